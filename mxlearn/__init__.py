@@ -1,0 +1,24 @@
+"""mxlearn: learn Apache MXNet's Module API in Jupyter, on the real MXNet engine."""
+
+from . import datasets, errors, models
+from ._compat import mx
+from .checkpoint import load_checkpoint
+from .devices import auto_context, describe
+from .errors import MXLearnError
+from .metrics import create_metric
+from .module import Module
+
+__version__ = "0.1.0"
+
+__all__ = [
+    "Module",
+    "MXLearnError",
+    "auto_context",
+    "create_metric",
+    "datasets",
+    "describe",
+    "errors",
+    "load_checkpoint",
+    "models",
+    "mx",
+]

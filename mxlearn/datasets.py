@@ -1,0 +1,166 @@
+"""The seed tutorial's data (UCI Letter Recognition) and small seeded synthetic sets.
+
+The letter file is looked for at ``path``, then in ``$MXLEARN_DATA``, then in the user cache
+(``$XDG_CACHE_HOME/mxlearn``, else ``~/.cache/mxlearn``), and downloaded from the UCI repository
+into the cache as a last resort. Whatever is found is checked against the SHA-256 of the file UCI
+serves (a gzipped copy is checked after unzipping), so a damaged copy is never trained on.
+
+Data: UCI Machine Learning Repository, "Letter Recognition" (dataset 59), D. J. Slate, 1991,
+doi:10.24432/C5ZP40, CC BY 4.0.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from pathlib import Path
+
+import numpy as np
+
+from ._compat import mx
+from .errors import DatasetError
+
+LETTER_URL = (
+    "https://archive.ics.uci.edu/ml/machine-learning-databases/letter-recognition/"
+    "letter-recognition.data"
+)
+LETTER_SHA256 = "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2"
+LETTER_FILES = ("letter-recognition.data", "letter-recognition.data.gz")
+LETTER_ATTRIBUTION = (
+    'UCI Machine Learning Repository, "Letter Recognition" (dataset 59), D. J. Slate (1991), '
+    "doi:10.24432/C5ZP40, licensed CC BY 4.0"
+)
+NUM_TRAIN = 16000  # the tutorial trains on the first 16,000 rows and validates on the last 4,000
+
+
+def cache_dir() -> Path:
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "mxlearn"
+
+
+def _candidates(location: str | os.PathLike) -> list[Path]:
+    location = Path(location)
+    if location.is_dir():
+        return [location / name for name in LETTER_FILES]
+    return [location]
+
+
+def _verified_bytes(path: Path) -> bytes:
+    raw = path.read_bytes()
+    try:
+        content = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
+    except (OSError, EOFError) as err:
+        raise DatasetError(
+            f"'{path}' is a damaged gzip file ({err}).",
+            fix=f"delete it; mxlearn downloads a fresh copy: rm '{path}'",
+        ) from None
+    digest = hashlib.sha256(content).hexdigest()
+    if digest != LETTER_SHA256:
+        raise DatasetError(
+            f"'{path}' is not the UCI letter-recognition file: its SHA-256 is {digest}, "
+            f"expected {LETTER_SHA256} (a damaged or different file).",
+            fix=f"delete it so that mxlearn downloads a fresh copy: rm '{path}'",
+        )
+    return content
+
+
+def _download(url: str, folder: Path) -> Path:
+    folder.mkdir(parents=True, exist_ok=True)
+    target = folder / LETTER_FILES[0]
+    with tempfile.NamedTemporaryFile(dir=folder, prefix=".download-", delete=False) as tmp:
+        try:
+            with urllib.request.urlopen(url, timeout=60) as response:
+                tmp.write(response.read())
+        except (urllib.error.URLError, OSError, ValueError) as err:
+            os.unlink(tmp.name)
+            raise DatasetError(
+                f"Could not download the letter-recognition data from {url}: "
+                f"{getattr(err, 'reason', err)}.",
+                fix=f"download {LETTER_URL} by hand, then either put it in {folder} or point "
+                "mxlearn at its folder: letter_recognition(path='/that/folder') or "
+                "export MXLEARN_DATA=/that/folder",
+            ) from None
+    try:
+        _verified_bytes(Path(tmp.name))
+    except DatasetError:
+        os.unlink(tmp.name)
+        raise
+    os.replace(tmp.name, target)  # only a verified file ever gets the final name
+    return target
+
+
+def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) -> Path:
+    """Where the verified letter-recognition file is, downloading it into the cache if needed."""
+    places = []
+    if path is not None:
+        places.append(path)
+    if os.environ.get("MXLEARN_DATA"):
+        places.append(os.environ["MXLEARN_DATA"])
+    places.append(cache_dir())
+    for place in places:
+        for candidate in _candidates(place):
+            if candidate.is_file():
+                _verified_bytes(candidate)
+                return candidate
+    return _download(url, cache_dir())
+
+
+def _parse(content: bytes) -> tuple[np.ndarray, np.ndarray]:
+    rows = content.decode("ascii").split()
+    y = np.array([ord(row[0]) - ord("A") for row in rows], dtype=np.float32)
+    X = np.array([row[2:].split(",") for row in rows], dtype=np.float32)
+    return X, y
+
+
+def letter_recognition(path: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """The UCI letter data: ``X`` float32 (20000, 16) and ``y`` float32 in 0..25 (A=0).
+
+    Examples
+    --------
+    >>> X, y = letter_recognition()  # doctest: +SKIP
+    >>> X.shape, int(y.max())  # doctest: +SKIP
+    ((20000, 16), 25)
+    """
+    return _parse(_verified_bytes(letter_file(path)))
+
+
+def letter_iters(batch_size: int = 32, path: str | os.PathLike | None = None):
+    """The tutorial's iterators: training on the first 16,000 rows (shuffled), validation on
+    the last 4,000, so ``mod.predict(val_iter)`` has shape (4000, 26).
+
+    Examples
+    --------
+    >>> train_iter, val_iter = letter_iters(batch_size=32)  # doctest: +SKIP
+    >>> train_iter.provide_data  # doctest: +SKIP
+    [DataDesc[data,(32, 16),<class 'numpy.float32'>,NCHW]]
+    """
+    X, y = letter_recognition(path)
+    train = mx.io.NDArrayIter(X[:NUM_TRAIN], y[:NUM_TRAIN], batch_size, shuffle=True)
+    val = mx.io.NDArrayIter(X[NUM_TRAIN:], y[NUM_TRAIN:], batch_size)
+    return train, val
+
+
+def synthetic_classification(
+    num_samples: int = 1000, num_features: int = 16, num_classes: int = 4, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray]:
+    """Gaussian blobs, one per class: ``X`` float32 (num_samples, num_features), ``y`` float32."""
+    rng = np.random.default_rng(seed)
+    centers = rng.normal(0.0, 3.0, size=(num_classes, num_features))
+    y = rng.integers(0, num_classes, size=num_samples)
+    X = centers[y] + rng.normal(size=(num_samples, num_features))
+    return X.astype(np.float32), y.astype(np.float32)
+
+
+def synthetic_regression(
+    num_samples: int = 1000, num_features: int = 4, noise: float = 0.1, seed: int = 0
+) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
+    """A noisy linear relation: ``X``, ``y`` (float32) and the true weights it was made from."""
+    rng = np.random.default_rng(seed)
+    weights = rng.normal(size=num_features)
+    X = rng.normal(size=(num_samples, num_features))
+    y = X @ weights + noise * rng.normal(size=num_samples)
+    return X.astype(np.float32), y.astype(np.float32), weights.astype(np.float32)

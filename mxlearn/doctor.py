@@ -1,0 +1,51 @@
+"""``python -m mxlearn doctor``: versions, the device, and whether notebook widgets will render."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import os
+import platform
+import sys
+
+from ._compat import ENV_DEFAULTS, mx
+from .devices import auto_context
+
+PACKAGES = ("mxnet", "mxnet-cu112", "numpy", "matplotlib", "ipywidgets", "jupyterlab",
+            "jupyterlab_widgets", "ipykernel", "pandas")  # fmt: skip
+
+
+def _version(package: str) -> str | None:
+    try:
+        return importlib.metadata.version(package)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def widget_support() -> tuple[bool, str]:
+    """Whether ipywidgets will render in JupyterLab 4 / Notebook 7 from this environment."""
+    if _version("ipywidgets") is None:
+        return False, "ipywidgets is not installed: pip install 'ipywidgets>=8,<9'"
+    if _version("jupyterlab_widgets") is None:
+        return False, "jupyterlab_widgets is missing: pip install 'jupyterlab_widgets>=3'"
+    manager = os.path.join(sys.prefix, "share", "jupyter", "labextensions", "@jupyter-widgets",
+                           "jupyterlab-manager")  # fmt: skip
+    if not os.path.isdir(manager):
+        return False, f"the widget manager extension is not in {manager}: reinstall jupyterlab_widgets"
+    return True, f"ipywidgets {_version('ipywidgets')} with its JupyterLab manager installed"
+
+
+def run_doctor() -> None:
+    print(f"{"python":<19} {sys.version.split()[0]} ({platform.system()} {platform.machine()})")
+    for package in PACKAGES:
+        version = _version(package)
+        if version:
+            print(f"{package:<19} {version}")
+    features = mx.runtime.Features()
+    flags = [f for f in ("CUDA", "CUDNN", "MKLDNN", "DIST_KVSTORE") if features.is_enabled(f)]
+    print(f"{"mxnet build":<19} {', '.join(flags) or 'no optional features'}")
+    for name in ENV_DEFAULTS:
+        print(f"{name}={os.environ.get(name)}")
+    print(f"{"device":<19} ", end="")
+    auto_context()
+    ok, why = widget_support()
+    print(f"{"widgets":<19} {'will render' if ok else 'will NOT render'}: {why}")

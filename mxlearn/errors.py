@@ -1,0 +1,77 @@
+"""The errors mxlearn raises: one family, each also the built-in type a Python user expects.
+
+Every message says what was called and what is wrong, then the exact call that fixes it, then
+(for a module) its current state, so a student can act on it without reading a traceback:
+
+    mod.forward() was called before the module was bound.
+      Fix: mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)
+      Module state: created (not bound; bind comes next)
+"""
+
+from __future__ import annotations
+
+import difflib
+from collections.abc import Iterable
+
+
+class MXLearnError(Exception):
+    """Base of every error mxlearn raises; ``fix`` and ``state`` are also kept as attributes."""
+
+    def __init__(self, problem: str, *, fix: str | None = None, state: str | None = None):
+        self.problem = problem
+        self.fix = fix
+        self.state = state
+        lines = [problem]
+        if fix:
+            lines.append(f"  Fix: {fix}")
+        if state:
+            lines.append(f"  Module state: {state}")
+        super().__init__("\n".join(lines))
+
+
+class LifecycleError(MXLearnError, RuntimeError):
+    """A step was called before the steps it needs, or in a mode that cannot do it."""
+
+
+class InputError(MXLearnError, ValueError):
+    """Data, labels, names or settings that cannot work with this module."""
+
+
+class ArgumentTypeError(MXLearnError, TypeError):
+    """An argument of the wrong kind, e.g. ``context=mx.gpu`` instead of ``mx.gpu(0)``."""
+
+
+class UnknownAttributeError(MXLearnError, AttributeError):
+    """A misspelled attribute or method name (IPython hides Python's own suggestion)."""
+
+
+class DeviceError(MXLearnError, RuntimeError):
+    """A device MXNet cannot use here (no GPU, or a GPU the installed build has no kernels for)."""
+
+
+class DatasetError(MXLearnError, OSError):
+    """A data file that is missing, damaged or could not be downloaded."""
+
+
+class CheckpointError(MXLearnError, FileNotFoundError):
+    """A checkpoint file that does not exist (or, later, does not verify)."""
+
+
+class SetupError(MXLearnError, ImportError):
+    """The environment cannot run MXNet (missing MXNet, NumPy 2, missing NVIDIA libraries)."""
+
+
+def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:
+    """The candidates most like ``name`` (case-insensitive), best first."""
+    by_lower = {c.lower(): c for c in candidates}
+    matches = difflib.get_close_matches(name.lower(), list(by_lower), n=n, cutoff=0.5)
+    return [by_lower[m] for m in matches]
+
+
+def did_you_mean(name: str, candidates: Iterable[str]) -> str:
+    """'Did you mean 'x' or 'y'?' text, or a list of the valid names when nothing is close."""
+    candidates = sorted(set(candidates))
+    near = closest(name, candidates)
+    if near:
+        return "Did you mean " + " or ".join(repr(m) for m in near) + "?"
+    return "Valid names: " + ", ".join(repr(c) for c in candidates) + "."

@@ -1,0 +1,865 @@
+"""mxlearn.Module: MXNet's own Module, with every precondition checked first and explained.
+
+Each mirrored method keeps MXNet's name, signature and defaults, checks what MXNet would only
+``assert`` (or not check at all), then calls MXNet's implementation unchanged, so valid use gives
+bit-identical results to ``mx.mod.Module``. The checks are cheap flag tests on the hot path;
+anything that reads device memory happens once, on the first training batch.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import warnings
+
+import numpy as np
+
+from . import network
+from ._compat import mx
+from .checkpoint import load_checkpoint, optimizer_states_file
+from .devices import check_context
+from .errors import (
+    ArgumentTypeError,
+    InputError,
+    LifecycleError,
+    UnknownAttributeError,
+    closest,
+    did_you_mean,
+)
+from .metrics import check_metric_spec, create_metric
+from .optimizers import check_optimizer, settings_dict
+from .progress import visible_epoch_log
+from .summary import module_summary_html, module_summary_text, next_step
+
+BIND_CALL = (
+    "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
+)
+INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
+OPTIMIZER_CALL = "mod.init_optimizer(optimizer='sgd', optimizer_params=(('learning_rate', 0.1),))"
+TRAIN_STEP = "mod.forward(batch, is_train=True); mod.backward(); mod.update()"
+ITER_FIX = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32, shuffle=True)"
+
+
+def _as_name_list(names, argument: str) -> list[str]:
+    if names is None:
+        return []
+    if isinstance(names, str):
+        raise ArgumentTypeError(
+            f"Module({argument}='{names}'): {argument} is a list of names; a bare string would be "
+            "read letter by letter.",
+            fix=f"Module(net, {argument}=['{names}'])",
+        )
+    return list(names)
+
+
+def _as_descs(shapes, argument: str) -> list:
+    """``shapes`` as DataDesc objects, or an explained error for a malformed value."""
+    try:
+        descs = [s if isinstance(s, mx.io.DataDesc) else mx.io.DataDesc(*s) for s in shapes]
+    except (TypeError, ValueError):
+        descs = None
+    if not descs or not all(
+        isinstance(d.name, str) and isinstance(d.shape, tuple) and all(
+            isinstance(n, (int, np.integer)) for n in d.shape) for d in descs
+    ):
+        raise ArgumentTypeError(
+            f"mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as "
+            "[('data', (32, 16))], which is what an iterator's provide_data gives.",
+            fix=BIND_CALL,
+        )
+    return descs
+
+
+def _shapes_text(descs) -> str:
+    if not descs:
+        return "none"
+    return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
+
+
+def _optimizer_text(optimizer, optimizer_params) -> str:
+    if isinstance(optimizer, mx.optimizer.Optimizer):
+        return f"{type(optimizer).__name__} object (learning_rate={optimizer.learning_rate})"
+    settings = ", ".join(f"{k}={v!r}" for k, v in settings_dict(optimizer_params).items())
+    return f"'{optimizer}' with {settings or 'default settings'}"
+
+
+def _optimizer_key(kvstore, optimizer, optimizer_params):
+    """What makes two init_optimizer calls the same request."""
+    if isinstance(optimizer, mx.optimizer.Optimizer):
+        return (kvstore, optimizer)
+    params = settings_dict(optimizer_params)
+    return (kvstore, optimizer.lower(), sorted(params.items(), key=lambda kv: kv[0]))
+
+
+class Module(mx.mod.Module):
+    """MXNet's ``mx.mod.Module`` with explained errors, a readable state and a summary.
+
+    Same constructor, methods, signatures and defaults as ``mx.mod.Module`` (see its
+    documentation); misuse raises a subclass of :class:`mxlearn.errors.MXLearnError` that names
+    the missing step and the call that fixes it.
+
+    Examples
+    --------
+    >>> import mxlearn
+    >>> from mxlearn._compat import mx
+    >>> mod = mxlearn.Module(mxlearn.models.mlp(), context=mx.cpu())
+    >>> mod.state
+    'created'
+    """
+
+    def __init__(
+        self,
+        symbol,
+        data_names=("data",),
+        label_names=("softmax_label",),
+        logger=logging,
+        context=mx.cpu(),
+        work_load_list=None,
+        fixed_param_names=None,
+        state_names=None,
+        group2ctxs=None,
+        compression_params=None,
+    ):
+        if not isinstance(symbol, mx.sym.Symbol):
+            raise ArgumentTypeError(
+                f"Module(symbol=...) needs a network built with mx.sym; got {type(symbol).__name__}.",
+                fix="net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())",
+            )
+        contexts = check_context(context)
+        names = {
+            "data_names": _as_name_list(data_names, "data_names"),
+            "label_names": _as_name_list(label_names, "label_names"),
+            "state_names": _as_name_list(state_names, "state_names"),
+            "fixed_param_names": _as_name_list(fixed_param_names, "fixed_param_names"),
+        }
+        self._check_names(symbol, **names)
+        if work_load_list is not None and len(work_load_list) != len(contexts):
+            raise InputError(
+                f"Module(work_load_list={list(work_load_list)}) gives {len(work_load_list)} "
+                f"shares for {len(contexts)} devices.",
+                fix=f"one number per device, e.g. work_load_list={[1] * len(contexts)}",
+            )
+        # Names were checked above; MXNet's own warnings would repeat them with colour codes.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            super().__init__(
+                symbol, data_names, label_names, logger, context, work_load_list,
+                fixed_param_names, state_names, group2ctxs, compression_params,
+            )  # fmt: skip
+        self._label_inputs = {li.name: li for li in network.label_inputs(symbol)}
+        self._optimizer_settings = None
+        self._auto_bound = False  # bound by predict/score after Module.load, for inference
+        self._in_predict = False
+        self._reset_step_flags()
+
+    # ------------------------------------------------------------------ names
+    @staticmethod
+    def _check_names(symbol, data_names, label_names, state_names, fixed_param_names):
+        args = symbol.list_arguments()
+        labels = network.label_inputs(symbol)
+        expected_data = network.input_names(symbol)
+        expected_labels = [li.name for li in labels]
+        fix = f"Module(net, data_names={expected_data}, label_names={expected_labels or None})"
+        reads = f"The network reads: {network.describe_inputs(symbol)}."
+        for name in data_names:
+            if name not in args:
+                raise InputError(
+                    f"Module(data_names={data_names}): the network has no input '{name}'. {reads}",
+                    fix=fix,
+                )
+        for name in label_names:
+            if name in args:
+                continue
+            if labels:
+                problem = f"Module(label_names={label_names}): the network has no input '{name}'; "
+                problem += "; ".join(li.describe() for li in labels) + "."
+            else:
+                problem = (
+                    f"Module(label_names={label_names}): the network takes no label, because it "
+                    "ends without a loss layer such as SoftmaxOutput, so it cannot be trained."
+                )
+                fix = (
+                    "end the network with net = mx.sym.SoftmaxOutput(net, name='softmax'); "
+                    "for a network that only predicts: Module(net, label_names=None)"
+                )
+            raise InputError(problem, fix=fix)
+        for argument, names in (("state_names", state_names), ("fixed_param_names", fixed_param_names)):
+            for name in names:
+                if name not in args:
+                    raise InputError(
+                        f"Module({argument}={names}): the network has no argument '{name}'. "
+                        + did_you_mean(name, args)
+                    )
+
+    # ------------------------------------------------------------------ state
+    def _reset_step_flags(self) -> None:
+        self._outputs_ready = False  # a forward pass has run since bind
+        self._train_forward_pending = False  # a training forward awaits backward/update
+        self._grads_pending = False  # backward ran since the last update
+        self._preflight_done = False  # the first training batch was checked
+
+    @property
+    def state(self) -> str:
+        """One word: 'created', 'loaded', 'bound', 'initialized' or 'ready'."""
+        if not self.binded:
+            return "loaded" if self.params_initialized else "created"
+        if not self.params_initialized:
+            return "bound"
+        return "ready" if self.optimizer_initialized else "initialized"
+
+    def _state_text(self) -> str:
+        return f"{self.state}; next: {next_step(self)}"
+
+    def __repr__(self) -> str:
+        return module_summary_text(self)
+
+    def _repr_html_(self) -> str:
+        return module_summary_html(self)
+
+    def __getattr__(self, name):
+        # Only reached when normal lookup failed. Private and special names (IPython probes many)
+        # get the plain error at once.
+        if name.startswith("_"):
+            raise AttributeError(name)
+        public = [n for n in dir(self) if not n.startswith("_")]
+        near = closest(name, public)
+        raise UnknownAttributeError(
+            f"mxlearn.Module has no attribute '{name}'. " + did_you_mean(name, public),
+            fix=f"mod.{near[0]}" if near else "dir(mod) lists what a module has",
+        )
+
+    # ------------------------------------------------------------------ requirements
+    def _require_bound(self, called: str) -> None:
+        if self.binded:
+            return
+        if self.params_initialized:
+            raise LifecycleError(
+                f"{called} was called on a module whose parameters are loaded but which is not "
+                "bound yet: bind allocates the memory for the input shapes.",
+                fix="mod.bind(data_shapes=val_iter.provide_data, for_training=False)  "
+                "(the loaded parameters are kept)",
+                state=self._state_text(),
+            )
+        raise LifecycleError(
+            f"{called} was called before the module was bound: bind allocates the memory for "
+            "the input shapes.",
+            fix=BIND_CALL,
+            state=self._state_text(),
+        )
+
+    def _require_params(self, called: str) -> None:
+        self._require_bound(called)
+        if not self.params_initialized:
+            raise LifecycleError(
+                f"{called} needs the parameters, and they are not initialized yet.",
+                fix=INIT_CALL,
+                state=self._state_text(),
+            )
+
+    def _require_training(self, called: str) -> None:
+        if not self.for_training:
+            raise LifecycleError(
+                f"{called}: the module is bound for prediction only (for_training=False), so it "
+                "keeps no gradients and cannot train.",
+                fix="mod.bind(data_shapes=train_iter.provide_data, "
+                "label_shapes=train_iter.provide_label, for_training=True, force_rebind=True)  "
+                "(the parameters are kept)",
+                state=self._state_text(),
+            )
+
+    def _require_optimizer(self, called: str) -> None:
+        self._require_params(called)
+        self._require_training(called)
+        if not self.optimizer_initialized:
+            raise LifecycleError(
+                f"{called} needs an optimizer to turn gradients into new weights, and none is "
+                "installed.",
+                fix=OPTIMIZER_CALL,
+                state=self._state_text(),
+            )
+
+    # ------------------------------------------------------------------ bind
+    def bind(
+        self,
+        data_shapes,
+        label_shapes=None,
+        for_training=True,
+        inputs_need_grad=False,
+        force_rebind=False,
+        shared_module=None,
+        grad_req="write",
+    ):
+        data_descs = _as_descs(data_shapes, "data_shapes")
+        label_descs = _as_descs(label_shapes, "label_shapes") if label_shapes is not None else None
+        request = (data_descs, label_descs, for_training, inputs_need_grad, grad_req)
+        if self.binded and not force_rebind:
+            self._check_same_binding(*request)
+            return super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
+                                force_rebind, shared_module, grad_req)  # fmt: skip
+        if inputs_need_grad and not for_training:
+            raise InputError(
+                "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a "
+                "module bound for training.",
+                fix="mod.bind(..., for_training=True, inputs_need_grad=True)",
+            )
+        self._check_input_names(data_descs, label_descs)
+        if for_training and label_descs is None and self._label_names:
+            raise InputError(
+                "mod.bind(for_training=True) without label_shapes: the network's "
+                + "; ".join(li.describe() for li in self._label_inputs.values())
+                + ", and without labels it would train against zeros.",
+                fix=BIND_CALL,
+            )
+        if label_descs is not None:
+            self._check_label_shapes(data_descs, label_descs)
+        if self.params_initialized:
+            self._check_params_fit(data_descs)
+        if shared_module is not None and not (
+            isinstance(shared_module, mx.mod.Module)
+            and shared_module.binded
+            and shared_module.params_initialized
+        ):
+            raise LifecycleError(
+                "mod.bind(shared_module=...) needs a Module that is bound and has parameters.",
+                fix="shared.bind(...); shared.init_params(); then mod.bind(..., shared_module=shared)",
+            )
+        try:
+            with warnings.catch_warnings():
+                # MXNet warns that an inference binding has no label shapes: not a problem.
+                warnings.filterwarnings("ignore", message="Data provided by label_shapes")
+                super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
+                             force_rebind, shared_module, grad_req)  # fmt: skip
+        except mx.base.MXNetError as err:
+            raise InputError(
+                f"mod.bind(): MXNet cannot build this network for data {_shapes_text(data_descs)}"
+                f" and labels {_shapes_text(label_descs)}: {_engine_reason(err)}",
+                fix="check the input shapes against the network's layers",
+            ) from None
+        self._reset_step_flags()
+        self._auto_bound = False
+
+    def _check_same_binding(self, data_descs, label_descs, for_training, inputs_need_grad, grad_req):
+        # Batch size alone may differ: MXNet's forward reshapes for a new batch size by itself.
+        def key(descs):
+            return None if descs is None else sorted((d.name, tuple(d.shape[1:])) for d in descs)
+
+        now = (key(self._data_shapes), self.for_training, self.inputs_need_grad, self._grad_req)
+        asked = (key(data_descs), for_training, inputs_need_grad, grad_req)
+        labels_differ = (
+            label_descs is not None
+            and self._label_shapes is not None
+            and key(label_descs) != key(self._label_shapes)
+        )
+        if now == asked and not labels_differ:
+            return
+
+        def mode(training):
+            return "for training" if training else "for prediction"
+
+        raise LifecycleError(
+            f"mod.bind(): the module is already bound, for data {_shapes_text(self._data_shapes)} "
+            f"{mode(self.for_training)}; this call asks for data {_shapes_text(data_descs)} "
+            f"{mode(for_training)}. MXNet would silently keep the old binding.",
+            fix="mod.bind(..., force_rebind=True) or mod.fit(..., force_rebind=True)  "
+            "(parameters are kept when their shapes still fit)",
+            state=self._state_text(),
+        )
+
+    def _check_input_names(self, data_descs, label_descs) -> None:
+        label0 = self._label_names[0] if self._label_names else "softmax_label"
+        iter_fix = (
+            f"mx.io.NDArrayIter(X, y, batch_size=32, data_name='{self._data_names[0]}', "
+            f"label_name='{label0}')"
+            if self._data_names
+            else None
+        )
+        given = [d.name for d in data_descs]
+        if sorted(given) != sorted(self._data_names):
+            raise InputError(
+                f"mod.bind(): the data is named {given}, but the module reads "
+                f"{self._data_names} ({network.describe_inputs(self._symbol)}).",
+                fix=f"name the iterator's data after the network's input: {iter_fix}",
+            )
+        if label_descs is None or not self._label_names:
+            return
+        given = [d.name for d in label_descs]
+        if sorted(given) != sorted(self._label_names):
+            expects = "; ".join(li.describe() for li in self._label_inputs.values())
+            raise InputError(
+                f"mod.bind(): the labels are named {given}, but {expects or self._label_names}.",
+                fix=f"name the iterator's label after the network's: {iter_fix}",
+            )
+
+    def _check_label_shapes(self, data_descs, label_descs) -> None:
+        expected = network.infer_label_shapes(
+            self._symbol, {d.name: d.shape for d in data_descs}, self._label_names
+        )
+        for desc in label_descs:
+            want, got = expected.get(desc.name), tuple(desc.shape)
+            if want is None or want == got:
+                continue
+            if got == want + (1,):
+                fix = "flatten the labels before making the iterator: y = y.ravel()"
+                problem = f"labels shaped {got}, one column too many"
+            else:
+                fix = "give one label per example, shaped like the batch: (batch_size,)"
+                problem = f"labels shaped {got}"
+            layer = self._label_inputs.get(desc.name)
+            who = f"{layer.op} '{layer.layer}'" if layer else "the network"
+            raise InputError(
+                f"mod.bind(): {problem}; {who} expects '{desc.name}' shaped {want}.", fix=fix
+            )
+
+    def _check_params_fit(self, data_descs, called: str = "mod.bind()") -> None:
+        """The initialized parameters' shapes must still fit the new input shapes."""
+        needed = network.infer_param_shapes(
+            self._symbol, self._param_names, {d.name: d.shape for d in data_descs}
+        )
+        have = {n: tuple(a.shape) for n, a in self._arg_params.items()}
+        wrong = [n for n in have if needed is None or needed.get(n, have[n]) != have[n]]
+        if not wrong:
+            return
+        desc, old = data_descs[0], self._data_shapes[0].shape if self._data_shapes else None
+        if len(desc.shape) == 2 and needed is not None:
+            w = wrong[0]
+            made_for = (
+                f"the module was bound for {old[1]}" if old
+                else f"the parameters were made for {have[w][-1]}"
+            )
+            problem = (
+                f"input has {desc.shape[1]} features; {made_for} ('{w}' is {have[w]}; these "
+                f"inputs would need {needed[w]})"
+            )
+        else:
+            problem = f"input '{desc.name}' shaped {tuple(desc.shape)} does not fit the parameters"
+            if old is not None:
+                problem += f" made for {tuple(old)}"
+        raise InputError(
+            f"{called}: {problem}.",
+            fix="feed data with the columns the model was built for; a different input needs "
+            "a new module: mod = mxlearn.Module(net, ...)",
+            state=self._state_text(),
+        )
+
+    # ------------------------------------------------------------------ params
+    def init_params(
+        self,
+        initializer=mx.init.Uniform(0.01),
+        arg_params=None,
+        aux_params=None,
+        allow_missing=False,
+        force_init=False,
+        allow_extra=False,
+    ):
+        if self.params_initialized and not force_init:
+            return super().init_params(initializer, arg_params, aux_params, allow_missing,
+                                       force_init, allow_extra)  # fmt: skip
+        if not self.binded:
+            raise LifecycleError(
+                "mod.init_params() was called before mod.bind(): the parameters' shapes come "
+                "from the input shapes, which bind sets.",
+                fix=BIND_CALL,
+                state=self._state_text(),
+            )
+        if isinstance(initializer, type):
+            raise ArgumentTypeError(
+                f"mod.init_params(initializer={initializer.__name__}): that is the initializer "
+                "class; pass an initializer object.",
+                fix=f"mod.init_params(initializer=mx.init.{initializer.__name__}())",
+            )
+        if arg_params is not None or aux_params is not None:
+            self._check_given_params(arg_params, aux_params, allow_missing, "mod.init_params()")
+        super().init_params(initializer, arg_params, aux_params, allow_missing, force_init,
+                            allow_extra)  # fmt: skip
+
+    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
+                   allow_extra=False):  # fmt: skip
+        if not self.binded:
+            raise LifecycleError(
+                "mod.set_params() copies values into the module's memory, and the module is not "
+                "bound yet.",
+                fix=f"{BIND_CALL}; then mod.set_params(arg_params, aux_params)",
+                state=self._state_text(),
+            )
+        if not isinstance(arg_params, dict):
+            raise ArgumentTypeError(
+                "mod.set_params(arg_params, aux_params) takes the two dicts that "
+                "mx.model.load_checkpoint returns.",
+                fix="sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, epoch); "
+                "mod.set_params(arg_params, aux_params)",
+            )
+        self._check_given_params(arg_params, aux_params, allow_missing, "mod.set_params()")
+        super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
+
+    def _check_given_params(self, arg_params, aux_params, allow_missing, called) -> None:
+        problems = []
+        for kind, given, own in (("argument", arg_params, self._arg_params),
+                                 ("auxiliary state", aux_params, self._aux_params)):  # fmt: skip
+            given = given or {}
+            for name, arr in sorted(own.items()):
+                if name not in given:
+                    if not allow_missing:
+                        problems.append(f"{kind} '{name}' {tuple(arr.shape)} is missing")
+                elif tuple(given[name].shape) != tuple(arr.shape):
+                    problems.append(
+                        f"'{name}' is {tuple(given[name].shape)} in the given values but "
+                        f"{tuple(arr.shape)} in this network"
+                    )
+        if problems:
+            raise InputError(
+                f"{called}: the given parameters do not match this network: "
+                + "; ".join(problems)
+                + ".",
+                fix="load parameters saved from the same network (same layers and input width); "
+                "to fill missing ones from the initializer pass allow_missing=True",
+                state=self._state_text(),
+            )
+
+    def get_params(self):
+        if not self.params_initialized:
+            raise LifecycleError(
+                "mod.get_params() was called before the parameters exist.",
+                fix=f"{BIND_CALL}; {INIT_CALL}" if not self.binded else INIT_CALL,
+                state=self._state_text(),
+            )
+        return super().get_params()
+
+    # ------------------------------------------------------------------ optimizer
+    def init_optimizer(
+        self,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        force_init=False,
+    ):
+        called = "mod.init_optimizer()"
+        self._require_params(called)
+        self._require_training(called)
+        check_optimizer(optimizer, optimizer_params, called)
+        key = _optimizer_key(kvstore, optimizer, optimizer_params)
+        if self.optimizer_initialized and not force_init:
+            self._check_same_optimizer(key, optimizer, optimizer_params, called)
+            return super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
+        super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
+        self._optimizer_settings = (key, _optimizer_text(optimizer, optimizer_params))
+
+    def _check_same_optimizer(self, key, optimizer, optimizer_params, called) -> None:
+        if self._optimizer_settings is None or self._optimizer_settings[0] == key:
+            return
+        raise LifecycleError(
+            f"{called}: an optimizer is already installed ({self._optimizer_settings[1]}); this "
+            f"call asks for {_optimizer_text(optimizer, optimizer_params)}. MXNet would keep the "
+            "old one and ignore the new settings.",
+            fix="mod.init_optimizer(optimizer=..., optimizer_params=..., force_init=True) replaces "
+            "it (momentum and other optimizer state start afresh); to continue with the installed "
+            "one, pass the same settings",
+            state=self._state_text(),
+        )
+
+    # ------------------------------------------------------------------ computation
+    def forward(self, data_batch, is_train=None):
+        self._require_params("mod.forward()")
+        training = self.for_training if is_train is None else bool(is_train)
+        if training:
+            self._require_training("mod.forward(batch, is_train=True)")
+        if not isinstance(data_batch, list):
+            self._check_batch(data_batch, training)
+        super().forward(data_batch, is_train)
+        self._outputs_ready = True
+        self._train_forward_pending = training
+
+    def _check_batch(self, batch, training: bool) -> None:
+        data = getattr(batch, "data", None)
+        if not isinstance(data, (list, tuple)) or not all(isinstance(d, mx.nd.NDArray) for d in data):
+            raise ArgumentTypeError(
+                f"mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
+                f"train_iter` gives); got {type(batch).__name__}.",
+                fix="for batch in train_iter: mod.forward(batch, is_train=True)  "
+                "(for a NumPy array: mod.predict(X))",
+            )
+        if len(data) != len(self._data_shapes):
+            raise InputError(
+                f"mod.forward(): the batch holds {len(data)} data arrays; the module reads "
+                f"{len(self._data_shapes)} ({self._data_names}).",
+                fix="build the iterator with one data array per name in data_names",
+            )
+        bound = [d.shape for d in self._data_shapes]
+        if any(a.shape[1:] != tuple(b[1:]) for a, b in zip(data, bound)):
+            descs = [mx.io.DataDesc(d.name, a.shape) for d, a in zip(self._data_shapes, data)]
+            self._check_params_fit(descs, "mod.forward()")
+        if not training:
+            return
+        if self._label_names and self._label_shapes is not None and not batch.label:
+            if not self._in_predict:
+                raise InputError(
+                    "mod.forward(batch, is_train=True): the batch has no label, so there is "
+                    "nothing to learn from (MXNet would silently reuse the previous batch's "
+                    "labels).",
+                    fix="train on batches from an iterator made with labels: "
+                    "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
+                    "mod.forward(batch, is_train=False)",
+                )
+        if not self._preflight_done and batch.label:
+            self._preflight(batch)
+            self._preflight_done = True
+
+    def _preflight(self, batch) -> None:
+        """Once, on the first training batch: the checks that need the values themselves."""
+        for desc, arr in zip(self._data_shapes, batch.data):
+            values = arr.asnumpy()
+            if not np.isfinite(values).all():
+                raise InputError(
+                    f"The first training batch's '{desc.name}' holds {int(np.isnan(values).sum())}"
+                    f" NaN and {int(np.isinf(values).sum())} infinite values; one is enough to "
+                    "turn every weight into NaN.",
+                    fix="clean the data before making the iterator, e.g. keep the finite rows: "
+                    "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
+                )
+        outputs = dict(self.output_shapes)
+        for desc, arr in zip(self._label_shapes or [], batch.label):
+            layer = self._label_inputs.get(desc.name)
+            if layer is None or not layer.is_classification:
+                continue
+            shape = outputs.get(layer.output_name)
+            if not shape or len(shape) < 2:
+                continue
+            classes, values = shape[1], arr.asnumpy()
+            wrong = values[(values < 0) | (values >= classes) | (values != np.round(values))]
+            if wrong.size:
+                raise InputError(
+                    f"The first training batch has the label {wrong[0]:g}, but {layer.op} "
+                    f"'{layer.layer}' has {classes} classes, numbered 0..{classes - 1}; other "
+                    "labels would train silently into garbage.",
+                    fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they start "
+                    f"at 1), or widen the last layer: FullyConnected(..., num_hidden=K) for K "
+                    "classes",
+                )
+
+    def backward(self, out_grads=None):
+        self._require_params("mod.backward()")
+        self._require_training("mod.backward()")
+        if not self._train_forward_pending:
+            raise LifecycleError(
+                "mod.backward() needs a training forward pass first, and there has been none "
+                "since the last update (MXNet would compute gradients from stale or "
+                "uninitialised values and corrupt the weights).",
+                fix=TRAIN_STEP,
+                state=self._state_text(),
+            )
+        super().backward(out_grads)
+        self._grads_pending = True
+
+    def update(self):
+        self._require_optimizer("mod.update()")
+        if not self._grads_pending:
+            raise LifecycleError(
+                "mod.update() needs gradients from mod.backward() since the last update "
+                "(otherwise the previous gradients would be applied again).",
+                fix=TRAIN_STEP,
+                state=self._state_text(),
+            )
+        super().update()
+        self._grads_pending = False
+        self._train_forward_pending = False
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        self._require_params("mod.update_metric()")
+        if not isinstance(eval_metric, mx.metric.EvalMetric):
+            raise ArgumentTypeError(
+                f"mod.update_metric() takes a metric object; got {eval_metric!r}.",
+                fix="metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)",
+            )
+        if not self._outputs_ready:
+            raise LifecycleError(
+                "mod.update_metric() compares the outputs of the last forward pass with the "
+                "labels, and there has been no forward pass yet.",
+                fix="mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)",
+                state=self._state_text(),
+            )
+        if labels is None:
+            raise InputError(
+                "mod.update_metric(metric, None): there are no labels to compare with.",
+                fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
+            )
+        super().update_metric(eval_metric, labels, pre_sliced)
+
+    def get_outputs(self, merge_multi_context=True):
+        self._require_params("mod.get_outputs()")
+        if not self._outputs_ready:
+            raise LifecycleError(
+                "mod.get_outputs() returns the outputs of the last forward pass, and there has "
+                "been none yet.",
+                fix="mod.forward(batch, is_train=False); mod.get_outputs()",
+                state=self._state_text(),
+            )
+        return super().get_outputs(merge_multi_context)
+
+    # ------------------------------------------------------------------ high level
+    def _prepare_inference(self, called: str, eval_data) -> None:
+        is_array = isinstance(eval_data, (np.ndarray, mx.nd.NDArray))
+        if not is_array and not isinstance(eval_data, mx.io.DataIter):
+            raise ArgumentTypeError(
+                f"{called} takes a data iterator (or, for predict, an array); got "
+                f"{type(eval_data).__name__}.",
+                fix="val_iter = mx.io.NDArrayIter(X_val, y_val, batch_size=32)",
+            )
+        if not self.binded and self.params_initialized:
+            # A module from Module.load has parameters but no memory: bind it for prediction from
+            # the data itself instead of failing.
+            if is_array:
+                data_shapes = [(self._data_names[0], eval_data.shape)]
+                label_shapes = None
+            else:
+                data_shapes = eval_data.provide_data
+                given = [d.name for d in eval_data.provide_label or []]
+                label_shapes = eval_data.provide_label if sorted(given) == sorted(self._label_names) else None
+            self.bind(data_shapes, label_shapes, for_training=False)
+            self._auto_bound = True
+            print(f"Note: {called} bound the module for prediction from the data's shapes "
+                  "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False)).")  # fmt: skip
+            return
+        self._require_params(called)
+
+    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
+                always_output_list=False, sparse_row_id_fn=None):  # fmt: skip
+        self._prepare_inference("mod.predict()", eval_data)
+        self._in_predict = True  # an array forward keeps MXNet's is_train=None; it needs no label
+        try:
+            return super().predict(eval_data, num_batch, merge_batches, reset,
+                                   always_output_list, sparse_row_id_fn)  # fmt: skip
+        finally:
+            self._in_predict = False
+            self._train_forward_pending = False
+
+    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
+              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):  # fmt: skip
+        self._prepare_inference("mod.score()", eval_data)
+        if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
+            raise ArgumentTypeError(
+                "mod.score() needs labels as well as data, so it takes an iterator, not an array.",
+                fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
+            )
+        eval_metric = create_metric(eval_metric, "mod.score()")
+        return super().score(eval_data, eval_metric, num_batch, batch_end_callback,
+                             score_end_callback, reset, epoch, sparse_row_id_fn)  # fmt: skip
+
+    def fit(
+        self,
+        train_data,
+        eval_data=None,
+        eval_metric="acc",
+        epoch_end_callback=None,
+        batch_end_callback=None,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        eval_end_callback=None,
+        eval_batch_end_callback=None,
+        initializer=mx.init.Uniform(0.01),
+        arg_params=None,
+        aux_params=None,
+        allow_missing=False,
+        force_rebind=False,
+        force_init=False,
+        begin_epoch=0,
+        num_epoch=None,
+        validation_metric=None,
+        monitor=None,
+        sparse_row_id_fn=None,
+    ):
+        called = "mod.fit()"
+        if num_epoch is None:
+            raise InputError(
+                "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from "
+                "0, so num_epoch=5 trains epochs 0..4).",
+                fix="mod.fit(train_iter, num_epoch=5)",
+            )
+        if begin_epoch >= num_epoch:
+            raise InputError(
+                f"mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: "
+                "num_epoch is the epoch to stop before, not how many epochs to add.",
+                fix=f"to train 3 more epochs: mod.fit(..., begin_epoch={begin_epoch}, "
+                f"num_epoch={begin_epoch + 3})",
+            )
+        for argument, data in (("train_data", train_data), ("eval_data", eval_data)):
+            if data is not None and not isinstance(data, mx.io.DataIter):
+                raise ArgumentTypeError(
+                    f"mod.fit({argument}=...) takes a data iterator; got {type(data).__name__}.",
+                    fix=ITER_FIX,
+                )
+        check_optimizer(optimizer, optimizer_params, called)
+        if self.optimizer_initialized:
+            key = _optimizer_key(kvstore, optimizer, optimizer_params)
+            self._check_same_optimizer(key, optimizer, optimizer_params, called)
+        if validation_metric is None:
+            validation_metric = eval_metric
+        eval_metric = create_metric(eval_metric, called)
+        validation_metric = create_metric(validation_metric, called)
+        if self._auto_bound and not self.for_training:
+            force_rebind = True  # bound for prediction by predict/score; training needs more
+        with visible_epoch_log(self):
+            try:
+                super().fit(
+                    train_data, eval_data, eval_metric, epoch_end_callback, batch_end_callback,
+                    kvstore, optimizer, optimizer_params, eval_end_callback,
+                    eval_batch_end_callback, initializer, arg_params, aux_params, allow_missing,
+                    force_rebind, force_init, begin_epoch, num_epoch, validation_metric, monitor,
+                    sparse_row_id_fn,
+                )  # fmt: skip
+            except StopIteration:
+                # MXNet's fit takes the first batch of each epoch with a bare next().
+                raise InputError(
+                    "mod.fit(): train_data gave no batch at the start of an epoch. Either it is "
+                    "empty, or it was already run to its end (e.g. by a manual training loop) "
+                    "and not reset; MXNet's fit does not reset it before the first epoch.",
+                    fix="train_iter.reset(); mod.fit(train_iter, ...)",
+                    state=self._state_text(),
+                ) from None
+
+    # ------------------------------------------------------------------ checkpoints
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
+        called = "mod.save_checkpoint()"
+        if not self.params_initialized:
+            raise LifecycleError(
+                f"{called} saves the parameters, and there are none yet.",
+                fix=INIT_CALL if self.binded else f"{BIND_CALL}; {INIT_CALL}",
+                state=self._state_text(),
+            )
+        if save_optimizer_states and not self.optimizer_initialized:
+            raise LifecycleError(
+                f"{called}(save_optimizer_states=True): no optimizer is installed, so there is "
+                "no optimizer state to save.",
+                fix=f"{OPTIMIZER_CALL}, or save_optimizer_states=False",
+                state=self._state_text(),
+            )
+        folder = os.path.dirname(os.path.abspath(prefix))
+        if not os.path.isdir(folder):
+            raise InputError(
+                f"{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
+                fix=f"os.makedirs({folder!r}, exist_ok=True)",
+            )
+        super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
+
+    @classmethod
+    def load(cls, prefix, epoch, load_optimizer_states=False, **kwargs):
+        """Create a module from a checkpoint, as ``mx.mod.Module.load`` does, as an mxlearn.Module.
+
+        The files are checked first; a missing epoch names the epochs that exist.
+        """
+        symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
+        mod = cls(symbol=symbol, **kwargs)
+        mod._arg_params = arg_params
+        mod._aux_params = aux_params
+        mod.params_initialized = True
+        if load_optimizer_states:
+            mod._preload_opt_states = optimizer_states_file(prefix, epoch)
+        return mod
+
+
+def _engine_reason(err: Exception) -> str:
+    """The one informative line of an MXNet engine error, without its C++ traceback."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    for line in lines:
+        if "Error in operator" in line or line.startswith("MXNetError"):
+            return line.removeprefix("MXNetError: ")
+    return lines[-1] if lines else type(err).__name__

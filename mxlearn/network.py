@@ -1,0 +1,96 @@
+"""What a symbol (network) expects: its inputs, the label each loss layer reads, shapes.
+
+Used to explain mistakes in the terms of the student's own network, e.g.
+"SoftmaxOutput 'softmax' expects the label 'softmax_label'".
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+
+from ._compat import mx
+
+# Loss layers whose second input is the label; their label is a class index for the first
+# group and a target value for the second.
+CLASSIFICATION_OUTPUTS = {"SoftmaxOutput", "SVMOutput"}
+REGRESSION_OUTPUTS = {
+    "LinearRegressionOutput",
+    "LogisticRegressionOutput",
+    "MAERegressionOutput",
+}
+_PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var")
+
+
+@dataclass(frozen=True)
+class LabelInput:
+    """A label variable and the loss layer that reads it."""
+
+    name: str  # e.g. 'softmax_label'
+    op: str  # e.g. 'SoftmaxOutput'
+    layer: str  # e.g. 'softmax'
+
+    @property
+    def is_classification(self) -> bool:
+        return self.op in CLASSIFICATION_OUTPUTS
+
+    @property
+    def output_name(self) -> str:
+        return f"{self.layer}_output"
+
+    def describe(self) -> str:
+        return f"{self.op} '{self.layer}' expects the label '{self.name}'"
+
+
+def label_inputs(symbol) -> list[LabelInput]:
+    """The label variables of ``symbol``, found through the loss layers that read them."""
+    nodes = json.loads(symbol.tojson())["nodes"]
+    found: dict[str, LabelInput] = {}
+    for node in nodes:
+        op = node["op"]
+        if op in CLASSIFICATION_OUTPUTS | REGRESSION_OUTPUTS and len(node["inputs"]) > 1:
+            label_node = nodes[node["inputs"][1][0]]
+            if label_node["op"] == "null":
+                found[label_node["name"]] = LabelInput(label_node["name"], op, node["name"])
+    # A '*_label' variable read by another operator (a custom loss) is still a label.
+    for name in symbol.list_arguments():
+        if name.endswith("_label") and name not in found:
+            found[name] = LabelInput(name, "operator", name[: -len("_label")])
+    return list(found.values())
+
+
+def input_names(symbol, label_names=()) -> list[str]:
+    """Arguments that are neither parameters nor labels: what a data iterator must feed."""
+    labels = {li.name for li in label_inputs(symbol)} | set(label_names)
+    return [
+        a
+        for a in symbol.list_arguments()
+        if a not in labels and not a.endswith(_PARAM_SUFFIXES)
+    ]
+
+
+def describe_inputs(symbol) -> str:
+    """One line naming what the network reads, e.g. "data 'data'; label 'softmax_label' (...)"."""
+    parts = [f"data '{n}'" for n in input_names(symbol)]
+    parts += [f"label '{li.name}' ({li.describe()})" for li in label_inputs(symbol)]
+    return "; ".join(parts) if parts else "no inputs"
+
+
+def infer_param_shapes(symbol, param_names, input_shapes: dict) -> dict | None:
+    """Parameter shapes the network would need for ``input_shapes``, or None if impossible."""
+    try:
+        arg_shapes, _, _ = symbol.infer_shape_partial(**input_shapes)
+    except mx.base.MXNetError:
+        return None
+    shapes = dict(zip(symbol.list_arguments(), arg_shapes))
+    return {name: tuple(shapes[name]) for name in param_names if name in shapes}
+
+
+def infer_label_shapes(symbol, data_shapes: dict, label_names) -> dict:
+    """Label shapes implied by the data shapes alone (empty for labels the network leaves open)."""
+    try:
+        arg_shapes, _, _ = symbol.infer_shape_partial(**data_shapes)
+    except mx.base.MXNetError:
+        return {}
+    shapes = dict(zip(symbol.list_arguments(), arg_shapes))
+    return {n: tuple(shapes[n]) for n in label_names if shapes.get(n)}
