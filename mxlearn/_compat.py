@@ -10,6 +10,7 @@ module does ``from ._compat import mx``.
 from __future__ import annotations
 
 import os
+import warnings
 
 import numpy as np
 
@@ -69,7 +70,11 @@ def _import_mxnet():
     _set_numpy_aliases()
     _set_env_defaults()
     try:
-        import mxnet
+        with warnings.catch_warnings():
+            # MXNet 1.9.1's own imports trip NumPy and distutils deprecations that a student can
+            # do nothing about.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            import mxnet
     except ImportError as err:
         if "libcuda" in str(err) or "libcudart" in str(err) or "libnvidia" in str(err):
             raise SetupError(
@@ -81,8 +86,6 @@ def _import_mxnet():
             f"MXNet is not installed ({err}). Fix, choose one: {_CPU_FIX}; or for a GPU: {_GPU_FIX}."
         ) from None
     if mxnet.__version__ != "1.9.1":
-        import warnings
-
         warnings.warn(
             f"mxlearn is built and tested against MXNet 1.9.1; this is MXNet {mxnet.__version__}.",
             stacklevel=3,

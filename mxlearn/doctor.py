@@ -34,18 +34,22 @@ def widget_support() -> tuple[bool, str]:
     return True, f"ipywidgets {_version('ipywidgets')} with its JupyterLab manager installed"
 
 
+def _row(label: str, value: str) -> None:
+    print(f"{label:<23} {value}")
+
+
 def run_doctor() -> None:
-    print(f"{"python":<19} {sys.version.split()[0]} ({platform.system()} {platform.machine()})")
+    _row("python", f"{sys.version.split()[0]} ({platform.system()} {platform.machine()})")
     for package in PACKAGES:
         version = _version(package)
         if version:
-            print(f"{package:<19} {version}")
+            _row(package, version)
     features = mx.runtime.Features()
     flags = [f for f in ("CUDA", "CUDNN", "MKLDNN", "DIST_KVSTORE") if features.is_enabled(f)]
-    print(f"{"mxnet build":<19} {', '.join(flags) or 'no optional features'}")
+    _row("mxnet build", ", ".join(flags) or "no optional features")
     for name in ENV_DEFAULTS:
-        print(f"{name}={os.environ.get(name)}")
-    print(f"{"device":<19} ", end="")
+        _row(name, str(os.environ.get(name)))
+    print(f"{'device':<23} ", end="")
     auto_context()
     ok, why = widget_support()
-    print(f"{"widgets":<19} {'will render' if ok else 'will NOT render'}: {why}")
+    _row("widgets", f"{'will render' if ok else 'will NOT render'}: {why}")

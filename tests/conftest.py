@@ -1,0 +1,74 @@
+"""Shared fixtures. Tests write only under tmp_path and read the UCI data from ../shared."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "letter-recognition"
+
+
+@pytest.fixture(autouse=True)
+def _isolated_environment(tmp_path, monkeypatch):
+    # The cache and any download go under tmp_path; the data comes from ../shared when present.
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    if SHARED_DATA.is_dir():
+        monkeypatch.setenv("MXLEARN_DATA", str(SHARED_DATA))
+    else:
+        monkeypatch.delenv("MXLEARN_DATA", raising=False)
+
+
+@pytest.fixture
+def shared_data() -> Path:
+    if not SHARED_DATA.is_dir():
+        pytest.fail(f"the UCI data is expected at {SHARED_DATA} (beside the checkout)")
+    return SHARED_DATA
+
+
+def seed_all(seed: int = 0) -> None:
+    from mxlearn import mx
+
+    mx.random.seed(seed)
+    np.random.seed(seed)
+
+
+@pytest.fixture
+def small_data():
+    """A seeded 4-class problem with 16 features, 256 rows: fast to train, easy to learn."""
+    from mxlearn.datasets import synthetic_classification
+
+    return synthetic_classification(num_samples=256, num_features=16, num_classes=4, seed=1)
+
+
+@pytest.fixture
+def small_iter(small_data):
+    from mxlearn import mx
+
+    X, y = small_data
+    return mx.io.NDArrayIter(X, y, batch_size=32)
+
+
+@pytest.fixture
+def small_net():
+    from mxlearn import models
+
+    return models.mlp(num_classes=4, num_hidden=8)
+
+
+@pytest.fixture
+def ready_module(small_net, small_iter):
+    """A module bound for training, initialized, with an SGD optimizer."""
+    import mxlearn
+    from mxlearn import mx
+
+    mod = mxlearn.Module(small_net, context=mx.cpu())
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    mod.init_params(initializer=mx.init.Uniform(0.1))
+    mod.init_optimizer(optimizer="sgd", optimizer_params=(("learning_rate", 0.1),))
+    return mod
+
+
+os.environ.setdefault("MPLBACKEND", "Agg")

@@ -1,0 +1,376 @@
+"""Every misuse of the Module raises an MXLearnError naming the fix, never a bare assert."""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.errors import (
+    ArgumentTypeError,
+    CheckpointError,
+    DeviceError,
+    InputError,
+    LifecycleError,
+    MXLearnError,
+    UnknownAttributeError,
+)
+
+
+@contextlib.contextmanager
+def explained(error_type, *words, builtin=None):
+    """Expect ``error_type`` whose message contains every word, and no colour codes."""
+    with pytest.raises(error_type) as info:
+        yield info
+    message = str(info.value)
+    assert isinstance(info.value, MXLearnError)
+    if builtin is not None:
+        assert isinstance(info.value, builtin)
+    assert "\033[" not in message
+    for word in words:
+        assert word in message, f"{word!r} not in:\n{message}"
+
+
+def first_batch(it):
+    it.reset()
+    return next(iter(it))
+
+
+# ---------------------------------------------------------------- calls before their steps
+def test_forward_before_bind_names_bind(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    with explained(LifecycleError, "mod.forward()", "mod.bind(data_shapes=", "created",
+                   builtin=RuntimeError):  # fmt: skip
+        mod.forward(first_batch(small_iter))
+
+
+def test_forward_before_init_params_names_init_params(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    with explained(LifecycleError, "mod.init_params(", "Module state: bound"):
+        mod.forward(first_batch(small_iter))
+
+
+@pytest.mark.parametrize(
+    "call, words",
+    [
+        (lambda m, b: m.backward(), ["mod.backward()", "mod.bind("]),
+        (lambda m, b: m.update(), ["mod.update()", "mod.bind("]),
+        (lambda m, b: m.update_metric(mx.metric.create("acc"), b.label), ["mod.update_metric()"]),
+        (lambda m, b: m.get_outputs(), ["mod.get_outputs()", "mod.bind("]),
+        (lambda m, b: m.get_params(), ["mod.get_params()", "mod.init_params("]),
+        (lambda m, b: m.init_params(), ["mod.init_params()", "before mod.bind()", "mod.bind("]),
+        (lambda m, b: m.init_optimizer(), ["mod.init_optimizer()", "mod.bind("]),
+        (lambda m, b: m.predict(b.data[0]), ["mod.predict()", "mod.bind("]),
+        (lambda m, b: m.set_params({}, {}), ["mod.set_params()", "not bound"]),
+    ],
+)
+def test_calls_on_a_created_module_name_the_missing_step(small_net, small_iter, call, words):
+    mod = mxlearn.Module(small_net)
+    with explained(LifecycleError, *words, "Module state: created"):
+        call(mod, first_batch(small_iter))
+
+
+def test_score_before_bind(small_net, small_iter):
+    with explained(LifecycleError, "mod.score()", "mod.bind("):
+        mxlearn.Module(small_net).score(small_iter, "acc")
+
+
+def test_save_checkpoint_before_init(small_net, tmp_path):
+    with explained(LifecycleError, "mod.save_checkpoint()", "mod.init_params("):
+        mxlearn.Module(small_net).save_checkpoint(str(tmp_path / "m"), 1)
+
+
+def test_update_without_optimizer(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    mod.init_params()
+    mod.forward(first_batch(small_iter))
+    mod.backward()
+    with explained(LifecycleError, "mod.update()", "mod.init_optimizer(optimizer='sgd'",
+                   "Module state: initialized"):  # fmt: skip
+        mod.update()
+
+
+def test_init_optimizer_before_init_params(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    with explained(LifecycleError, "mod.init_optimizer()", "mod.init_params("):
+        mod.init_optimizer()
+
+
+def test_get_outputs_and_update_metric_before_any_forward(ready_module, small_iter):
+    with explained(LifecycleError, "mod.get_outputs()", "no", "mod.forward("):
+        ready_module.get_outputs()
+    with explained(LifecycleError, "mod.update_metric()", "mod.forward("):
+        ready_module.update_metric(mx.metric.create("acc"), first_batch(small_iter).label)
+
+
+# ---------------------------------------------------------------- order of the training step
+def test_backward_before_any_forward(ready_module):
+    with explained(LifecycleError, "mod.backward()", "training forward", "corrupt"):
+        ready_module.backward()
+
+
+def test_backward_after_update_without_new_forward(ready_module, small_iter):
+    ready_module.forward(first_batch(small_iter), is_train=True)
+    ready_module.backward()
+    ready_module.update()
+    before = {k: v.asnumpy().copy() for k, v in ready_module.get_params()[0].items()}
+    with explained(LifecycleError, "mod.backward()", "since the last update",
+                   "mod.forward(batch, is_train=True)"):  # fmt: skip
+        ready_module.backward()
+    after = ready_module.get_params()[0]
+    assert all(np.array_equal(before[k], after[k].asnumpy()) for k in before)
+
+
+def test_backward_after_inference_forward(ready_module, small_iter):
+    ready_module.forward(first_batch(small_iter), is_train=False)
+    with explained(LifecycleError, "mod.backward()"):
+        ready_module.backward()
+
+
+def test_update_twice_is_refused(ready_module, small_iter):
+    ready_module.forward(first_batch(small_iter), is_train=True)
+    ready_module.backward()
+    ready_module.update()
+    with explained(LifecycleError, "mod.update()", "applied again"):
+        ready_module.update()
+
+
+def test_training_on_a_module_bound_for_prediction(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label, for_training=False)
+    mod.init_params()
+    batch = first_batch(small_iter)
+    for call in (lambda: mod.forward(batch, is_train=True), mod.backward, mod.init_optimizer):
+        with explained(LifecycleError, "for_training=False", "force_rebind=True"):
+            call()
+
+
+# ---------------------------------------------------------------- repeated set-up with changes
+def test_bind_again_with_other_shapes_says_force_rebind(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    with explained(LifecycleError, "already bound", "(32, 20)", "force_rebind=True"):
+        mod.bind([("data", (32, 20))], small_iter.provide_label)
+    with explained(LifecycleError, "for prediction", "force_rebind=True"):
+        mod.bind(small_iter.provide_data, small_iter.provide_label, for_training=False)
+
+
+def test_bind_again_with_same_shapes_is_ignored_as_in_mxnet(small_net, small_iter, caplog):
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    with caplog.at_level(logging.WARNING):
+        mod.bind(small_iter.provide_data, small_iter.provide_label)
+    assert "Already bound" in caplog.text
+    assert mod.binded
+
+
+def test_init_optimizer_again_with_other_settings_says_force_init(ready_module):
+    with explained(LifecycleError, "already installed", "learning_rate", "force_init=True"):
+        ready_module.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5})
+    ready_module.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5},
+                                force_init=True)  # fmt: skip
+    assert ready_module._optimizer.learning_rate == 0.5
+
+
+def test_fit_again_with_another_learning_rate(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, optimizer_params={"learning_rate": 0.1}, num_epoch=1)
+    small_iter.reset()
+    with explained(LifecycleError, "mod.fit()", "already installed", "0.1", "0.01",
+                   "force_init=True"):  # fmt: skip
+        mod.fit(small_iter, optimizer="sgd", optimizer_params={"learning_rate": 0.01}, num_epoch=2)
+    with explained(LifecycleError, "mod.fit()", "'adam'"):
+        mod.fit(small_iter, optimizer="adam", optimizer_params={"learning_rate": 0.1}, num_epoch=2)
+
+
+# ---------------------------------------------------------------- batches
+def test_training_forward_without_label(ready_module, small_data):
+    X, _ = small_data
+    batch = mx.io.DataBatch(data=[mx.nd.array(X[:32])])
+    with explained(InputError, "no label", "previous batch's labels", builtin=ValueError):
+        ready_module.forward(batch, is_train=True)
+
+
+def test_batch_with_other_feature_width(ready_module, small_data):
+    X, y = small_data
+    wide = np.hstack([X, X[:, :4]])
+    batch = next(iter(mx.io.NDArrayIter(wide, y, 32)))
+    with explained(InputError, "input has 20 features; the module was bound for 16"):
+        ready_module.forward(batch, is_train=True)
+
+
+def test_other_batch_size_still_reshapes_as_in_mxnet(ready_module, small_data):
+    X, y = small_data
+    batch = next(iter(mx.io.NDArrayIter(X, y, 8)))
+    ready_module.forward(batch, is_train=False)
+    assert ready_module.get_outputs()[0].shape == (8, 4)
+
+
+@pytest.mark.parametrize("bad_label, shown", [(4.0, "label 4"), (-1.0, "label -1")])
+def test_labels_outside_the_output_width(small_net, small_data, bad_label, shown):
+    X, y = small_data
+    y = y.copy()
+    y[3] = bad_label
+    it = mx.io.NDArrayIter(X, y, 32)
+    mod = mxlearn.Module(small_net)
+    with explained(InputError, shown, "4 classes", "0..3"):
+        mod.fit(it, num_epoch=1)
+
+
+def test_labels_shaped_n_by_1(small_net, small_data):
+    X, y = small_data
+    it = mx.io.NDArrayIter(X, y.reshape(-1, 1), 32)
+    with explained(InputError, "(32, 1)", "SoftmaxOutput 'softmax'", "y.ravel()"):
+        mxlearn.Module(small_net).fit(it, num_epoch=1)
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf])
+def test_nan_or_inf_in_data(small_net, small_data, bad):
+    X, y = small_data
+    X = X.copy()
+    X[5, 2] = bad
+    it = mx.io.NDArrayIter(X, y, 32)
+    with explained(InputError, "NaN", "np.isfinite"):
+        mxlearn.Module(small_net).fit(it, num_epoch=1)
+
+
+def test_empty_or_exhausted_iterator(ready_module, small_iter):
+    for _ in small_iter:
+        pass  # a manual loop ran the iterator to its end
+    with explained(InputError, "mod.fit()", "no batch", "train_iter.reset()"):
+        ready_module.fit(small_iter, optimizer_params=(("learning_rate", 0.1),), num_epoch=1)
+
+
+def test_fit_needs_num_epoch_and_a_real_range(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    with explained(InputError, "num_epoch", "mod.fit(train_iter, num_epoch=5)"):
+        mod.fit(small_iter)
+    with explained(InputError, "begin_epoch=3, num_epoch=3", "num_epoch=6"):
+        mod.fit(small_iter, begin_epoch=3, num_epoch=3)
+
+
+def test_fit_on_numpy_arrays(small_net, small_data):
+    X, _ = small_data
+    with explained(ArgumentTypeError, "data iterator", "mx.io.NDArrayIter(X, y", builtin=TypeError):
+        mxlearn.Module(small_net).fit(X, num_epoch=1)
+
+
+# ---------------------------------------------------------------- names
+def test_context_function_not_called(small_net):
+    with explained(ArgumentTypeError, "context=mx.gpu", "mx.gpu(0)", builtin=TypeError):
+        mxlearn.Module(small_net, context=mx.gpu)
+
+
+def test_gpu_when_mxnet_sees_none(small_net):
+    if mx.context.num_gpus() > 0:
+        pytest.fail("this test expects the CPU wheel; MXNet sees a GPU here")
+    with explained(DeviceError, "gpu(0)", "CPU build", "context=mx.cpu()", builtin=RuntimeError):
+        mxlearn.Module(small_net, context=mx.gpu(0))
+
+
+def test_data_names_that_match_nothing(small_net):
+    with explained(InputError, "no input 'x'", "data_names=['data']"):
+        mxlearn.Module(small_net, data_names=["x"])
+
+
+def test_label_names_derived_from_the_output_layer(small_net):
+    with explained(InputError, "SoftmaxOutput 'softmax' expects the label 'softmax_label'",
+                   "label_names=['softmax_label']"):  # fmt: skip
+        mxlearn.Module(small_net, label_names=["label"])
+
+
+def test_regression_label_name_is_derived(small_data):
+    with explained(InputError, "LinearRegressionOutput 'lro' expects the label 'lro_label'"):
+        mxlearn.Module(mxlearn.models.linear_regression())
+
+
+def test_names_given_as_a_string(small_net):
+    with explained(ArgumentTypeError, "data_names=['data']"):
+        mxlearn.Module(small_net, data_names="data")
+
+
+def test_iterator_names_that_match_nothing(small_net, small_data):
+    X, y = small_data
+    mod = mxlearn.Module(small_net)
+    it = mx.io.NDArrayIter(X, y, 32, data_name="features")
+    with explained(InputError, "['features']", "data_name='data'"):
+        mod.fit(it, num_epoch=1)
+    it = mx.io.NDArrayIter(X, y, 32, label_name="label")
+    with explained(InputError, "['label']", "SoftmaxOutput 'softmax' expects the label "
+                   "'softmax_label'", "label_name='softmax_label'"):  # fmt: skip
+        mod.fit(it, num_epoch=1)
+
+
+def test_misspelled_metric_optimizer_and_setting(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    with explained(InputError, "'acuracy'", "'accuracy'"):
+        mod.fit(small_iter, eval_metric="acuracy", num_epoch=1)
+    with explained(InputError, "'sgdd'", "'sgd'"):
+        mod.fit(small_iter, optimizer="sgdd", num_epoch=1)
+    with explained(InputError, "'learning_rat'", "'learning_rate'"):
+        mod.fit(small_iter, optimizer_params={"learning_rat": 0.1}, num_epoch=1)
+    with explained(InputError, "'lr'", "'learning_rate'"):
+        mod.fit(small_iter, optimizer_params={"lr": 0.1}, num_epoch=1)
+    assert mod.state == "created"  # nothing was bound or changed by the refused calls
+
+
+def test_top_k_without_k_is_explained(small_net, small_iter):
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, num_epoch=1)
+    with explained(InputError, "top_k", "top_k=5"):
+        mod.score(small_iter, "top_k_acc")
+
+
+def test_misspelled_attribute(small_net):
+    mod = mxlearn.Module(small_net)
+    with explained(UnknownAttributeError, "'set_param'", "'set_params'", builtin=AttributeError):
+        mod.set_param({}, {})
+    assert not hasattr(mod, "no_such_thing")
+
+
+# ---------------------------------------------------------------- parameters and checkpoints
+def test_set_params_from_another_network(ready_module):
+    other = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=12))
+    other.bind([("data", (32, 16))], [("softmax_label", (32,))])
+    other.init_params()
+    args, auxs = other.get_params()
+    with explained(InputError, "'fc1_weight' is (12, 16)", "(8, 16) in this network"):
+        ready_module.set_params(args, auxs)
+
+
+def test_load_of_a_missing_epoch_lists_the_saved_ones(ready_module, tmp_path):
+    prefix = str(tmp_path / "m")
+    ready_module.save_checkpoint(prefix, 2)
+    with explained(CheckpointError, "m-0003.params", "saved epochs: [2]", builtin=FileNotFoundError):
+        mxlearn.Module.load(prefix, 3)
+    with explained(CheckpointError, "no-such-symbol.json"):
+        mxlearn.load_checkpoint(str(tmp_path / "no-such"), 1)
+
+
+def test_save_checkpoint_into_a_missing_folder(ready_module, tmp_path):
+    with explained(InputError, "does not exist", "os.makedirs("):
+        ready_module.save_checkpoint(str(tmp_path / "nope" / "m"), 1)
+
+
+def test_predict_after_load_without_bind_binds_from_the_data(ready_module, small_iter, tmp_path,
+                                                             capsys):  # fmt: skip
+    prefix = str(tmp_path / "m")
+    ready_module.save_checkpoint(prefix, 1)
+    loaded = mxlearn.Module.load(prefix, 1)
+    assert isinstance(loaded, mxlearn.Module) and loaded.state == "loaded"
+    out = loaded.predict(small_iter)
+    assert out.shape == (256, 4)
+    assert "bound the module for prediction" in capsys.readouterr().out
+    expected = ready_module.predict(small_iter)
+    assert np.array_equal(out.asnumpy(), expected.asnumpy())
+    # and it can still go on to train: fit rebinds it for training
+    small_iter.reset()
+    loaded.fit(small_iter, num_epoch=1)
+    assert loaded.state == "ready"
