@@ -7,6 +7,7 @@ from .devices import auto_context, describe
 from .errors import MXLearnError
 from .metrics import create_metric
 from .module import Module
+from .seeding import seed
 
 __version__ = "0.1.0"
 
@@ -21,4 +22,5 @@ __all__ = [
     "load_checkpoint",
     "models",
     "mx",
+    "seed",
 ]

@@ -3,7 +3,7 @@
 MXNet's ``fit`` reports each epoch through ``logger.info``; with logging not set up (a fresh
 Jupyter kernel, a plain script) the root logger drops INFO and the student sees nothing for
 minutes. While ``fit`` runs, such a module gets a logger that prints to the current stdout.
-A logger the user did set up for INFO is left alone.
+A logger the user set up, or passed to the Module, is left alone.
 """
 
 from __future__ import annotations
@@ -34,17 +34,20 @@ def _printing_logger() -> logging.Logger:
     return logger
 
 
-def _shows_info(logger) -> bool:
-    if logger is logging:
-        logger = logging.getLogger()
-    return logger.isEnabledFor(logging.INFO) and logger.hasHandlers()
+def _needs_printing(logger) -> bool:
+    # Only MXNet's default (the logging module itself, i.e. the root logger) is replaced, and only
+    # while the root logger would drop INFO; a logger the user passed is theirs to configure.
+    if logger is not logging:
+        return False
+    root = logging.getLogger()
+    return not (root.isEnabledFor(logging.INFO) and root.hasHandlers())
 
 
 @contextlib.contextmanager
 def visible_epoch_log(module):
-    """Within the block, ``module.logger`` prints INFO lines unless it already shows them."""
+    """Within the block, ``module.logger`` prints INFO lines if it would otherwise drop them."""
     original = module.logger
-    if not _shows_info(original):
+    if _needs_printing(original):
         module.logger = _printing_logger()
     try:
         yield

@@ -1,0 +1,47 @@
+"""Every notebook runs top to bottom, and none is committed with outputs."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import pytest
+from nbclient import NotebookClient
+
+NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").rglob("*.ipynb"))
+NOTEBOOKS = [p for p in NOTEBOOKS if ".ipynb_checkpoints" not in p.parts]
+
+
+def test_there_are_notebooks():
+    assert NOTEBOOKS, "notebooks/ holds no notebook"
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_is_stored_without_outputs(path):
+    nb = nbformat.read(path, as_version=4)
+    for cell in nb.cells:
+        if cell.cell_type == "code":
+            assert not cell.outputs and cell.execution_count is None, cell.source[:60]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+def test_notebook_runs(path, tmp_path):
+    nb = nbformat.read(path, as_version=4)
+    # run in tmp_path, so whatever the notebook writes (checkpoints) lands there
+    resources = {"metadata": {"path": str(tmp_path)}}
+    NotebookClient(nb, timeout=600, kernel_name="python3", resources=resources).execute()
+    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
+              if o.output_type == "error"]  # fmt: skip
+    assert not errors, errors[0]["evalue"]
+
+
+def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
+    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
+        "import mxlearn\nfrom mxlearn import mx\n"
+        "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
+        "it = mx.io.NDArrayIter(X, y, 32)\n"
+        "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, eval_data=it, num_epoch=2)"
+    )])  # fmt: skip
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
+    assert "Epoch[0] Train-accuracy=" in text and "Epoch[1] Validation-accuracy=" in text
