@@ -17,7 +17,7 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test lab bench doctor lock clean
+.PHONY: setup tour test lab bench doctor lint lock clean
 
 setup: $(STAMP)
 
@@ -52,3 +52,7 @@ lock: setup
 
 clean:
 	rm -rf $(VENV) runs .pytest_cache
+
+lint: setup
+	$(BIN)/ruff check mxlearn tests benchmarks
+	$(BIN)/ruff format --check mxlearn tests benchmarks

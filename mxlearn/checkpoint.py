@@ -30,7 +30,9 @@ def optimizer_states_file(prefix: str, epoch: int) -> str:
 def saved_epochs(prefix: str) -> list[int]:
     """Epoch numbers that have a parameter file for ``prefix``, ascending."""
     pattern = re.compile(re.escape(os.path.basename(prefix)) + r"-(\d{4})\.params$")
-    found = (pattern.match(os.path.basename(p)) for p in glob.glob(f"{glob.escape(prefix)}-*.params"))
+    found = (
+        pattern.match(os.path.basename(p)) for p in glob.glob(f"{glob.escape(prefix)}-*.params")
+    )
     return sorted(int(m.group(1)) for m in found if m)
 
 

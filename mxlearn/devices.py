@@ -106,7 +106,11 @@ def check_context(context, called: str = "Module()"):
             )
         if ctx.device_type == "gpu" and ctx.device_id >= gpu_count():
             seen = gpu_count()
-            why = no_gpu_reason() if seen == 0 else f"MXNet sees {seen} GPU(s): gpu(0)..gpu({seen - 1})"
+            why = (
+                no_gpu_reason()
+                if seen == 0
+                else f"MXNet sees {seen} GPU(s): gpu(0)..gpu({seen - 1})"
+            )
             raise DeviceError(
                 f"{called}: context={ctx} cannot be used: {why}.",
                 fix="context=mx.cpu()   (or context=mxlearn.auto_context(), which picks the GPU "

@@ -10,8 +10,17 @@ import sys
 from ._compat import ENV_DEFAULTS, mx
 from .devices import auto_context
 
-PACKAGES = ("mxnet", "mxnet-cu112", "numpy", "matplotlib", "ipywidgets", "jupyterlab",
-            "jupyterlab_widgets", "ipykernel", "pandas")  # fmt: skip
+PACKAGES = (
+    "mxnet",
+    "mxnet-cu112",
+    "numpy",
+    "matplotlib",
+    "ipywidgets",
+    "jupyterlab",
+    "jupyterlab_widgets",
+    "ipykernel",
+    "pandas",
+)
 
 
 def _version(package: str) -> str | None:
@@ -27,10 +36,14 @@ def widget_support() -> tuple[bool, str]:
         return False, "ipywidgets is not installed: pip install 'ipywidgets>=8,<9'"
     if _version("jupyterlab_widgets") is None:
         return False, "jupyterlab_widgets is missing: pip install 'jupyterlab_widgets>=3'"
-    manager = os.path.join(sys.prefix, "share", "jupyter", "labextensions", "@jupyter-widgets",
-                           "jupyterlab-manager")  # fmt: skip
+    manager = os.path.join(
+        sys.prefix, "share", "jupyter", "labextensions", "@jupyter-widgets", "jupyterlab-manager"
+    )
     if not os.path.isdir(manager):
-        return False, f"the widget manager extension is not in {manager}: reinstall jupyterlab_widgets"
+        return (
+            False,
+            f"the widget manager extension is not in {manager}: reinstall jupyterlab_widgets",
+        )
     return True, f"ipywidgets {_version('ipywidgets')} with its JupyterLab manager installed"
 
 

@@ -26,14 +26,12 @@ from .errors import (
     closest,
     did_you_mean,
 )
-from .metrics import check_metric_spec, create_metric
+from .metrics import create_metric
 from .optimizers import check_optimizer, settings_dict
 from .progress import visible_epoch_log
 from .summary import module_summary_html, module_summary_text, next_step
 
-BIND_CALL = (
-    "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
-)
+BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
 INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
 OPTIMIZER_CALL = "mod.init_optimizer(optimizer='sgd', optimizer_params=(('learning_rate', 0.1),))"
 TRAIN_STEP = "mod.forward(batch, is_train=True); mod.backward(); mod.update()"
@@ -59,8 +57,10 @@ def _as_descs(shapes, argument: str) -> list:
     except (TypeError, ValueError):
         descs = None
     if not descs or not all(
-        isinstance(d.name, str) and isinstance(d.shape, tuple) and all(
-            isinstance(n, (int, np.integer)) for n in d.shape) for d in descs
+        isinstance(d.name, str)
+        and isinstance(d.shape, tuple)
+        and all(isinstance(n, (int, np.integer)) for n in d.shape)
+        for d in descs
     ):
         raise ArgumentTypeError(
             f"mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as "
@@ -143,9 +143,17 @@ class Module(mx.mod.Module):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             super().__init__(
-                symbol, data_names, label_names, logger, context, work_load_list,
-                fixed_param_names, state_names, group2ctxs, compression_params,
-            )  # fmt: skip
+                symbol,
+                data_names,
+                label_names,
+                logger,
+                context,
+                work_load_list,
+                fixed_param_names,
+                state_names,
+                group2ctxs,
+                compression_params,
+            )
         self._label_inputs = {li.name: li for li in network.label_inputs(symbol)}
         self._optimizer_settings = None
         self._auto_bound = False  # bound by predict/score after Module.load, for inference
@@ -183,7 +191,10 @@ class Module(mx.mod.Module):
                     "for a network that only predicts: Module(net, label_names=None)"
                 )
             raise InputError(problem, fix=fix)
-        for argument, names in (("state_names", state_names), ("fixed_param_names", fixed_param_names)):
+        for argument, names in (
+            ("state_names", state_names),
+            ("fixed_param_names", fixed_param_names),
+        ):
             for name in names:
                 if name not in args:
                     raise InputError(
@@ -294,8 +305,15 @@ class Module(mx.mod.Module):
         request = (data_descs, label_descs, for_training, inputs_need_grad, grad_req)
         if self.binded and not force_rebind:
             self._check_same_binding(*request)
-            return super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
-                                force_rebind, shared_module, grad_req)  # fmt: skip
+            return super().bind(
+                data_shapes,
+                label_shapes,
+                for_training,
+                inputs_need_grad,
+                force_rebind,
+                shared_module,
+                grad_req,
+            )
         if inputs_need_grad and not for_training:
             raise InputError(
                 "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a "
@@ -327,8 +345,15 @@ class Module(mx.mod.Module):
             with warnings.catch_warnings():
                 # MXNet warns that an inference binding has no label shapes: not a problem.
                 warnings.filterwarnings("ignore", message="Data provided by label_shapes")
-                super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
-                             force_rebind, shared_module, grad_req)  # fmt: skip
+                super().bind(
+                    data_shapes,
+                    label_shapes,
+                    for_training,
+                    inputs_need_grad,
+                    force_rebind,
+                    shared_module,
+                    grad_req,
+                )
         except mx.base.MXNetError as err:
             raise InputError(
                 f"mod.bind(): MXNet cannot build this network for data {_shapes_text(data_descs)}"
@@ -338,7 +363,9 @@ class Module(mx.mod.Module):
         self._reset_step_flags()
         self._auto_bound = False
 
-    def _check_same_binding(self, data_descs, label_descs, for_training, inputs_need_grad, grad_req):
+    def _check_same_binding(
+        self, data_descs, label_descs, for_training, inputs_need_grad, grad_req
+    ):
         # Batch size alone may differ: MXNet's forward reshapes for a new batch size by itself.
         def key(descs):
             return None if descs is None else sorted((d.name, tuple(d.shape[1:])) for d in descs)
@@ -423,7 +450,8 @@ class Module(mx.mod.Module):
         if len(desc.shape) == 2 and needed is not None:
             w = wrong[0]
             made_for = (
-                f"the module was bound for {old[1]}" if old
+                f"the module was bound for {old[1]}"
+                if old
                 else f"the parameters were made for {have[w][-1]}"
             )
             problem = (
@@ -452,8 +480,9 @@ class Module(mx.mod.Module):
         allow_extra=False,
     ):
         if self.params_initialized and not force_init:
-            return super().init_params(initializer, arg_params, aux_params, allow_missing,
-                                       force_init, allow_extra)  # fmt: skip
+            return super().init_params(
+                initializer, arg_params, aux_params, allow_missing, force_init, allow_extra
+            )
         if not self.binded:
             raise LifecycleError(
                 "mod.init_params() was called before mod.bind(): the parameters' shapes come "
@@ -469,11 +498,13 @@ class Module(mx.mod.Module):
             )
         if arg_params is not None or aux_params is not None:
             self._check_given_params(arg_params, aux_params, allow_missing, "mod.init_params()")
-        super().init_params(initializer, arg_params, aux_params, allow_missing, force_init,
-                            allow_extra)  # fmt: skip
+        super().init_params(
+            initializer, arg_params, aux_params, allow_missing, force_init, allow_extra
+        )
 
-    def set_params(self, arg_params, aux_params, allow_missing=False, force_init=True,
-                   allow_extra=False):  # fmt: skip
+    def set_params(
+        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
+    ):
         if not self.binded:
             raise LifecycleError(
                 "mod.set_params() copies values into the module's memory, and the module is not "
@@ -493,8 +524,10 @@ class Module(mx.mod.Module):
 
     def _check_given_params(self, arg_params, aux_params, allow_missing, called) -> None:
         problems = []
-        for kind, given, own in (("argument", arg_params, self._arg_params),
-                                 ("auxiliary state", aux_params, self._aux_params)):  # fmt: skip
+        for kind, given, own in (
+            ("argument", arg_params, self._arg_params),
+            ("auxiliary state", aux_params, self._aux_params),
+        ):
             given = given or {}
             for name, arr in sorted(own.items()):
                 if name not in given:
@@ -570,7 +603,9 @@ class Module(mx.mod.Module):
 
     def _check_batch(self, batch, training: bool) -> None:
         data = getattr(batch, "data", None)
-        if not isinstance(data, (list, tuple)) or not all(isinstance(d, mx.nd.NDArray) for d in data):
+        if not isinstance(data, (list, tuple)) or not all(
+            isinstance(d, mx.nd.NDArray) for d in data
+        ):
             raise ArgumentTypeError(
                 f"mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
                 f"train_iter` gives); got {type(batch).__name__}.",
@@ -631,7 +666,7 @@ class Module(mx.mod.Module):
                     f"'{layer.layer}' has {classes} classes, numbered 0..{classes - 1}; other "
                     "labels would train silently into garbage.",
                     fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they start "
-                    f"at 1), or widen the last layer: FullyConnected(..., num_hidden=K) for K "
+                    "at 1), or widen the last layer: FullyConnected(..., num_hidden=K) for K "
                     "classes",
                 )
 
@@ -712,27 +747,48 @@ class Module(mx.mod.Module):
             else:
                 data_shapes = eval_data.provide_data
                 given = [d.name for d in eval_data.provide_label or []]
-                label_shapes = eval_data.provide_label if sorted(given) == sorted(self._label_names) else None
+                label_shapes = (
+                    eval_data.provide_label if sorted(given) == sorted(self._label_names) else None
+                )
             self.bind(data_shapes, label_shapes, for_training=False)
             self._auto_bound = True
-            print(f"Note: {called} bound the module for prediction from the data's shapes "
-                  "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False)).")  # fmt: skip
+            print(
+                f"Note: {called} bound the module for prediction from the data's shapes "
+                "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False))."
+            )
             return
         self._require_params(called)
 
-    def predict(self, eval_data, num_batch=None, merge_batches=True, reset=True,
-                always_output_list=False, sparse_row_id_fn=None):  # fmt: skip
+    def predict(
+        self,
+        eval_data,
+        num_batch=None,
+        merge_batches=True,
+        reset=True,
+        always_output_list=False,
+        sparse_row_id_fn=None,
+    ):
         self._prepare_inference("mod.predict()", eval_data)
         self._in_predict = True  # an array forward keeps MXNet's is_train=None; it needs no label
         try:
-            return super().predict(eval_data, num_batch, merge_batches, reset,
-                                   always_output_list, sparse_row_id_fn)  # fmt: skip
+            return super().predict(
+                eval_data, num_batch, merge_batches, reset, always_output_list, sparse_row_id_fn
+            )
         finally:
             self._in_predict = False
             self._train_forward_pending = False
 
-    def score(self, eval_data, eval_metric, num_batch=None, batch_end_callback=None,
-              score_end_callback=None, reset=True, epoch=0, sparse_row_id_fn=None):  # fmt: skip
+    def score(
+        self,
+        eval_data,
+        eval_metric,
+        num_batch=None,
+        batch_end_callback=None,
+        score_end_callback=None,
+        reset=True,
+        epoch=0,
+        sparse_row_id_fn=None,
+    ):
         self._prepare_inference("mod.score()", eval_data)
         if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
             raise ArgumentTypeError(
@@ -740,8 +796,16 @@ class Module(mx.mod.Module):
                 fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
             )
         eval_metric = create_metric(eval_metric, "mod.score()")
-        return super().score(eval_data, eval_metric, num_batch, batch_end_callback,
-                             score_end_callback, reset, epoch, sparse_row_id_fn)  # fmt: skip
+        return super().score(
+            eval_data,
+            eval_metric,
+            num_batch,
+            batch_end_callback,
+            score_end_callback,
+            reset,
+            epoch,
+            sparse_row_id_fn,
+        )
 
     def fit(
         self,
@@ -800,21 +864,31 @@ class Module(mx.mod.Module):
         with visible_epoch_log(self):
             try:
                 super().fit(
-                    train_data, eval_data, eval_metric, epoch_end_callback, batch_end_callback,
-                    kvstore, optimizer, optimizer_params, eval_end_callback,
-                    eval_batch_end_callback, initializer, arg_params, aux_params, allow_missing,
-                    force_rebind, force_init, begin_epoch, num_epoch, validation_metric, monitor,
+                    train_data,
+                    eval_data,
+                    eval_metric,
+                    epoch_end_callback,
+                    batch_end_callback,
+                    kvstore,
+                    optimizer,
+                    optimizer_params,
+                    eval_end_callback,
+                    eval_batch_end_callback,
+                    initializer,
+                    arg_params,
+                    aux_params,
+                    allow_missing,
+                    force_rebind,
+                    force_init,
+                    begin_epoch,
+                    num_epoch,
+                    validation_metric,
+                    monitor,
                     sparse_row_id_fn,
-                )  # fmt: skip
+                )
             except StopIteration:
                 # MXNet's fit takes the first batch of each epoch with a bare next().
-                raise InputError(
-                    "mod.fit(): train_data gave no batch at the start of an epoch. Either it is "
-                    "empty, or it was already run to its end (e.g. by a manual training loop) "
-                    "and not reset; MXNet's fit does not reset it before the first epoch.",
-                    fix="train_iter.reset(); mod.fit(train_iter, ...)",
-                    state=self._state_text(),
-                ) from None
+                raise _no_batch_error(train_data, self._state_text()) from None
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
@@ -854,6 +928,28 @@ class Module(mx.mod.Module):
         if load_optimizer_states:
             mod._preload_opt_states = optimizer_states_file(prefix, epoch)
         return mod
+
+
+def _no_batch_error(train_data, state: str) -> InputError:
+    """Tell an exhausted iterator (reset it) from an empty one (give it data)."""
+    train_data.reset()
+    try:
+        next(iter(train_data))
+    except StopIteration:
+        return InputError(
+            "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer rows "
+            "than one batch, with last_batch_handle='discard'?).",
+            fix="give it at least batch_size rows, or a smaller batch_size",
+            state=state,
+        )
+    train_data.reset()
+    return InputError(
+        "mod.fit(): train_data gave no batch at the start of an epoch: it had already been run to "
+        "its end (e.g. by a manual training loop) and not reset, and MXNet's fit does not reset it "
+        "before the first epoch. It has been reset now.",
+        fix="train_iter.reset(); mod.fit(train_iter, ...)",
+        state=state,
+    )
 
 
 def _engine_reason(err: Exception) -> str:

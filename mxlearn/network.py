@@ -63,9 +63,7 @@ def input_names(symbol, label_names=()) -> list[str]:
     """Arguments that are neither parameters nor labels: what a data iterator must feed."""
     labels = {li.name for li in label_inputs(symbol)} | set(label_names)
     return [
-        a
-        for a in symbol.list_arguments()
-        if a not in labels and not a.endswith(_PARAM_SUFFIXES)
+        a for a in symbol.list_arguments() if a not in labels and not a.endswith(_PARAM_SUFFIXES)
     ]
 
 

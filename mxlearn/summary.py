@@ -11,9 +11,13 @@ def next_step(mod) -> str:
     """The call a student makes next, given the module's state."""
     state = mod.state
     if state == "created":
-        return "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
+        return (
+            "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
+        )
     if state == "loaded":
-        return "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
+        return (
+            "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
+        )
     if state == "bound":
         return "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
     if state == "initialized" and mod.for_training:

@@ -35,8 +35,10 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     _step(1, "Device and data")
     ctx = auto_context()
     train_iter, val_iter = datasets.letter_iters(batch_size=batch_size)
-    print(f"    training batches of {train_iter.provide_data[0].shape}, labels "
-          f"{train_iter.provide_label[0].shape}; data: {datasets.LETTER_ATTRIBUTION}")  # fmt: skip
+    print(
+        f"    training batches of {train_iter.provide_data[0].shape}, labels "
+        f"{train_iter.provide_label[0].shape}; data: {datasets.LETTER_ATTRIBUTION}"
+    )
 
     _step(2, "Create a Module: symbol, context, data_names, label_names")
     net = models.mlp()
@@ -65,9 +67,14 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     _step(5, f"High-level API: fit a new module for {epochs} epochs")
     train_iter.reset()  # the manual loop left it at its end; fit does not reset it first
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
-    mod.fit(train_iter, eval_data=val_iter, optimizer="sgd",
-            optimizer_params={"learning_rate": LEARNING_RATE}, eval_metric="acc",
-            num_epoch=epochs)  # fmt: skip
+    mod.fit(
+        train_iter,
+        eval_data=val_iter,
+        optimizer="sgd",
+        optimizer_params={"learning_rate": LEARNING_RATE},
+        eval_metric="acc",
+        num_epoch=epochs,
+    )
 
     _step(6, "Predict and score")
     y = mod.predict(val_iter)
@@ -78,9 +85,15 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     _step(7, f"Checkpoint every epoch with mx.callback.do_checkpoint('{prefix}')")
     train_iter.reset()
     mod = Module(symbol=net, context=ctx)
-    mod.fit(train_iter, num_epoch=epochs, optimizer_params={"learning_rate": LEARNING_RATE},
-            epoch_end_callback=mx.callback.do_checkpoint(prefix))  # fmt: skip
-    print(f"    saved epochs: {checkpoint.saved_epochs(prefix)} (the number counts completed epochs)")
+    mod.fit(
+        train_iter,
+        num_epoch=epochs,
+        optimizer_params={"learning_rate": LEARNING_RATE},
+        epoch_end_callback=mx.callback.do_checkpoint(prefix),
+    )
+    print(
+        f"    saved epochs: {checkpoint.saved_epochs(prefix)} (the number counts completed epochs)"
+    )
 
     resume_from = max(1, epochs - 2)
     _step(8, f"Reload checkpoint {resume_from}: load_checkpoint, then set_params")
@@ -90,12 +103,21 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     print(f"    accuracy of checkpoint {resume_from}: {mod.score(val_iter, 'acc')[0][1]:f}")
 
     final_epoch = resume_from + epochs
-    _step(9, f"Resume fit from checkpoint {resume_from}: begin_epoch={resume_from}, "
-             f"num_epoch={final_epoch} (trains epochs {resume_from}..{final_epoch - 1})")  # fmt: skip
+    _step(
+        9,
+        f"Resume fit from checkpoint {resume_from}: begin_epoch={resume_from}, "
+        f"num_epoch={final_epoch} (trains epochs {resume_from}..{final_epoch - 1})",
+    )
     train_iter.reset()
     mod = Module(symbol=sym, context=ctx)
-    mod.fit(train_iter, num_epoch=final_epoch, arg_params=arg_params, aux_params=aux_params,
-            begin_epoch=resume_from, optimizer_params={"learning_rate": LEARNING_RATE})  # fmt: skip
+    mod.fit(
+        train_iter,
+        num_epoch=final_epoch,
+        arg_params=arg_params,
+        aux_params=aux_params,
+        begin_epoch=resume_from,
+        optimizer_params={"learning_rate": LEARNING_RATE},
+    )
     accuracy = mod.score(val_iter, "acc")[0][1]
     seconds = time.perf_counter() - started
     print(f"\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {MIN_ACCURACY})")

@@ -35,9 +35,14 @@ def _fit(module_class, net, data, **fit_args):
     "fit_args",
     [
         dict(optimizer="sgd", optimizer_params={"learning_rate": 0.1}),
-        dict(optimizer="sgd", optimizer_params={"learning_rate": 0.05, "momentum": 0.9, "wd": 1e-4},
-             initializer=mx.init.Xavier()),
-        dict(optimizer="adam", optimizer_params=(("learning_rate", 0.01),), eval_metric=["acc", "ce"]),
+        dict(
+            optimizer="sgd",
+            optimizer_params={"learning_rate": 0.05, "momentum": 0.9, "wd": 1e-4},
+            initializer=mx.init.Xavier(),
+        ),
+        dict(
+            optimizer="adam", optimizer_params=(("learning_rate", 0.01),), eval_metric=["acc", "ce"]
+        ),
     ],
 )
 def test_fit_gives_bit_equal_parameters(small_net, small_data, fit_args):
@@ -93,4 +98,6 @@ def test_checkpoint_files_load_in_plain_mxnet(ready_module, small_iter, tmp_path
     plain = mx.mod.Module(sym)
     plain.bind(small_iter.provide_data, small_iter.provide_label, for_training=False)
     plain.set_params(args, auxs)
-    assert np.array_equal(plain.predict(small_iter).asnumpy(), ready_module.predict(small_iter).asnumpy())
+    assert np.array_equal(
+        plain.predict(small_iter).asnumpy(), ready_module.predict(small_iter).asnumpy()
+    )

@@ -43,8 +43,9 @@ def first_batch(it):
 # ---------------------------------------------------------------- calls before their steps
 def test_forward_before_bind_names_bind(small_net, small_iter):
     mod = mxlearn.Module(small_net)
-    with explained(LifecycleError, "mod.forward()", "mod.bind(data_shapes=", "created",
-                   builtin=RuntimeError):  # fmt: skip
+    with explained(
+        LifecycleError, "mod.forward()", "mod.bind(data_shapes=", "created", builtin=RuntimeError
+    ):
         mod.forward(first_batch(small_iter))
 
 
@@ -91,8 +92,12 @@ def test_update_without_optimizer(small_net, small_iter):
     mod.init_params()
     mod.forward(first_batch(small_iter))
     mod.backward()
-    with explained(LifecycleError, "mod.update()", "mod.init_optimizer(optimizer='sgd'",
-                   "Module state: initialized"):  # fmt: skip
+    with explained(
+        LifecycleError,
+        "mod.update()",
+        "mod.init_optimizer(optimizer='sgd'",
+        "Module state: initialized",
+    ):
         mod.update()
 
 
@@ -121,8 +126,12 @@ def test_backward_after_update_without_new_forward(ready_module, small_iter):
     ready_module.backward()
     ready_module.update()
     before = {k: v.asnumpy().copy() for k, v in ready_module.get_params()[0].items()}
-    with explained(LifecycleError, "mod.backward()", "since the last update",
-                   "mod.forward(batch, is_train=True)"):  # fmt: skip
+    with explained(
+        LifecycleError,
+        "mod.backward()",
+        "since the last update",
+        "mod.forward(batch, is_train=True)",
+    ):
         ready_module.backward()
     after = ready_module.get_params()[0]
     assert all(np.array_equal(before[k], after[k].asnumpy()) for k in before)
@@ -174,8 +183,9 @@ def test_bind_again_with_same_shapes_is_ignored_as_in_mxnet(small_net, small_ite
 def test_init_optimizer_again_with_other_settings_says_force_init(ready_module):
     with explained(LifecycleError, "already installed", "learning_rate", "force_init=True"):
         ready_module.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5})
-    ready_module.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.5},
-                                force_init=True)  # fmt: skip
+    ready_module.init_optimizer(
+        optimizer="sgd", optimizer_params={"learning_rate": 0.5}, force_init=True
+    )
     assert ready_module._optimizer.learning_rate == 0.5
 
 
@@ -183,8 +193,9 @@ def test_fit_again_with_another_learning_rate(small_net, small_iter):
     mod = mxlearn.Module(small_net)
     mod.fit(small_iter, optimizer_params={"learning_rate": 0.1}, num_epoch=1)
     small_iter.reset()
-    with explained(LifecycleError, "mod.fit()", "already installed", "0.1", "0.01",
-                   "force_init=True"):  # fmt: skip
+    with explained(
+        LifecycleError, "mod.fit()", "already installed", "0.1", "0.01", "force_init=True"
+    ):
         mod.fit(small_iter, optimizer="sgd", optimizer_params={"learning_rate": 0.01}, num_epoch=2)
     with explained(LifecycleError, "mod.fit()", "'adam'"):
         mod.fit(small_iter, optimizer="adam", optimizer_params={"learning_rate": 0.1}, num_epoch=2)
@@ -244,8 +255,16 @@ def test_nan_or_inf_in_data(small_net, small_data, bad):
 def test_empty_or_exhausted_iterator(ready_module, small_iter):
     for _ in small_iter:
         pass  # a manual loop ran the iterator to its end
-    with explained(InputError, "mod.fit()", "no batch", "train_iter.reset()"):
+    with explained(InputError, "mod.fit()", "no batch", "run to its end", "train_iter.reset()"):
         ready_module.fit(small_iter, optimizer_params=(("learning_rate", 0.1),), num_epoch=1)
+    ready_module.fit(small_iter, optimizer_params=(("learning_rate", 0.1),), num_epoch=1)
+
+
+def test_truly_empty_iterator(small_net, small_data):
+    X, y = small_data
+    empty = mx.io.NDArrayIter(X[:10], y[:10], 32, last_batch_handle="discard")
+    with explained(InputError, "mod.fit()", "empty", "even after reset()", "batch_size"):
+        mxlearn.Module(small_net).fit(empty, num_epoch=1)
 
 
 def test_fit_needs_num_epoch_and_a_real_range(small_net, small_iter):
@@ -281,8 +300,11 @@ def test_data_names_that_match_nothing(small_net):
 
 
 def test_label_names_derived_from_the_output_layer(small_net):
-    with explained(InputError, "SoftmaxOutput 'softmax' expects the label 'softmax_label'",
-                   "label_names=['softmax_label']"):  # fmt: skip
+    with explained(
+        InputError,
+        "SoftmaxOutput 'softmax' expects the label 'softmax_label'",
+        "label_names=['softmax_label']",
+    ):
         mxlearn.Module(small_net, label_names=["label"])
 
 
@@ -303,8 +325,12 @@ def test_iterator_names_that_match_nothing(small_net, small_data):
     with explained(InputError, "['features']", "data_name='data'"):
         mod.fit(it, num_epoch=1)
     it = mx.io.NDArrayIter(X, y, 32, label_name="label")
-    with explained(InputError, "['label']", "SoftmaxOutput 'softmax' expects the label "
-                   "'softmax_label'", "label_name='softmax_label'"):  # fmt: skip
+    with explained(
+        InputError,
+        "['label']",
+        "SoftmaxOutput 'softmax' expects the label 'softmax_label'",
+        "label_name='softmax_label'",
+    ):
         mod.fit(it, num_epoch=1)
 
 
@@ -348,7 +374,9 @@ def test_set_params_from_another_network(ready_module):
 def test_load_of_a_missing_epoch_lists_the_saved_ones(ready_module, tmp_path):
     prefix = str(tmp_path / "m")
     ready_module.save_checkpoint(prefix, 2)
-    with explained(CheckpointError, "m-0003.params", "saved epochs: [2]", builtin=FileNotFoundError):
+    with explained(
+        CheckpointError, "m-0003.params", "saved epochs: [2]", builtin=FileNotFoundError
+    ):
         mxlearn.Module.load(prefix, 3)
     with explained(CheckpointError, "no-such-symbol.json"):
         mxlearn.load_checkpoint(str(tmp_path / "no-such"), 1)
@@ -359,8 +387,9 @@ def test_save_checkpoint_into_a_missing_folder(ready_module, tmp_path):
         ready_module.save_checkpoint(str(tmp_path / "nope" / "m"), 1)
 
 
-def test_predict_after_load_without_bind_binds_from_the_data(ready_module, small_iter, tmp_path,
-                                                             capsys):  # fmt: skip
+def test_predict_after_load_without_bind_binds_from_the_data(
+    ready_module, small_iter, tmp_path, capsys
+):
     prefix = str(tmp_path / "m")
     ready_module.save_checkpoint(prefix, 1)
     loaded = mxlearn.Module.load(prefix, 1)

@@ -30,18 +30,23 @@ def test_notebook_runs(path, tmp_path):
     # run in tmp_path, so whatever the notebook writes (checkpoints) lands there
     resources = {"metadata": {"path": str(tmp_path)}}
     NotebookClient(nb, timeout=600, kernel_name="python3", resources=resources).execute()
-    errors = [o for c in nb.cells if c.cell_type == "code" for o in c.outputs
-              if o.output_type == "error"]  # fmt: skip
+    errors = [
+        o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
+    ]
     assert not errors, errors[0]["evalue"]
 
 
 def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import mxlearn\nfrom mxlearn import mx\n"
-        "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
-        "it = mx.io.NDArrayIter(X, y, 32)\n"
-        "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, eval_data=it, num_epoch=2)"
-    )])  # fmt: skip
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import mxlearn\nfrom mxlearn import mx\n"
+                "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
+                "it = mx.io.NDArrayIter(X, y, 32)\n"
+                "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, eval_data=it, num_epoch=2)"
+            )
+        ]
+    )
     NotebookClient(nb, timeout=300, kernel_name="python3").execute()
     text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
     assert "Epoch[0] Train-accuracy=" in text and "Epoch[1] Validation-accuracy=" in text

@@ -15,15 +15,20 @@ from mxlearn.errors import SetupError
 
 
 def _python(code: str, **env) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
-                          env={**os.environ, **env}, timeout=120)  # fmt: skip
+    return subprocess.run(
+        [sys.executable, "-c", code],
+        capture_output=True,
+        text=True,
+        env={**os.environ, **env},
+        timeout=120,
+    )
 
 
 def test_numpy_2_is_refused_with_the_fix(monkeypatch):
     monkeypatch.setattr(np, "__version__", "2.1.0")
     with pytest.raises(SetupError) as info:
         _compat._check_numpy()
-    assert 'numpy==1.23.5' in str(info.value) and isinstance(info.value, ImportError)
+    assert "numpy==1.23.5" in str(info.value) and isinstance(info.value, ImportError)
 
 
 def test_aliases_are_set_only_where_numpy_removed_them(monkeypatch):
@@ -94,18 +99,31 @@ def test_tour_runs_and_learns(tmp_path, capsys):
     out = capsys.readouterr().out
     assert result["accuracy"] > 0.70
     assert result["prediction_shape"] == (4000, 26)
-    for step in ("bind", "init_params", "update_metric", "fit", "Predict", "do_checkpoint",
-                 "set_params", "begin_epoch=3"):  # fmt: skip
+    for step in (
+        "bind",
+        "init_params",
+        "update_metric",
+        "fit",
+        "Predict",
+        "do_checkpoint",
+        "set_params",
+        "begin_epoch=3",
+    ):
         assert step in out
     assert sorted(os.listdir(tmp_path / "tour")) == [
-        "mx_mlp-0001.params", "mx_mlp-0002.params", "mx_mlp-0003.params",
-        "mx_mlp-0004.params", "mx_mlp-0005.params", "mx_mlp-symbol.json",
-    ]  # fmt: skip
+        "mx_mlp-0001.params",
+        "mx_mlp-0002.params",
+        "mx_mlp-0003.params",
+        "mx_mlp-0004.params",
+        "mx_mlp-0005.params",
+        "mx_mlp-symbol.json",
+    ]
 
 
 def test_doctor_reports_versions_device_and_widgets():
-    done = subprocess.run([sys.executable, "-m", "mxlearn", "doctor"], capture_output=True,
-                          text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "mxlearn", "doctor"], capture_output=True, text=True, timeout=120
+    )
     assert done.returncode == 0, done.stderr
     assert "mxnet" in done.stdout and "1.9.1" in done.stdout
     assert "Using cpu(0)" in done.stdout or "Using gpu(0)" in done.stdout
@@ -115,9 +133,16 @@ def test_doctor_reports_versions_device_and_widgets():
 def test_cli_reports_an_explained_error_without_traceback(tmp_path):
     env = {**os.environ, "MXLEARN_DATA": str(tmp_path / "none"), "XDG_CACHE_HOME": str(tmp_path)}
     # an unreachable download: the loader explains, the command exits 1 without a traceback
-    code = ("import sys, mxlearn.datasets as d; d.LETTER_URL = 'http://127.0.0.1:9/x'; "
-            "from mxlearn.__main__ import main; sys.exit(main(['tour', '--out', sys.argv[1]]))")  # fmt: skip
-    done = subprocess.run([sys.executable, "-c", code, str(tmp_path / "t")], capture_output=True,
-                          text=True, env=env, timeout=120)  # fmt: skip
+    code = (
+        "import sys, mxlearn.datasets as d; d.LETTER_URL = 'http://127.0.0.1:9/x'; "
+        "from mxlearn.__main__ import main; sys.exit(main(['tour', '--out', sys.argv[1]]))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code, str(tmp_path / "t")],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert done.returncode == 1
     assert "Traceback" not in done.stderr and "Could not download" in done.stderr

@@ -20,8 +20,17 @@ def test_state_and_summary_follow_the_steps(small_net, small_iter):
     assert "mod.init_params(" in seen[1][1]
     assert "mod.init_optimizer(" in seen[2][1]
     ready = seen[3][1]
-    for text in ("cpu(0)", "data (32, 16)", "softmax_label (32,)", "softmax_output (32, 4)",
-                 "fc1_weight", "(8, 16)", "4 arrays, 172 values", "'sgd'", "mod.fit("):  # fmt: skip
+    for text in (
+        "cpu(0)",
+        "data (32, 16)",
+        "softmax_label (32,)",
+        "softmax_output (32, 4)",
+        "fc1_weight",
+        "(8, 16)",
+        "4 arrays, 172 values",
+        "'sgd'",
+        "mod.fit(",
+    ):
         assert text in ready, text
     assert "\033[" not in ready
 
