@@ -209,6 +209,10 @@ class Module(mx.mod.Module):
         self._grads_pending = False  # backward ran since the last update
         self._preflight_done = False  # the first training batch was checked
 
+    def _reset_bind(self) -> None:
+        super()._reset_bind()
+        self._reset_step_flags()
+
     @property
     def state(self) -> str:
         """One word: 'created', 'loaded', 'bound', 'initialized' or 'ready'."""
@@ -591,9 +595,10 @@ class Module(mx.mod.Module):
 
     # ------------------------------------------------------------------ computation
     def forward(self, data_batch, is_train=None):
-        self._require_params("mod.forward()")
+        if not (self.binded and self.params_initialized):
+            self._require_params("mod.forward()")
         training = self.for_training if is_train is None else bool(is_train)
-        if training:
+        if training and not self.for_training:
             self._require_training("mod.forward(batch, is_train=True)")
         if not isinstance(data_batch, list):
             self._check_batch(data_batch, training)
@@ -602,26 +607,17 @@ class Module(mx.mod.Module):
         self._train_forward_pending = training
 
     def _check_batch(self, batch, training: bool) -> None:
+        # Runs every batch: one pass over the arrays, with the explanations off the fast path.
         data = getattr(batch, "data", None)
-        if not isinstance(data, (list, tuple)) or not all(
-            isinstance(d, mx.nd.NDArray) for d in data
-        ):
-            raise ArgumentTypeError(
-                f"mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
-                f"train_iter` gives); got {type(batch).__name__}.",
-                fix="for batch in train_iter: mod.forward(batch, is_train=True)  "
-                "(for a NumPy array: mod.predict(X))",
-            )
-        if len(data) != len(self._data_shapes):
-            raise InputError(
-                f"mod.forward(): the batch holds {len(data)} data arrays; the module reads "
-                f"{len(self._data_shapes)} ({self._data_names}).",
-                fix="build the iterator with one data array per name in data_names",
-            )
-        bound = [d.shape for d in self._data_shapes]
-        if any(a.shape[1:] != tuple(b[1:]) for a, b in zip(data, bound)):
-            descs = [mx.io.DataDesc(d.name, a.shape) for d, a in zip(self._data_shapes, data)]
-            self._check_params_fit(descs, "mod.forward()")
+        if not isinstance(data, (list, tuple)) or len(data) != len(self._data_shapes):
+            self._explain_bad_batch(batch)
+        for array, desc in zip(data, self._data_shapes):
+            if not isinstance(array, mx.nd.NDArray):
+                self._explain_bad_batch(batch)
+            if array.shape[1:] != desc.shape[1:]:
+                descs = [mx.io.DataDesc(d.name, a.shape) for d, a in zip(self._data_shapes, data)]
+                self._check_params_fit(descs, "mod.forward()")
+                break
         if not training:
             return
         if self._label_names and self._label_shapes is not None and not batch.label:
@@ -637,6 +633,21 @@ class Module(mx.mod.Module):
         if not self._preflight_done and batch.label:
             self._preflight(batch)
             self._preflight_done = True
+
+    def _explain_bad_batch(self, batch):
+        data = getattr(batch, "data", None)
+        if isinstance(data, (list, tuple)) and all(isinstance(d, mx.nd.NDArray) for d in data):
+            raise InputError(
+                f"mod.forward(): the batch holds {len(data)} data arrays; the module reads "
+                f"{len(self._data_shapes)} ({self._data_names}).",
+                fix="build the iterator with one data array per name in data_names",
+            )
+        raise ArgumentTypeError(
+            f"mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
+            f"train_iter` gives); got {type(batch).__name__}.",
+            fix="for batch in train_iter: mod.forward(batch, is_train=True)  "
+            "(for a NumPy array: mod.predict(X))",
+        )
 
     def _preflight(self, batch) -> None:
         """Once, on the first training batch: the checks that need the values themselves."""
@@ -671,9 +682,9 @@ class Module(mx.mod.Module):
                 )
 
     def backward(self, out_grads=None):
-        self._require_params("mod.backward()")
-        self._require_training("mod.backward()")
         if not self._train_forward_pending:
+            self._require_params("mod.backward()")
+            self._require_training("mod.backward()")
             raise LifecycleError(
                 "mod.backward() needs a training forward pass first, and there has been none "
                 "since the last update (MXNet would compute gradients from stale or "
@@ -685,7 +696,8 @@ class Module(mx.mod.Module):
         self._grads_pending = True
 
     def update(self):
-        self._require_optimizer("mod.update()")
+        if not self.optimizer_initialized:
+            self._require_optimizer("mod.update()")
         if not self._grads_pending:
             raise LifecycleError(
                 "mod.update() needs gradients from mod.backward() since the last update "
@@ -698,7 +710,8 @@ class Module(mx.mod.Module):
         self._train_forward_pending = False
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
-        self._require_params("mod.update_metric()")
+        if not self._outputs_ready:
+            self._require_params("mod.update_metric()")
         if not isinstance(eval_metric, mx.metric.EvalMetric):
             raise ArgumentTypeError(
                 f"mod.update_metric() takes a metric object; got {eval_metric!r}.",
