@@ -15,6 +15,10 @@ SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "
 def _isolated_environment(tmp_path, monkeypatch):
     # The cache and any download go under tmp_path; the data comes from ../shared when present.
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    # Kernels, IPython and matplotlib keep files of their own: keep those under tmp_path too.
+    monkeypatch.setenv("JUPYTER_RUNTIME_DIR", str(tmp_path / "jupyter-runtime"))
+    monkeypatch.setenv("IPYTHONDIR", str(tmp_path / "ipython"))
+    monkeypatch.setenv("MPLCONFIGDIR", str(tmp_path / "matplotlib"))
     if SHARED_DATA.is_dir():
         monkeypatch.setenv("MXLEARN_DATA", str(SHARED_DATA))
     else:
