@@ -5,6 +5,8 @@ from ._compat import mx
 from .checkpoint import load_checkpoint
 from .devices import auto_context, describe
 from .errors import MXLearnError
+from .history import MetricHistory
+from .live import LivePlot
 from .metrics import create_metric
 from .module import Module
 from .seeding import seed
@@ -12,6 +14,8 @@ from .seeding import seed
 __version__ = "0.1.0"
 
 __all__ = [
+    "LivePlot",
+    "MetricHistory",
     "Module",
     "MXLearnError",
     "auto_context",

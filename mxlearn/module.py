@@ -16,6 +16,7 @@ import numpy as np
 
 from . import network
 from ._compat import mx
+from .callbacks import FitFeed
 from .checkpoint import load_checkpoint, optimizer_states_file
 from .devices import check_context
 from .errors import (
@@ -26,9 +27,12 @@ from .errors import (
     closest,
     did_you_mean,
 )
+from .live import LivePlot
+from .metric_tracking import DeferredMetric
 from .metrics import create_metric
 from .optimizers import check_optimizer, settings_dict
 from .progress import visible_epoch_log
+from .recorder import TrainingRecorder
 from .summary import module_summary_html, module_summary_text, next_step
 
 BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
@@ -158,6 +162,7 @@ class Module(mx.mod.Module):
         self._optimizer_settings = None
         self._auto_bound = False  # bound by predict/score after Module.load, for inference
         self._in_predict = False
+        self.history = None  # the MetricHistory of the last fit
         self._reset_step_flags()
 
     # ------------------------------------------------------------------ names
@@ -729,6 +734,8 @@ class Module(mx.mod.Module):
                 "mod.update_metric(metric, None): there are no labels to compare with.",
                 fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
             )
+        if isinstance(eval_metric, DeferredMetric):
+            eval_metric.begin_batch(_label_count(labels, pre_sliced))
         super().update_metric(eval_metric, labels, pre_sliced)
 
     def get_outputs(self, merge_multi_context=True):
@@ -843,7 +850,24 @@ class Module(mx.mod.Module):
         validation_metric=None,
         monitor=None,
         sparse_row_id_fn=None,
+        live=None,
     ):
+        """Train the module: MXNet's ``fit``, plus ``live`` curves and ``mod.history``.
+
+        All of MXNet's parameters keep their meaning and defaults. In addition:
+
+        live : bool or LivePlot, optional
+            ``True`` draws live training curves (a widget in a notebook, one line per epoch in
+            a terminal); a ``LivePlot(...)`` chooses its options.
+
+        After training, ``mod.history`` holds every metric value (a MetricHistory). Metrics are
+        read from the device without a wait per batch; the values are exactly MXNet's.
+
+        Examples
+        --------
+        >>> mod.fit(train_iter, eval_data=val_iter, optimizer_params={'learning_rate': 0.1},
+        ...         num_epoch=5, live=True)  # doctest: +SKIP
+        """
         called = "mod.fit()"
         if num_epoch is None:
             raise InputError(
@@ -874,34 +898,30 @@ class Module(mx.mod.Module):
         validation_metric = create_metric(validation_metric, called)
         if self._auto_bound and not self.for_training:
             force_rebind = True  # bound for prediction by predict/score; training needs more
+        feed = FitFeed(_recorder_for(live), eval_metric, validation_metric,
+                       has_validation=eval_data is not None)  # fmt: skip
+        self.history = feed.recorder.history
+        # fit's own callbacks run first: they name each batch before a user's callback reads it
+        epoch_end_callback = [feed.epoch_end, *_as_list(epoch_end_callback)]
+        batch_end_callback = [feed.batch_end, *_as_list(batch_end_callback)]
+        eval_end_callback = [feed.eval_end, *_as_list(eval_end_callback)]
         with visible_epoch_log(self):
             try:
+                feed.begin(train_data, begin_epoch, num_epoch)
+                if eval_data is not None:
+                    feed.begin_validation(eval_data)
                 super().fit(
-                    train_data,
-                    eval_data,
-                    eval_metric,
-                    epoch_end_callback,
-                    batch_end_callback,
-                    kvstore,
-                    optimizer,
-                    optimizer_params,
-                    eval_end_callback,
-                    eval_batch_end_callback,
-                    initializer,
-                    arg_params,
-                    aux_params,
-                    allow_missing,
-                    force_rebind,
-                    force_init,
-                    begin_epoch,
-                    num_epoch,
-                    validation_metric,
-                    monitor,
-                    sparse_row_id_fn,
-                )
+                    train_data, eval_data, feed.train_metric, epoch_end_callback,
+                    batch_end_callback, kvstore, optimizer, optimizer_params, eval_end_callback,
+                    eval_batch_end_callback, initializer, arg_params, aux_params, allow_missing,
+                    force_rebind, force_init, begin_epoch, num_epoch, feed.validation_metric,
+                    monitor, sparse_row_id_fn,
+                )  # fmt: skip
             except StopIteration:
                 # MXNet's fit takes the first batch of each epoch with a bare next().
                 raise _no_batch_error(train_data, self._state_text()) from None
+            finally:
+                feed.finish()
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
@@ -941,6 +961,33 @@ class Module(mx.mod.Module):
         if load_optimizer_states:
             mod._preload_opt_states = optimizer_states_file(prefix, epoch)
         return mod
+
+
+def _as_list(callbacks) -> list:
+    if callbacks is None:
+        return []
+    return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+
+
+def _recorder_for(live) -> TrainingRecorder:
+    if live is None or live is False:
+        return TrainingRecorder()
+    if live is True:
+        return LivePlot()
+    if isinstance(live, LivePlot):
+        return live
+    raise ArgumentTypeError(
+        f"mod.fit(live={live!r}): live is True, False or a LivePlot.",
+        fix="mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))",
+    )
+
+
+def _label_count(labels, pre_sliced: bool) -> int:
+    if not labels:
+        return 0
+    if pre_sliced:
+        return sum(int(device_labels[0].shape[0]) for device_labels in labels if device_labels)
+    return int(labels[0].shape[0])
 
 
 def _no_batch_error(train_data, state: str) -> InputError:

@@ -1,0 +1,171 @@
+"""MetricHistory: every metric value of a training run, as plain data.
+
+Pure data: nothing here imports matplotlib or widgets; renderers read a history and draw it.
+Each value is a row (metric, phase, kind, epoch, batch, samples, time, value):
+
+- ``phase`` is 'train' or 'validation';
+- ``kind`` is 'batch' (the metric over one training batch) or 'epoch' (MXNet's value over the
+  whole epoch, as ``fit`` logs it);
+- ``batch`` is the batch index within the epoch (for epoch rows: the number of batches);
+- ``samples`` counts the training samples seen since training started, ``time`` the seconds.
+
+Events (such as "resumed at epoch 3") are kept beside the values.
+"""
+
+from __future__ import annotations
+
+import csv
+import json
+import math
+import os
+from dataclasses import asdict, dataclass
+
+PHASES = ("train", "validation")
+KINDS = ("batch", "epoch")
+COLUMNS = ("metric", "phase", "kind", "epoch", "batch", "samples", "time", "value")
+FORMAT = "mxlearn.MetricHistory/1"
+
+
+@dataclass(frozen=True)
+class Record:
+    metric: str
+    phase: str
+    kind: str
+    epoch: int
+    batch: int
+    samples: int
+    time: float
+    value: float
+
+
+@dataclass(frozen=True)
+class Event:
+    epoch: int
+    samples: int
+    time: float
+    text: str
+
+
+class MetricHistory:
+    """The values of a run, grouped by metric with train and validation side by side.
+
+    Examples
+    --------
+    >>> h = MetricHistory()
+    >>> h.record("accuracy", "train", "epoch", epoch=0, batch=500, samples=16000, time=1.5,
+    ...          value=0.61)
+    >>> h.metrics()
+    ['accuracy']
+    >>> h.series("accuracy", "train", "epoch")
+    ([0], [0.61])
+    """
+
+    def __init__(self) -> None:
+        self.records: list[Record] = []
+        self.events: list[Event] = []
+        self._version = 0  # bumped on every change: renderers redraw only what is new
+
+    def __len__(self) -> int:
+        return len(self.records)
+
+    @property
+    def version(self) -> int:
+        return self._version
+
+    def record(self, metric: str, phase: str, kind: str, *, epoch: int, batch: int,
+               samples: int, time: float, value: float) -> None:  # fmt: skip
+        if phase not in PHASES or kind not in KINDS:
+            raise ValueError(f"phase must be one of {PHASES} and kind one of {KINDS}")
+        self.records.append(
+            Record(
+                metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
+            )  # fmt: skip
+        )
+        self._version += 1
+
+    def mark(self, text: str, *, epoch: int, samples: int = 0, time: float = 0.0) -> None:
+        """Add an event, e.g. ``mark('resumed at epoch 3', epoch=3)``."""
+        self.events.append(Event(int(epoch), int(samples), float(time), text))
+        self._version += 1
+
+    def metrics(self) -> list[str]:
+        """Metric names in the order they first appeared."""
+        return list(dict.fromkeys(r.metric for r in self.records))
+
+    def groups(self) -> dict[str, dict[str, list[Record]]]:
+        """``{metric: {'train': [...], 'validation': [...]}}``: each metric's phases together."""
+        grouped: dict[str, dict[str, list[Record]]] = {}
+        for r in self.records:
+            grouped.setdefault(r.metric, {p: [] for p in PHASES})[r.phase].append(r)
+        return grouped
+
+    def series(self, metric: str, phase: str, kind: str, x: str = "epoch"):
+        """(xs, values) of one curve; ``x`` is any column name, e.g. 'epoch' or 'samples'."""
+        rows = [r for r in self.records if (r.metric, r.phase, r.kind) == (metric, phase, kind)]
+        return [getattr(r, x) for r in rows], [r.value for r in rows]
+
+    def last(self, metric: str, phase: str = "train", kind: str = "epoch") -> float | None:
+        for r in reversed(self.records):
+            if (r.metric, r.phase, r.kind) == (metric, phase, kind):
+                return r.value
+        return None
+
+    # ---------------------------------------------------------------- export
+    def to_pandas(self):
+        """A DataFrame with one row per value and the columns of :data:`COLUMNS`."""
+        import pandas as pd
+
+        return pd.DataFrame([asdict(r) for r in self.records], columns=list(COLUMNS))
+
+    def to_csv(self, path: str | os.PathLike) -> None:
+        with open(path, "w", newline="") as f:
+            writer = csv.writer(f)
+            writer.writerow(COLUMNS)
+            for r in self.records:
+                writer.writerow([getattr(r, c) for c in COLUMNS])
+
+    def to_dict(self) -> dict:
+        # NaN and infinity are not JSON: store them as strings and read them back.
+        def number(v: float):
+            return v if math.isfinite(v) else repr(v)
+
+        return {
+            "format": FORMAT,
+            "columns": list(COLUMNS),
+            "rows": [
+                [getattr(r, c) for c in COLUMNS[:-1]] + [number(r.value)] for r in self.records
+            ],  # fmt: skip
+            "events": [asdict(e) for e in self.events],
+        }
+
+    @classmethod
+    def from_dict(cls, data: dict) -> MetricHistory:
+        if data.get("format") != FORMAT:
+            raise ValueError(f"not a saved MetricHistory (format {data.get('format')!r})")
+        history = cls()
+        for row in data["rows"]:
+            values = dict(zip(data["columns"], row))
+            values["value"] = float(values["value"])
+            history.records.append(Record(**values))
+        history.events = [Event(**e) for e in data.get("events", [])]
+        history._version = len(history.records) + len(history.events)
+        return history
+
+    def save(self, path: str | os.PathLike) -> None:
+        """Write the history as JSON (atomically: a reader never sees half a file)."""
+        tmp = f"{path}.tmp"
+        with open(tmp, "w") as f:
+            json.dump(self.to_dict(), f)
+        os.replace(tmp, path)
+
+    @classmethod
+    def load(cls, path: str | os.PathLike) -> MetricHistory:
+        with open(path) as f:
+            return cls.from_dict(json.load(f))
+
+    def __repr__(self) -> str:
+        last = ", ".join(
+            f"{m} {self.last(m):.4g}" for m in self.metrics() if self.last(m) is not None
+        )
+        epochs = {r.epoch for r in self.records if r.kind == "epoch"}
+        return f"MetricHistory({len(self.records)} values, {len(epochs)} epochs{': ' + last if last else ''})"

@@ -1,0 +1,47 @@
+"""Which renderer fits where the code runs: a widget, an in-place image, or the console."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+
+BACKENDS = ("widget", "display", "console")
+ENV_VARIABLE = "MXLEARN_LIVE_BACKEND"
+
+
+def _kernel_shell():
+    """The IPython shell of a Jupyter kernel, or None (a terminal, a script, IPython's REPL)."""
+    if "IPython" not in sys.modules:
+        return None
+    from IPython import get_ipython
+
+    shell = get_ipython()
+    return shell if shell is not None and hasattr(shell, "kernel") else None
+
+
+def widgets_available() -> bool:
+    """ipywidgets is importable and the frontend side (the JupyterLab/Notebook 7 manager) is
+    installed beside it, which is how JupyterLab, Notebook 7 and VS Code render widgets."""
+    if importlib.util.find_spec("ipywidgets") is None:
+        return False
+    return any(importlib.util.find_spec(m) for m in ("jupyterlab_widgets", "widgetsnbextension"))
+
+
+def choose_backend(requested: str | None = None) -> str:
+    """``requested``, else ``$MXLEARN_LIVE_BACKEND``, else what the environment supports."""
+    choice = requested or os.environ.get(ENV_VARIABLE) or None
+    if choice is not None:
+        if choice not in BACKENDS:
+            from ..errors import InputError, did_you_mean
+
+            raise InputError(
+                f"LivePlot(backend={choice!r}): there is no such backend. "
+                + did_you_mean(choice, BACKENDS),
+                fix="backend='widget' (notebook), 'display' (notebook without widgets) or "
+                "'console' (terminal, CI), or leave it out to choose automatically",
+            )
+        return choice
+    if _kernel_shell() is None:
+        return "console"
+    return "widget" if widgets_available() else "display"

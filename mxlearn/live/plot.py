@@ -1,0 +1,209 @@
+"""LivePlot: training curves that grow while a Module trains, drawn within a time budget."""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from ..metric_tracking import BatchValues
+from ..recorder import TrainingRecorder
+from .backends import choose_backend
+from .figure import TrainingFigure
+from .renderers import make_renderer
+from .throttle import Throttle
+
+PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text change)
+
+
+class LivePlot(TrainingRecorder):
+    """Live training curves: one subplot per metric, train and validation on the same axes.
+
+    Use it with ``fit``::
+
+        mod.fit(train_iter, eval_data=val_iter, num_epoch=5, live=True)   # or live=LivePlot()
+
+    or feed it from a manual loop, one call per batch::
+
+        live = mxlearn.LivePlot()
+        for epoch in range(5):
+            train_iter.reset(); metric.reset()
+            for batch in train_iter:
+                mod.forward(batch, is_train=True)
+                mod.update_metric(metric, batch.label)
+                mod.backward(); mod.update()
+                live.update(epoch, metric, batch)
+        live.close()
+
+    Parameters
+    ----------
+    backend : 'widget', 'display' or 'console'
+        Default: chosen from where the code runs ($MXLEARN_LIVE_BACKEND overrides).
+    budget : float
+        Largest share of training time spent drawing (0.03 = 3%).
+    log_scale : bool
+        Logarithmic y axis for unbounded metrics (losses).
+    smoothing : float
+        Moving-average weight for the per-batch curve, 0 (none) to <1.
+    epochs : int, optional
+        Epoch to stop before, for the x axis and the ETA of a manual loop (fit knows it).
+    png_path : str, optional
+        Where the console backend saves the final figure (default runs/plots/...).
+    """
+
+    def __init__(self, backend: str | None = None, *, budget: float = 0.03,
+                 min_interval: float = 0.25, log_scale: bool = False, smoothing: float = 0.6,
+                 epochs: int | None = None, png_path: str | None = None,
+                 figsize: tuple[float, float] | None = None,
+                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+        super().__init__(clock=clock)
+        self.backend = choose_backend(backend)
+        self.renderer = make_renderer(self.backend, png_path)
+        self.figure = TrainingFigure(log_scale=log_scale, smoothing=smoothing, figsize=figsize)
+        self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
+        self.total_epochs = epochs
+        self.flush_sources: list[Callable[[], None]] = []  # fit's deferred metrics
+        self.saved_path: str | None = None
+        self._shown = False
+        self._closed = False
+        self._last_progress = -1.0
+        # manual-loop state
+        self._batch_values = BatchValues()
+        self._manual_epoch: int | None = None
+        self._manual_epoch_values = None
+
+    # ---------------------------------------------------------------- the manual loop
+    def update(self, epoch: int, metric, batch=None) -> None:
+        """Record one training batch from a manual loop: call it after ``mod.update_metric``.
+
+        ``metric`` is the metric the loop updates (reset at each epoch start); ``batch`` (the
+        DataBatch) gives the number of samples, padding excluded.
+        """
+        if self._manual_epoch is None:
+            self.begin(begin_epoch=epoch, total_epochs=self.total_epochs)
+        elif epoch != self._manual_epoch:
+            self._end_manual_epoch()
+            self._batch_values.restart()
+            self.batch = -1
+        self._manual_epoch = epoch
+        values = self._batch_values.read(metric)
+        samples = _batch_samples(batch) if batch is not None else 0
+        seen = self.advance(epoch, self.batch + 1, samples)
+        self.record_batch(epoch, self.batch, seen, values)
+        self._manual_epoch_values = metric.get_global_name_value()
+        self.tick()
+
+    def validation(self, epoch: int, name_values) -> None:
+        """Record validation values, e.g. ``live.validation(epoch, mod.score(val_iter, 'acc'))``."""
+        if hasattr(name_values, "get_name_value"):
+            name_values = name_values.get_name_value()
+        if self._manual_epoch == epoch:
+            self._end_manual_epoch()
+        self.record_epoch(epoch, "validation", name_values)
+
+    def _end_manual_epoch(self) -> None:
+        if self._manual_epoch_values is not None:
+            self.record_epoch(self._manual_epoch, "train", self._manual_epoch_values)
+            self._manual_epoch_values = None
+
+    def close(self) -> None:
+        """End of training: the last values, a final exact figure, and (console) the PNG path."""
+        self._end_manual_epoch()
+        self.finish()
+
+    def __enter__(self) -> LivePlot:
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # ---------------------------------------------------------------- drawing
+    def begin(self, **kwargs) -> None:
+        super().begin(**kwargs)
+        self._closed = False
+        if not self._shown:
+            self.renderer.start()
+            self._shown = True
+
+    def tick(self) -> None:
+        now = self.clock()
+        if now - self._last_progress >= PROGRESS_INTERVAL:
+            self._last_progress = now
+            self.renderer.progress(self.progress_text(), self._fraction())
+        if self.throttle.due():
+            self.draw()
+
+    def after_epoch(self, phase: str) -> None:
+        # fit records validation after train: draw once per epoch, after the last of the two
+        if phase == "validation" or not self._expects_validation():
+            self.renderer.epoch(self._epoch_text())
+            self.draw()
+
+    def _expects_validation(self) -> bool:
+        return getattr(self, "_fit_has_validation", False)
+
+    def draw(self, exact: bool = False) -> None:
+        """Draw now (the throttle decides when this is called during training)."""
+        started = self.clock()
+        for flush in self.flush_sources:
+            flush()
+        if self.renderer.wants_figure:
+            self.figure.update(self.history, self.batches_per_epoch, self._x_range())
+            self.figure.draw(exact=exact)
+            self.renderer.figure(self.figure.png())
+        self.renderer.progress(self.progress_text(), self._fraction())
+        self.throttle.drew(self.clock() - started)
+
+    def finish(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        for flush in self.flush_sources:
+            flush()
+        png = None
+        if len(self.history):
+            self.figure.update(self.history, self.batches_per_epoch, self._x_range())
+            self.figure.draw(exact=True)
+            png = self.figure.png()
+        self.saved_path = self.renderer.finish(png, self.progress_text(done=True))
+
+    def save(self, path) -> None:
+        """Write the current figure, exactly drawn, as a PNG file."""
+        self.figure.update(self.history, self.batches_per_epoch, self._x_range())
+        self.figure.save(path)
+
+    # ---------------------------------------------------------------- text
+    def _x_range(self):
+        if self.total_epochs:
+            return (float(self.begin_epoch), float(self.total_epochs))
+        return None
+
+    def _fraction(self) -> float | None:
+        if not (self.total_epochs and self.samples_per_epoch):
+            return None
+        total = (self.total_epochs - self.begin_epoch) * self.samples_per_epoch
+        done = (self.epoch - self.begin_epoch) * self.samples_per_epoch + self.epoch_samples
+        return done / total if total else None
+
+    def _epoch_text(self) -> str:
+        parts = [f"Epoch[{self.epoch}]"]
+        for metric in self.history.metrics():
+            for phase in ("train", "validation"):
+                value = self.history.last(metric, phase)
+                recorded = [r for r in self.history.records[-8:] if r.epoch == self.epoch]
+                if value is not None and any(r.phase == phase for r in recorded):
+                    parts.append(f"{phase} {metric} {value:.4f}")
+        parts.append(f"{self.samples_per_second():,.0f} samples/s")
+        eta = self.eta_seconds()
+        if eta is not None:
+            parts.append(f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
+        return "  ".join(parts)
+
+    def __repr__(self) -> str:
+        return f"LivePlot(backend={self.backend!r}, {self.history!r})"
+
+
+def _batch_samples(batch) -> int:
+    data = getattr(batch, "data", None)
+    if not data:
+        return 0
+    return int(data[0].shape[0]) - int(getattr(batch, "pad", 0) or 0)

@@ -1,0 +1,133 @@
+"""The three faces of a LivePlot. Same methods for all; what a face cannot show is a no-op.
+
+- widget: an ipywidgets box (progress bar, progress line, PNG image) shown once and updated in
+  place through its traits: no flicker, and the rest of the cell's output stays.
+- display: for frontends without widgets, an image and a text line shown with IPython display
+  ids and replaced in place.
+- console: one line per epoch, and the final figure saved as a PNG whose path it prints.
+"""
+
+from __future__ import annotations
+
+import base64
+import os
+import sys
+import time
+
+
+class ConsoleRenderer:
+    wants_figure = False  # draws nothing while training: only the final PNG
+
+    def __init__(self, png_path: str | None = None) -> None:
+        self.png_path = png_path
+
+    def start(self) -> None:
+        pass
+
+    def progress(self, text: str, fraction: float | None) -> None:
+        pass
+
+    def figure(self, png: bytes) -> None:
+        pass
+
+    def epoch(self, text: str) -> None:
+        print(text, file=sys.stdout, flush=True)
+
+    def finish(self, png: bytes | None, text: str) -> str | None:
+        print(text, flush=True)
+        if png is None:
+            return None
+        path = self.png_path or os.path.join(
+            "runs", "plots", time.strftime("training-%Y%m%d-%H%M%S.png")
+        )
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+        with open(path, "wb") as f:
+            f.write(png)
+        print(f"Training plot saved to {path}", flush=True)
+        return path
+
+
+class DisplayRenderer:
+    wants_figure = True
+
+    def __init__(self) -> None:
+        self._text = self._image = None
+
+    def start(self) -> None:
+        from IPython.display import display
+
+        self._text = display({"text/plain": "starting..."}, raw=True, display_id=True)
+        self._image = display({"text/plain": "(the plot appears after the first batches)"},
+                              raw=True, display_id=True)  # fmt: skip
+
+    def progress(self, text: str, fraction: float | None) -> None:
+        self._text.update({"text/plain": text}, raw=True)
+
+    def figure(self, png: bytes) -> None:
+        self._image.update(_png_bundle(png), raw=True)
+
+    def epoch(self, text: str) -> None:
+        pass
+
+    def finish(self, png: bytes | None, text: str) -> None:
+        self.progress(text, 1.0)
+        if png is not None:
+            self.figure(png)
+
+
+class WidgetRenderer:
+    wants_figure = True
+
+    def __init__(self) -> None:
+        import ipywidgets as widgets
+
+        self.bar = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, description="training",
+                                         layout=widgets.Layout(width="60%"))  # fmt: skip
+        self.text = widgets.HTML(value="starting...")
+        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        self.box = widgets.VBox([widgets.HBox([self.bar, self.text]), self.image])
+        self._handle = None
+
+    def _bundle(self, png: bytes | None) -> dict:
+        # The widget view for live frontends, plus a PNG of the same plot for places that render
+        # no widgets (an exported or statically viewed notebook).
+        bundle = self.box._repr_mimebundle_()
+        if png is not None:
+            bundle.update(_png_bundle(png))
+        return bundle
+
+    def start(self) -> None:
+        from IPython.display import display
+
+        self._handle = display(self._bundle(None), raw=True, display_id=True)
+
+    def progress(self, text: str, fraction: float | None) -> None:
+        self.text.value = text
+        if fraction is not None:
+            self.bar.value = min(max(fraction, 0.0), 1.0)
+
+    def figure(self, png: bytes) -> None:
+        self.image.value = png
+
+    def epoch(self, text: str) -> None:
+        pass
+
+    def finish(self, png: bytes | None, text: str) -> None:
+        self.progress(text, 1.0)
+        self.bar.bar_style = "success"
+        if png is not None:
+            self.figure(png)
+            if self._handle is not None:
+                self._handle.update(self._bundle(png), raw=True)
+
+
+def _png_bundle(png: bytes) -> dict:
+    return {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": "<training plot>"}
+
+
+def make_renderer(backend: str, png_path: str | None = None):
+    if backend == "widget":
+        return WidgetRenderer()
+    if backend == "display":
+        return DisplayRenderer()
+    return ConsoleRenderer(png_path)

@@ -1,0 +1,109 @@
+"""TrainingRecorder: turns metric readings from fit or a manual loop into MetricHistory rows.
+
+It keeps the counters a progress line needs (epoch, batch, samples seen, elapsed time). A
+LivePlot is a recorder that also draws; ``fit`` without a plot records with a bare one, so
+``mod.history`` is always there.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+
+from .history import MetricHistory
+
+
+class TrainingRecorder:
+    def __init__(self, clock: Callable[[], float] = time.perf_counter,
+                 history: MetricHistory | None = None):  # fmt: skip
+        self.clock = clock
+        self.history = history if history is not None else MetricHistory()
+        self.started_at: float | None = None
+        self.total_epochs: int | None = None  # the epoch to stop before (fit's num_epoch)
+        self.begin_epoch = 0
+        self.batches_per_epoch: int | None = None
+        self.epoch = 0
+        self.batch = -1  # index of the latest batch in the current epoch
+        self.samples = 0  # training samples seen since training started
+        self.epoch_samples = 0
+        self.samples_per_epoch: int | None = None
+
+    # ---------------------------------------------------------------- lifecycle
+    def begin(self, *, begin_epoch: int = 0, total_epochs: int | None = None,
+              batches_per_epoch: int | None = None) -> None:  # fmt: skip
+        """Start (or continue) a training run; fit calls this, the manual loop's first update too."""
+        if self.started_at is None:
+            self.started_at = self.clock()
+        self.begin_epoch = self.epoch = begin_epoch
+        self.total_epochs = total_epochs
+        self.batches_per_epoch = batches_per_epoch or self.batches_per_epoch
+        self.batch = -1
+        self.epoch_samples = 0
+
+    def elapsed(self, at: float | None = None) -> float:
+        if self.started_at is None:
+            return 0.0
+        return (self.clock() if at is None else at) - self.started_at
+
+    # ---------------------------------------------------------------- recording
+    def advance(self, epoch: int, batch: int, samples: int) -> int:
+        """Training reached batch ``batch`` of ``epoch`` (in real time); returns samples seen."""
+        if epoch != self.epoch:
+            self.epoch, self.epoch_samples = epoch, 0
+        self.batch = batch
+        self.samples += samples
+        self.epoch_samples += samples
+        return self.samples
+
+    def record_batch(self, epoch: int, batch: int, samples_seen: int, values,
+                     at: float | None = None) -> None:  # fmt: skip
+        """The metric values over one batch (recorded possibly later than the batch ran)."""
+        when = self.elapsed(at)
+        for name, value in values:
+            self.history.record(name, "train", "batch", epoch=epoch, batch=batch,
+                                samples=samples_seen, time=when, value=value)  # fmt: skip
+
+    def record_epoch(self, epoch: int, phase: str, name_values) -> None:
+        """MXNet's value over the whole epoch, for 'train' or 'validation'."""
+        if phase == "train":
+            if self.batch >= 0:
+                self.batches_per_epoch = self.batches_per_epoch or self.batch + 1
+                self.samples_per_epoch = self.samples_per_epoch or self.epoch_samples
+        for name, value in name_values:
+            self.history.record(name, phase, "epoch", epoch=epoch, batch=self.batch + 1,
+                                samples=self.samples, time=self.elapsed(), value=value)  # fmt: skip
+        self.after_epoch(phase)
+
+    # ---------------------------------------------------------------- hooks for LivePlot
+    def tick(self) -> None:
+        """Called after each training batch, in real time (a plot may draw here)."""
+
+    def after_epoch(self, phase: str) -> None:
+        """Called after each epoch's train values, and again after its validation values."""
+
+    def finish(self) -> None:
+        """Called once when training ends (also after an error or an interrupt)."""
+
+    # ---------------------------------------------------------------- progress
+    def samples_per_second(self) -> float:
+        elapsed = self.elapsed()
+        return self.samples / elapsed if elapsed > 0 else 0.0
+
+    def eta_seconds(self) -> float | None:
+        if not (self.total_epochs and self.samples_per_epoch and self.samples):
+            return None
+        remaining = (self.total_epochs - self.epoch) * self.samples_per_epoch - self.epoch_samples
+        rate = self.samples_per_second()
+        return max(remaining, 0) / rate if rate else None
+
+    def progress_text(self, done: bool = False) -> str:
+        # MXNet counts epochs from 0 (its log says Epoch[0]); say the range so that reads right
+        total = f" of {self.begin_epoch}..{self.total_epochs - 1}" if self.total_epochs else ""
+        rate = f"{self.samples_per_second():,.0f} samples/s"
+        if done:
+            return (f"done: {self.epoch + 1 - self.begin_epoch} epochs, {self.samples:,} samples "
+                    f"in {self.elapsed():.1f} s, {rate}")  # fmt: skip
+        batches = f"/{self.batches_per_epoch}" if self.batches_per_epoch else ""
+        eta = self.eta_seconds()
+        eta_text = f" · ETA {int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else ""
+        return f"Epoch[{self.epoch}]{total} · batch {self.batch + 1}{batches} · {rate}{eta_text}"
