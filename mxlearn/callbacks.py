@@ -27,19 +27,24 @@ def _batches_per_epoch(data_iter) -> int | None:
 
 
 class FitFeed:
-    def __init__(self, recorder: TrainingRecorder, eval_metric, validation_metric,
-                 *, has_validation: bool) -> None:  # fmt: skip
+    def __init__(
+        self, recorder: TrainingRecorder, eval_metric, validation_metric, *, has_validation: bool
+    ) -> None:
         self.recorder = recorder
-        self.train_metric = DeferredMetric(eval_metric, on_batch=self._on_batch,
-                                           clock=recorder.clock)  # fmt: skip
+        self.train_metric = DeferredMetric(
+            eval_metric, on_batch=self._on_batch, clock=recorder.clock
+        )
         self.validation_metric = DeferredMetric(validation_metric, clock=recorder.clock)
         recorder._fit_has_validation = has_validation
         if hasattr(recorder, "flush_sources"):
             recorder.flush_sources.append(self.train_metric.flush)
 
     def begin(self, train_data, begin_epoch: int, num_epoch: int) -> None:
-        self.recorder.begin(begin_epoch=begin_epoch, total_epochs=num_epoch,
-                            batches_per_epoch=_batches_per_epoch(train_data))  # fmt: skip
+        self.recorder.begin(
+            begin_epoch=begin_epoch,
+            total_epochs=num_epoch,
+            batches_per_epoch=_batches_per_epoch(train_data),
+        )
         self.train_metric.epoch = begin_epoch
         self.train_metric.seen = self.recorder.samples
         self.train_metric.copy_labels = type(train_data) is not mx.io.NDArrayIter

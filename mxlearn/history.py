@@ -72,14 +72,24 @@ class MetricHistory:
     def version(self) -> int:
         return self._version
 
-    def record(self, metric: str, phase: str, kind: str, *, epoch: int, batch: int,
-               samples: int, time: float, value: float) -> None:  # fmt: skip
+    def record(
+        self,
+        metric: str,
+        phase: str,
+        kind: str,
+        *,
+        epoch: int,
+        batch: int,
+        samples: int,
+        time: float,
+        value: float,
+    ) -> None:
         if phase not in PHASES or kind not in KINDS:
             raise ValueError(f"phase must be one of {PHASES} and kind one of {KINDS}")
         self.records.append(
             Record(
                 metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
-            )  # fmt: skip
+            )
         )
         self._version += 1
 
@@ -134,7 +144,7 @@ class MetricHistory:
             "columns": list(COLUMNS),
             "rows": [
                 [getattr(r, c) for c in COLUMNS[:-1]] + [number(r.value)] for r in self.records
-            ],  # fmt: skip
+            ],
             "events": [asdict(e) for e in self.events],
         }
 

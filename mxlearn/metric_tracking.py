@@ -63,7 +63,7 @@ def _accuracy_axis(metric) -> int | None:
 
 
 def _shapes_differ(label, pred) -> bool:
-    return all(p.shape != l.shape for p, l in zip(pred.values(), label.values()))
+    return all(p.shape != t.shape for p, t in zip(pred.values(), label.values()))
 
 
 @dataclass(slots=True)
@@ -83,8 +83,13 @@ class DeferredMetric(mx.metric.EvalMetric):
     metric over that batch alone.
     """
 
-    def __init__(self, inner, on_batch: Callable | None = None, max_pending: int = 50,
-                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+    def __init__(
+        self,
+        inner,
+        on_batch: Callable | None = None,
+        max_pending: int = 50,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         self.inner = inner
         self.on_batch = on_batch
         self.max_pending = max_pending
@@ -166,14 +171,15 @@ class DeferredMetric(mx.metric.EvalMetric):
             return False
         arrays = [a for labels, preds in updates for a in (*labels.values(), *preds.values())]
         return len({a.context for a in arrays}) == 1 and all(
-            p.shape[0] == l.shape[0] for labels, preds in updates
-            for l, p in zip(labels.values(), preds.values())
-        )  # fmt: skip
+            p.shape[0] == t.shape[0]
+            for labels, preds in updates
+            for t, p in zip(labels.values(), preds.values())
+        )
 
     def _flush_counts(self, pending) -> None:
         updates = [u for entry in pending for u in entry.updates]
         label_name, pred_name = next(iter(updates[0][0])), next(iter(updates[0][1]))
-        labels = mx.nd.concat(*[next(iter(l.values())) for l, _ in updates], dim=0)
+        labels = mx.nd.concat(*[next(iter(t.values())) for t, _ in updates], dim=0)
         preds = mx.nd.concat(*[next(iter(p.values())) for _, p in updates], dim=0)
         self.inner.update_dict({label_name: labels}, {pred_name: preds})
         if self.on_batch is None:

@@ -898,8 +898,12 @@ class Module(mx.mod.Module):
         validation_metric = create_metric(validation_metric, called)
         if self._auto_bound and not self.for_training:
             force_rebind = True  # bound for prediction by predict/score; training needs more
-        feed = FitFeed(_recorder_for(live), eval_metric, validation_metric,
-                       has_validation=eval_data is not None)  # fmt: skip
+        feed = FitFeed(
+            _recorder_for(live),
+            eval_metric,
+            validation_metric,
+            has_validation=eval_data is not None,
+        )
         self.history = feed.recorder.history
         # fit's own callbacks run first: they name each batch before a user's callback reads it
         epoch_end_callback = [feed.epoch_end, *_as_list(epoch_end_callback)]
@@ -911,12 +915,28 @@ class Module(mx.mod.Module):
                 if eval_data is not None:
                     feed.begin_validation(eval_data)
                 super().fit(
-                    train_data, eval_data, feed.train_metric, epoch_end_callback,
-                    batch_end_callback, kvstore, optimizer, optimizer_params, eval_end_callback,
-                    eval_batch_end_callback, initializer, arg_params, aux_params, allow_missing,
-                    force_rebind, force_init, begin_epoch, num_epoch, feed.validation_metric,
-                    monitor, sparse_row_id_fn,
-                )  # fmt: skip
+                    train_data,
+                    eval_data,
+                    feed.train_metric,
+                    epoch_end_callback,
+                    batch_end_callback,
+                    kvstore,
+                    optimizer,
+                    optimizer_params,
+                    eval_end_callback,
+                    eval_batch_end_callback,
+                    initializer,
+                    arg_params,
+                    aux_params,
+                    allow_missing,
+                    force_rebind,
+                    force_init,
+                    begin_epoch,
+                    num_epoch,
+                    feed.validation_metric,
+                    monitor,
+                    sparse_row_id_fn,
+                )
             except StopIteration:
                 # MXNet's fit takes the first batch of each epoch with a bare next().
                 raise _no_batch_error(train_data, self._state_text()) from None

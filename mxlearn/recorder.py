@@ -14,8 +14,9 @@ from .history import MetricHistory
 
 
 class TrainingRecorder:
-    def __init__(self, clock: Callable[[], float] = time.perf_counter,
-                 history: MetricHistory | None = None):  # fmt: skip
+    def __init__(
+        self, clock: Callable[[], float] = time.perf_counter, history: MetricHistory | None = None
+    ):
         self.clock = clock
         self.history = history if history is not None else MetricHistory()
         self.started_at: float | None = None
@@ -29,8 +30,13 @@ class TrainingRecorder:
         self.samples_per_epoch: int | None = None
 
     # ---------------------------------------------------------------- lifecycle
-    def begin(self, *, begin_epoch: int = 0, total_epochs: int | None = None,
-              batches_per_epoch: int | None = None) -> None:  # fmt: skip
+    def begin(
+        self,
+        *,
+        begin_epoch: int = 0,
+        total_epochs: int | None = None,
+        batches_per_epoch: int | None = None,
+    ) -> None:
         """Start (or continue) a training run; fit calls this, the manual loop's first update too."""
         if self.started_at is None:
             self.started_at = self.clock()
@@ -55,13 +61,22 @@ class TrainingRecorder:
         self.epoch_samples += samples
         return self.samples
 
-    def record_batch(self, epoch: int, batch: int, samples_seen: int, values,
-                     at: float | None = None) -> None:  # fmt: skip
+    def record_batch(
+        self, epoch: int, batch: int, samples_seen: int, values, at: float | None = None
+    ) -> None:
         """The metric values over one batch (recorded possibly later than the batch ran)."""
         when = self.elapsed(at)
         for name, value in values:
-            self.history.record(name, "train", "batch", epoch=epoch, batch=batch,
-                                samples=samples_seen, time=when, value=value)  # fmt: skip
+            self.history.record(
+                name,
+                "train",
+                "batch",
+                epoch=epoch,
+                batch=batch,
+                samples=samples_seen,
+                time=when,
+                value=value,
+            )
 
     def record_epoch(self, epoch: int, phase: str, name_values) -> None:
         """MXNet's value over the whole epoch, for 'train' or 'validation'."""
@@ -70,8 +85,16 @@ class TrainingRecorder:
                 self.batches_per_epoch = self.batches_per_epoch or self.batch + 1
                 self.samples_per_epoch = self.samples_per_epoch or self.epoch_samples
         for name, value in name_values:
-            self.history.record(name, phase, "epoch", epoch=epoch, batch=self.batch + 1,
-                                samples=self.samples, time=self.elapsed(), value=value)  # fmt: skip
+            self.history.record(
+                name,
+                phase,
+                "epoch",
+                epoch=epoch,
+                batch=self.batch + 1,
+                samples=self.samples,
+                time=self.elapsed(),
+                value=value,
+            )
         self.after_epoch(phase)
 
     # ---------------------------------------------------------------- hooks for LivePlot
@@ -101,8 +124,10 @@ class TrainingRecorder:
         total = f" of {self.begin_epoch}..{self.total_epochs - 1}" if self.total_epochs else ""
         rate = f"{self.samples_per_second():,.0f} samples/s"
         if done:
-            return (f"done: {self.epoch + 1 - self.begin_epoch} epochs, {self.samples:,} samples "
-                    f"in {self.elapsed():.1f} s, {rate}")  # fmt: skip
+            return (
+                f"done: {self.epoch + 1 - self.begin_epoch} epochs, {self.samples:,} samples "
+                f"in {self.elapsed():.1f} s, {rate}"
+            )
         batches = f"/{self.batches_per_epoch}" if self.batches_per_epoch else ""
         eta = self.eta_seconds()
         eta_text = f" · ETA {int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else ""

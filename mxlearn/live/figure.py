@@ -55,8 +55,14 @@ class _Curves:
 
 
 class TrainingFigure:
-    def __init__(self, *, log_scale: bool = False, smoothing: float = 0.6,
-                 figsize: tuple[float, float] | None = None, dpi: int = 72):  # fmt: skip
+    def __init__(
+        self,
+        *,
+        log_scale: bool = False,
+        smoothing: float = 0.6,
+        figsize: tuple[float, float] | None = None,
+        dpi: int = 72,
+    ):
         self.log_scale = log_scale
         self.smoothing = smoothing
         self.figsize = figsize
@@ -73,8 +79,12 @@ class TrainingFigure:
         self.blits = 0
 
     # ---------------------------------------------------------------- data
-    def update(self, history: MetricHistory, batches_per_epoch: int | None,
-               x_range: tuple[float, float] | None) -> None:  # fmt: skip
+    def update(
+        self,
+        history: MetricHistory,
+        batches_per_epoch: int | None,
+        x_range: tuple[float, float] | None,
+    ) -> None:
         """Take the records added to ``history`` since the last call."""
         self._x_range = x_range
         for r in history.records[self._consumed :]:
@@ -104,12 +114,15 @@ class TrainingFigure:
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
         for ax, metric in zip(axes, self.metrics or ["metric"]):
-            batch = ax.plot([], [], lw=0.8, color="tab:blue", alpha=0.45, label="train (batch)",
-                            animated=True)[0]  # fmt: skip
-            train = ax.plot([], [], "o-", ms=4, color="tab:blue", label="train (epoch)",
-                            animated=True)[0]  # fmt: skip
-            val = ax.plot([], [], "s-", ms=4, color="tab:orange", label="validation",
-                          animated=True)[0]  # fmt: skip
+            batch = ax.plot(
+                [], [], lw=0.8, color="tab:blue", alpha=0.45, label="train (batch)", animated=True
+            )[0]
+            train = ax.plot(
+                [], [], "o-", ms=4, color="tab:blue", label="train (epoch)", animated=True
+            )[0]
+            val = ax.plot(
+                [], [], "s-", ms=4, color="tab:orange", label="validation", animated=True
+            )[0]
             ax.set_title(metric)
             ax.set_xlabel("epochs completed")
             ax.grid(alpha=0.3)
@@ -207,8 +220,10 @@ class TrainingFigure:
     def line_data(self, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """The data of each curve of ``metric``, as drawn (for tests and inspection)."""
         names = ("train (batch)", "train (epoch)", "validation")
-        return {n: (np.asarray(l.get_xdata()), np.asarray(l.get_ydata()))
-                for n, l in zip(names, self._lines[metric])}  # fmt: skip
+        return {
+            n: (np.asarray(line.get_xdata()), np.asarray(line.get_ydata()))
+            for n, line in zip(names, self._lines[metric])
+        }
 
     def save(self, path) -> None:
         """A final, exact PNG at ``path``."""

@@ -50,11 +50,19 @@ class LivePlot(TrainingRecorder):
         Where the console backend saves the final figure (default runs/plots/...).
     """
 
-    def __init__(self, backend: str | None = None, *, budget: float = 0.03,
-                 min_interval: float = 0.25, log_scale: bool = False, smoothing: float = 0.6,
-                 epochs: int | None = None, png_path: str | None = None,
-                 figsize: tuple[float, float] | None = None,
-                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+    def __init__(
+        self,
+        backend: str | None = None,
+        *,
+        budget: float = 0.03,
+        min_interval: float = 0.25,
+        log_scale: bool = False,
+        smoothing: float = 0.6,
+        epochs: int | None = None,
+        png_path: str | None = None,
+        figsize: tuple[float, float] | None = None,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         super().__init__(clock=clock)
         self.backend = choose_backend(backend)
         self.renderer = make_renderer(self.backend, png_path)

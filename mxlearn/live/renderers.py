@@ -57,8 +57,9 @@ class DisplayRenderer:
         from IPython.display import display
 
         self._text = display({"text/plain": "starting..."}, raw=True, display_id=True)
-        self._image = display({"text/plain": "(the plot appears after the first batches)"},
-                              raw=True, display_id=True)  # fmt: skip
+        self._image = display(
+            {"text/plain": "(the plot appears after the first batches)"}, raw=True, display_id=True
+        )
 
     def progress(self, text: str, fraction: float | None) -> None:
         self._text.update({"text/plain": text}, raw=True)
@@ -81,8 +82,9 @@ class WidgetRenderer:
     def __init__(self) -> None:
         import ipywidgets as widgets
 
-        self.bar = widgets.FloatProgress(value=0.0, min=0.0, max=1.0, description="training",
-                                         layout=widgets.Layout(width="60%"))  # fmt: skip
+        self.bar = widgets.FloatProgress(
+            value=0.0, min=0.0, max=1.0, description="training", layout=widgets.Layout(width="60%")
+        )
         self.text = widgets.HTML(value="starting...")
         self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
         self.box = widgets.VBox([widgets.HBox([self.bar, self.text]), self.image])

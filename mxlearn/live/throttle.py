@@ -27,8 +27,12 @@ class Throttle:
     True
     """
 
-    def __init__(self, budget: float = 0.03, min_interval: float = 0.25,
-                 clock: Callable[[], float] = time.perf_counter):  # fmt: skip
+    def __init__(
+        self,
+        budget: float = 0.03,
+        min_interval: float = 0.25,
+        clock: Callable[[], float] = time.perf_counter,
+    ):
         if not 0 < budget <= 1:
             raise ValueError(f"budget is a share of training time, in (0, 1]; got {budget}")
         self.budget = budget
