@@ -1,0 +1,153 @@
+"""MetricHistory: grouping and export round-trips; the throttle, with an injected clock."""
+
+from __future__ import annotations
+
+import math
+
+import pytest
+
+from mxlearn import MetricHistory
+from mxlearn.live.throttle import Throttle
+
+
+def _history() -> MetricHistory:
+    h = MetricHistory()
+    for epoch in range(2):
+        for batch in range(3):
+            h.record(
+                "accuracy",
+                "train",
+                "batch",
+                epoch=epoch,
+                batch=batch,
+                samples=(epoch * 3 + batch + 1) * 32,
+                time=0.1 * batch,
+                value=0.5 + 0.1 * batch,
+            )
+        h.record(
+            "accuracy",
+            "train",
+            "epoch",
+            epoch=epoch,
+            batch=3,
+            samples=(epoch + 1) * 96,
+            time=1.0 + epoch,
+            value=0.6 + epoch / 10,
+        )
+        h.record(
+            "accuracy",
+            "validation",
+            "epoch",
+            epoch=epoch,
+            batch=3,
+            samples=(epoch + 1) * 96,
+            time=1.1 + epoch,
+            value=0.55 + epoch / 10,
+        )
+        h.record(
+            "cross-entropy",
+            "train",
+            "epoch",
+            epoch=epoch,
+            batch=3,
+            samples=(epoch + 1) * 96,
+            time=1.0 + epoch,
+            value=math.nan if epoch else 2.5,
+        )
+    h.mark("resumed at epoch 1", epoch=1, samples=96, time=1.05)
+    return h
+
+
+def test_groups_put_train_and_validation_of_a_metric_together():
+    groups = _history().groups()
+    assert list(groups) == ["accuracy", "cross-entropy"]
+    assert len(groups["accuracy"]["train"]) == 8 and len(groups["accuracy"]["validation"]) == 2
+    assert groups["cross-entropy"]["validation"] == []
+
+
+def test_series_and_last():
+    h = _history()
+    assert h.series("accuracy", "validation", "epoch") == ([0, 1], [0.55, 0.65])
+    assert h.series("accuracy", "train", "batch", x="samples")[0][:3] == [32, 64, 96]
+    assert h.last("accuracy", "train") == pytest.approx(0.7)
+
+
+def test_pandas_and_csv_round_trip(tmp_path):
+    import pandas as pd
+
+    h = _history()
+    frame = h.to_pandas()
+    assert list(frame.columns) == [
+        "metric",
+        "phase",
+        "kind",
+        "epoch",
+        "batch",
+        "samples",
+        "time",
+        "value",
+    ]
+    assert len(frame) == len(h) == 12
+    h.to_csv(tmp_path / "h.csv")
+    again = pd.read_csv(tmp_path / "h.csv")
+    pd.testing.assert_frame_equal(frame, again, check_dtype=False)
+
+
+def test_json_round_trip_keeps_nan_and_events(tmp_path):
+    h = _history()
+    h.save(tmp_path / "h.json")
+    loaded = MetricHistory.load(tmp_path / "h.json")
+    assert [r for r in loaded.records if not math.isnan(r.value)] == [
+        r for r in h.records if not math.isnan(r.value)
+    ]
+    assert math.isnan(loaded.records[-1].value)
+    assert loaded.events == h.events and loaded.events[0].text == "resumed at epoch 1"
+    assert not (tmp_path / "h.json.tmp").exists()
+
+
+def test_load_refuses_other_json(tmp_path):
+    (tmp_path / "x.json").write_text('{"rows": []}')
+    with pytest.raises(ValueError, match="not a saved MetricHistory"):
+        MetricHistory.load(tmp_path / "x.json")
+
+
+class FakeClock:
+    def __init__(self):
+        self.now = 100.0
+
+    def __call__(self):
+        return self.now
+
+
+def test_throttle_spaces_draws_by_their_cost():
+    clock = FakeClock()
+    t = Throttle(budget=0.03, min_interval=0.25, clock=clock)
+    assert t.due()
+    t.drew(cost=0.003)  # cheap: the minimum interval rules
+    clock.now += 0.2
+    assert not t.due()
+    clock.now += 0.05
+    assert t.due()
+    t.drew(cost=0.03)  # 30 ms at a 3% budget: wait a second
+    clock.now += 0.9
+    assert not t.due()
+    clock.now += 0.1
+    assert t.due()
+    assert t.draws == 2 and t.spent == pytest.approx(0.033)
+
+
+def test_throttle_keeps_drawing_within_budget_over_a_run():
+    clock = FakeClock()
+    t = Throttle(budget=0.03, min_interval=0.0, clock=clock)
+    start = clock.now
+    for _ in range(10000):  # a batch every 5 ms, a draw costs 20 ms when due
+        clock.now += 0.005
+        if t.due():
+            clock.now += 0.02
+            t.drew(0.02)
+    assert t.spent / (clock.now - start) <= 0.031
+
+
+def test_throttle_rejects_a_budget_outside_0_1():
+    with pytest.raises(ValueError):
+        Throttle(budget=3)

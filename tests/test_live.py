@@ -1,0 +1,280 @@
+"""LivePlot: backend choice, curves after updates (Agg), fit integration, exact metrics."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import seed_all
+
+import mxlearn
+from mxlearn import MetricHistory, mx
+from mxlearn.errors import ArgumentTypeError, InputError
+from mxlearn.live import backends
+from mxlearn.live.figure import TrainingFigure
+from mxlearn.live.renderers import WidgetRenderer
+
+
+# ---------------------------------------------------------------- backend choice
+def test_backend_outside_a_kernel_is_the_console(monkeypatch):
+    monkeypatch.delenv(backends.ENV_VARIABLE, raising=False)
+    assert backends.choose_backend() == "console"
+
+
+def test_backend_in_a_kernel_depends_on_widgets(monkeypatch):
+    monkeypatch.delenv(backends.ENV_VARIABLE, raising=False)
+    monkeypatch.setattr(backends, "_kernel_shell", lambda: object())
+    assert backends.choose_backend() == "widget"
+    monkeypatch.setattr(backends, "widgets_available", lambda: False)
+    assert backends.choose_backend() == "display"
+
+
+def test_backend_requested_or_from_the_environment(monkeypatch):
+    monkeypatch.setenv(backends.ENV_VARIABLE, "display")
+    assert backends.choose_backend() == "display"
+    assert backends.choose_backend("console") == "console"
+    with pytest.raises(InputError, match="'widget'"):
+        backends.choose_backend("widgett")
+
+
+# ---------------------------------------------------------------- the figure
+def _fed_history(epochs=2, batches=4):
+    h = MetricHistory()
+    for e in range(epochs):
+        for b in range(batches):
+            h.record(
+                "accuracy",
+                "train",
+                "batch",
+                epoch=e,
+                batch=b,
+                samples=0,
+                time=0,
+                value=0.1 * (b + 1),
+            )
+            h.record(
+                "cross-entropy",
+                "train",
+                "batch",
+                epoch=e,
+                batch=b,
+                samples=0,
+                time=0,
+                value=3.0 - b,
+            )
+        h.record(
+            "accuracy",
+            "train",
+            "epoch",
+            epoch=e,
+            batch=batches,
+            samples=0,
+            time=0,
+            value=0.5 + e / 10,
+        )
+        h.record(
+            "accuracy",
+            "validation",
+            "epoch",
+            epoch=e,
+            batch=batches,
+            samples=0,
+            time=0,
+            value=0.4 + e / 10,
+        )
+    return h
+
+
+def test_figure_curves_hold_the_history_values():
+    fig = TrainingFigure(smoothing=0.0)
+    fig.update(_fed_history(), batches_per_epoch=4, x_range=(0, 2))
+    fig.draw()
+    data = fig.line_data("accuracy")
+    assert np.allclose(data["train (batch)"][0], [0.25, 0.5, 0.75, 1.0, 1.25, 1.5, 1.75, 2.0])
+    assert np.allclose(data["train (batch)"][1], [0.1, 0.2, 0.3, 0.4] * 2)
+    assert np.allclose(data["train (epoch)"][0], [1, 2]) and np.allclose(
+        data["train (epoch)"][1], [0.5, 0.6]
+    )
+    assert np.allclose(data["validation"][1], [0.4, 0.5])
+    assert fig.metrics == ["accuracy", "cross-entropy"]
+    assert len(fig.fig.axes) == 2  # one subplot per metric
+
+
+def test_figure_is_created_once_and_updated_in_place():
+    fig = TrainingFigure(smoothing=0.0)
+    history = _fed_history(epochs=1)
+    fig.update(history, 4, (0, 3))
+    fig.draw()
+    first_figure, first_line = fig.fig, fig._lines["accuracy"][0]
+    history.record("accuracy", "train", "batch", epoch=1, batch=0, samples=0, time=0, value=0.3)
+    fig.update(history, 4, (0, 3))
+    fig.draw()
+    assert fig.fig is first_figure and fig._lines["accuracy"][0] is first_line
+    assert fig.line_data("accuracy")["train (batch)"][1][-1] == pytest.approx(0.3)
+    assert fig.blits == 1 and fig.full_draws == 1  # the limits held: only the curves redrawn
+
+
+def test_figure_smoothing_and_log_scale():
+    fig = TrainingFigure(smoothing=0.5, log_scale=True)
+    fig.update(_fed_history(epochs=1), 4, None)
+    fig.draw()
+    smoothed = fig.line_data("cross-entropy")["train (batch)"][1]
+    assert smoothed[0] == pytest.approx(3.0) and smoothed[1] < 3.0 and smoothed[1] > 2.0
+    assert fig._axes["cross-entropy"].get_yscale() == "log"
+    assert fig._axes["accuracy"].get_yscale() == "linear"  # bounded metrics stay linear
+    png = fig.png()
+    assert png[:8] == b"\x89PNG\r\n\x1a\n"
+
+
+# ---------------------------------------------------------------- fit and the manual loop
+def _letters():
+    return mxlearn.datasets.letter_recognition()
+
+
+def _small_letter_iters(batch_size=32):
+    X, y = _letters()
+    train = mx.io.NDArrayIter(X[:3200], y[:3200], batch_size, shuffle=True)
+    val = mx.io.NDArrayIter(X[16000:16800], y[16000:16800], batch_size)
+    return train, val
+
+
+def test_fit_with_console_live_plot(tmp_path, capsys):
+    seed_all(0)
+    train, val = _small_letter_iters()
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "curves.png"))
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(train, eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=3, live=live)
+    out = capsys.readouterr().out
+    epoch_lines = [
+        line for line in out.splitlines() if line.startswith("Epoch[") and "samples/s" in line
+    ]
+    assert len(epoch_lines) == 3 and "validation accuracy" in epoch_lines[-1]
+    assert f"Training plot saved to {tmp_path / 'curves.png'}" in out
+    assert (tmp_path / "curves.png").read_bytes()[:4] == b"\x89PNG"
+    h = mod.history
+    assert h is live.history
+    assert len(h.series("accuracy", "train", "batch")[1]) == 3 * 100
+    assert h.series("accuracy", "validation", "epoch")[0] == [0, 1, 2]
+    assert h.records[-1].samples == 3 * 3200
+
+
+def test_fit_without_live_still_records_history():
+    seed_all(0)
+    train, _ = _small_letter_iters()
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(train, optimizer_params={"learning_rate": 0.1}, num_epoch=2)
+    assert isinstance(mod.history, MetricHistory)
+    assert len(mod.history.series("accuracy", "train", "epoch")[1]) == 2
+
+
+def test_fit_refuses_a_bad_live_argument(small_net, small_iter):
+    with pytest.raises(ArgumentTypeError, match="live=True"):
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=1, live="yes")
+
+
+class _Recording(list):
+    def __call__(self, epoch, symbol, arg_params, aux_params):
+        self.append(epoch)
+
+
+@pytest.mark.parametrize("metric", ["acc", "ce", ["acc", "ce"], "mse", "top_k_accuracy"])
+def test_epoch_metrics_are_exactly_mxnets(metric):
+    """Deferred reading gives the very numbers MXNet's own per-batch updates give."""
+    kwargs = {"top_k": 3} if metric == "top_k_accuracy" else {}
+
+    def logged(module_class):
+        seed_all(5)
+        train, val = _small_letter_iters()
+        values = []
+
+        def on_epoch(epoch, *_):
+            values.append(("train", epoch, train_metric.get_global_name_value()))
+
+        def on_eval(param):
+            values.append(("validation", param.epoch, param.eval_metric.get_name_value()))
+
+        train_metric = mx.metric.create(metric, **kwargs)
+        mod = module_class(mxlearn.models.mlp())
+        mod.fit(
+            train,
+            eval_data=val,
+            eval_metric=train_metric,
+            validation_metric=mx.metric.create(metric, **kwargs),
+            optimizer_params={"learning_rate": 0.1},
+            num_epoch=2,
+            epoch_end_callback=on_epoch,
+            eval_end_callback=on_eval,
+        )
+        return values
+
+    ours, theirs = logged(mxlearn.Module), logged(mx.mod.Module)
+    assert ours == theirs and len(ours) == 4
+
+
+def test_manual_loop_and_fit_draw_the_same_curves():
+    def manual():
+        seed_all(3)
+        train, _ = _small_letter_iters()
+        mod = mxlearn.Module(mxlearn.models.mlp())
+        mod.bind(train.provide_data, train.provide_label)
+        mod.init_params(initializer=mx.init.Uniform(0.01))
+        mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
+        metric = mx.metric.create("acc")
+        live = mxlearn.LivePlot(backend="console", png_path=None, epochs=2)
+        live.renderer.finish = lambda png, text: None  # keep the test's folder clean
+        for epoch in range(2):
+            metric.reset()
+            for batch in train:
+                mod.forward(batch, is_train=True)
+                mod.update_metric(metric, batch.label)
+                mod.backward()
+                mod.update()
+                live.update(epoch, metric, batch)
+            train.reset()  # at the end, as fit does: the same shuffled order in both runs
+        live.close()
+        return live.history
+
+    def fitted():
+        seed_all(3)
+        train, _ = _small_letter_iters()
+        live = mxlearn.LivePlot(backend="console", png_path=None)
+        live.renderer.finish = lambda png, text: None
+        mxlearn.Module(mxlearn.models.mlp()).fit(
+            train, optimizer_params={"learning_rate": 0.1}, num_epoch=2, live=live
+        )
+        return live.history
+
+    a, b = manual(), fitted()
+    for kind in ("batch", "epoch"):
+        xs_a, ys_a = a.series("accuracy", "train", kind, x="samples")
+        xs_b, ys_b = b.series("accuracy", "train", kind, x="samples")
+        assert xs_a == xs_b and ys_a == ys_b and len(ys_a) > 0
+
+
+def test_widget_renderer_updates_in_place_and_finishes():
+    pytest.importorskip("ipywidgets")
+    renderer = WidgetRenderer()
+    renderer.progress("Epoch[0] · batch 3", 0.25)
+    renderer.figure(b"\x89PNG-first")
+    image = renderer.image
+    renderer.figure(b"\x89PNG-second")
+    renderer.finish(b"\x89PNG-final", "done")
+    assert renderer.image is image and image.value == b"\x89PNG-final"
+    assert renderer.bar.value == 1.0 and renderer.bar.bar_style == "success"
+    assert renderer.text.value == "done"
+
+
+def test_live_plot_draws_within_budget_during_fit(tmp_path):
+    seed_all(0)
+    train, val = _small_letter_iters()
+    live = mxlearn.LivePlot(backend="display", budget=0.03)
+    live.renderer.start = lambda: None  # no IPython display outside a kernel
+    shown = []
+    live.renderer.figure = shown.append
+    live.renderer.progress = lambda text, fraction: None
+    live.renderer.finish = lambda png, text: shown.append(png)
+    mxlearn.Module(mxlearn.models.mlp()).fit(
+        train, eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=3, live=live
+    )
+    assert len(shown) >= 4  # at least each epoch end and the end of training
+    assert all(png[:4] == b"\x89PNG" for png in shown)
+    assert live.figure.blits >= 1
