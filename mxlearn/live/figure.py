@@ -61,7 +61,7 @@ class TrainingFigure:
         log_scale: bool = False,
         smoothing: float = 0.6,
         figsize: tuple[float, float] | None = None,
-        dpi: int = 72,
+        dpi: int = 96,
     ):
         self.log_scale = log_scale
         self.smoothing = smoothing
@@ -108,7 +108,7 @@ class TrainingFigure:
     # ---------------------------------------------------------------- drawing
     def _build(self) -> None:
         n = max(1, len(self.metrics))
-        size = self.figsize or (min(4.2 * n, 12.6), 3.2)
+        size = self.figsize or (min(5.0 * n, 15.0), 3.4)
         self.fig = Figure(figsize=size, dpi=self.dpi)
         FigureCanvasAgg(self.fig)
         axes = self.fig.subplots(1, n, squeeze=False)[0]

@@ -78,6 +78,15 @@ class LivePlot(TrainingRecorder):
         self._batch_values = BatchValues()
         self._manual_epoch: int | None = None
         self._manual_epoch_values = None
+        if self.backend != "console":
+            # Shown at once: a notebook's widget manager only starts while the kernel is idle,
+            # so a plot shown before the training cell runs updates live from its first batch.
+            self._show()
+
+    def _show(self) -> None:
+        if not self._shown:
+            self.renderer.start()
+            self._shown = True
 
     # ---------------------------------------------------------------- the manual loop
     def update(self, epoch: int, metric, batch=None) -> None:
@@ -128,9 +137,7 @@ class LivePlot(TrainingRecorder):
     def begin(self, **kwargs) -> None:
         super().begin(**kwargs)
         self._closed = False
-        if not self._shown:
-            self.renderer.start()
-            self._shown = True
+        self._show()
 
     def tick(self) -> None:
         now = self.clock()

@@ -83,10 +83,17 @@ class WidgetRenderer:
         import ipywidgets as widgets
 
         self.bar = widgets.FloatProgress(
-            value=0.0, min=0.0, max=1.0, description="training", layout=widgets.Layout(width="60%")
+            value=0.0,
+            min=0.0,
+            max=1.0,
+            description="training",
+            layout=widgets.Layout(width="320px"),
         )
         self.text = widgets.HTML(value="starting...")
-        self.image = widgets.Image(format="png", layout=widgets.Layout(max_width="100%"))
+        # flex-start: the plot keeps its own size instead of being stretched to the cell's width
+        self.image = widgets.Image(
+            format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start")
+        )
         self.box = widgets.VBox([widgets.HBox([self.bar, self.text]), self.image])
         self._handle = None
 

@@ -1,0 +1,173 @@
+"""The live plot in a real browser: JupyterLab on 127.0.0.1, driven in headless Chromium.
+
+Chromium comes from the system (Debian's `chromium`; `.ci/run` installs it), never downloaded
+by Playwright. Outside CI, a machine without Chromium skips this test with the reason; in CI
+(CI=true) a missing Chromium is a failure.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import socket
+import subprocess
+import sys
+import time
+import urllib.request
+
+import pytest
+
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+TRAINING_CELLS = [
+    "import mxlearn\nfrom mxlearn import mx\nmxlearn.seed(0)",
+    "X, y = mxlearn.datasets.letter_recognition()\n"
+    "train = mx.io.NDArrayIter(X[:8000], y[:8000], 32, shuffle=True)\n"
+    "val = mx.io.NDArrayIter(X[16000:17000], y[16000:17000], 32)",
+    "live = mxlearn.LivePlot(min_interval=0.1)",
+    "mod = mxlearn.Module(mxlearn.models.mlp())\n"
+    "mod.fit(train, eval_data=val, optimizer_params={'learning_rate': 0.1}, num_epoch=12, "
+    "live=live)",
+    "print('TRAINING-DONE', live.backend)",
+]
+
+
+def _chromium() -> str:
+    for candidate in (os.environ.get("MXLEARN_CHROMIUM"), "chromium", "chromium-browser"):
+        path = candidate and shutil.which(candidate)
+        if path:
+            return path
+    if os.environ.get("CI"):
+        pytest.fail("Chromium is not installed; .ci/run installs it with apt-get install chromium")
+    pytest.skip("no Chromium on this machine (install Debian's chromium to run the browser test)")
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def _write_notebook(path) -> None:
+    import nbformat
+
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in TRAINING_CELLS],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+    nbformat.write(nb, path)
+
+
+@pytest.fixture
+def jupyterlab(tmp_path):
+    root = tmp_path / "lab"
+    root.mkdir()
+    _write_notebook(root / "live.ipynb")
+    port, token = _free_port(), secrets.token_hex(16)
+    env = {
+        **os.environ,
+        "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
+        "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
+        "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+    }
+    env.pop("MXLEARN_LIVE_BACKEND", None)
+    command = [
+        sys.executable, "-m", "jupyter", "lab", "--no-browser", "--allow-root",
+        "--ServerApp.ip=127.0.0.1", f"--ServerApp.port={port}", "--ServerApp.port_retries=0",
+        f"--IdentityProvider.token={token}", f"--ServerApp.root_dir={root}",
+        "--LabApp.expose_app_in_browser=True", "--LabApp.news_url=None",
+        "--LabApp.check_for_updates_class=jupyterlab.NeverCheckForUpdate",
+    ]  # fmt: skip
+    log = open(tmp_path / "jupyterlab.log", "w")
+    server = subprocess.Popen(command, stdout=log, stderr=subprocess.STDOUT, env=env)
+    base = f"http://127.0.0.1:{port}"
+    deadline = time.monotonic() + 90
+    while True:
+        try:
+            with urllib.request.urlopen(f"{base}/api/status?token={token}", timeout=2) as r:
+                json.load(r)
+            break
+        except OSError:
+            if server.poll() is not None or time.monotonic() > deadline:
+                server.kill()
+                log.close()
+                pytest.fail(
+                    "JupyterLab did not start:\n"
+                    + (tmp_path / "jupyterlab.log").read_text()[-3000:]
+                )
+            time.sleep(0.3)
+    yield base, token
+    server.terminate()
+    try:
+        server.wait(timeout=20)
+    except subprocess.TimeoutExpired:
+        server.kill()
+    log.close()
+
+
+def test_live_plot_renders_and_updates_in_jupyterlab(jupyterlab, tmp_path):
+    chromium = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    base, token = jupyterlab
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            page.goto(f"{base}/lab/tree/live.ipynb?token={token}")
+            page.wait_for_function(
+                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+                " const k = w && w.sessionContext && w.sessionContext.session"
+                " && w.sessionContext.session.kernel;"
+                " return k && k.status === 'idle'; }",
+                timeout=90_000,
+            )
+            # not awaited: the command's promise settles only when every cell has run
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            images, texts = set(), []
+            deadline = time.monotonic() + 180
+            while time.monotonic() < deadline:
+                state = page.evaluate(
+                    "() => ({"
+                    " srcs: [...document.querySelectorAll('.jupyter-widgets img')].map(i => i.src),"
+                    " html: [...document.querySelectorAll('.widget-html-content')]"
+                    "       .map(e => e.textContent),"
+                    " page: [...document.querySelectorAll('.jp-OutputArea-output')]"
+                    "       .map(e => e.innerText).join('\\n') })"
+                )
+                images.update(s for s in state["srcs"] if s)
+                texts.extend(state["html"])
+                if "TRAINING-DONE" in state["page"]:
+                    break
+                time.sleep(0.05)
+            page.wait_for_timeout(500)  # let the last comm messages land
+            final = page.evaluate(
+                "[...document.querySelectorAll('.jp-OutputArea-output')]"
+                ".map(e => e.innerText).join('\\n')"
+            )
+            bar = page.evaluate(
+                "() => { const b = document.querySelector('.widget-hprogress .progress-bar');"
+                " return b ? {width: b.style.width, cls: b.className} : null; }"
+            )
+            page.screenshot(path=str(tmp_path / "jupyterlab-live-plot.png"), full_page=True)
+        finally:
+            browser.close()
+
+    assert "TRAINING-DONE widget" in final, final[-2000:]
+    assert "Error displaying widget" not in final
+    assert len(images) >= 3, f"the plot changed {len(images) - 1} times while training"
+    assert any(t.startswith("done:") for t in texts + [final]) or "done:" in final
+    assert bar is not None and bar["width"] == "100%" and "success" in bar["cls"]
+    assert (tmp_path / "jupyterlab-live-plot.png").stat().st_size > 10_000
