@@ -16,6 +16,8 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
+import numpy as np
+
 from ._compat import mx
 
 
@@ -187,12 +189,15 @@ class DeferredMetric(mx.metric.EvalMetric):
         correct = (
             preds.asnumpy().astype("int32").ravel() == labels.asnumpy().astype("int32").ravel()
         )
+        sizes = np.array(
+            [sum(p[pred_name].shape[0] for _, p in e.updates) if not e.samples else e.samples
+             for e in pending]
+        )  # fmt: skip
+        starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
+        with np.errstate(invalid="ignore", divide="ignore"):
+            values = np.add.reduceat(correct, starts) / sizes if len(correct) else sizes * np.nan
         names = [leaf.name for leaf in leaf_metrics(self.inner)]
-        start = 0
-        for entry in pending:
-            size = sum(int(next(iter(p.values())).shape[0]) for _, p in entry.updates)
-            value = float(correct[start : start + size].mean()) if size else math.nan
-            start += size
+        for entry, value in zip(pending, values.tolist()):
             self.on_batch(entry, [(name, value) for name in names])
 
     # ---------------------------------------------------------------- reading

@@ -735,7 +735,8 @@ class Module(mx.mod.Module):
                 fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
             )
         if isinstance(eval_metric, DeferredMetric):
-            eval_metric.begin_batch(_label_count(labels, pre_sliced))
+            # the bound batch size is the labels' length, without asking the device
+            eval_metric.begin_batch(self._exec_group.batch_size)
         super().update_metric(eval_metric, labels, pre_sliced)
 
     def get_outputs(self, merge_multi_context=True):
@@ -1000,14 +1001,6 @@ def _recorder_for(live) -> TrainingRecorder:
         f"mod.fit(live={live!r}): live is True, False or a LivePlot.",
         fix="mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))",
     )
-
-
-def _label_count(labels, pre_sliced: bool) -> int:
-    if not labels:
-        return 0
-    if pre_sliced:
-        return sum(int(device_labels[0].shape[0]) for device_labels in labels if device_labels)
-    return int(labels[0].shape[0])
 
 
 def _no_batch_error(train_data, state: str) -> InputError:

@@ -119,21 +119,41 @@ class FakeClock:
         return self.now
 
 
-def test_throttle_spaces_draws_by_their_cost():
+def test_throttle_pays_draws_from_a_cumulative_budget():
     clock = FakeClock()
     t = Throttle(budget=0.03, min_interval=0.25, clock=clock)
+    assert not t.due()  # the first question opens the account; nothing to show yet
+    clock.now += 0.25
     assert t.due()
+    clock.now += 0.003
     t.drew(cost=0.003)  # cheap: the minimum interval rules
     clock.now += 0.2
     assert not t.due()
     clock.now += 0.05
     assert t.due()
-    t.drew(cost=0.03)  # 30 ms at a 3% budget: wait a second
-    clock.now += 0.9
+    clock.now += 0.03
+    t.drew(cost=0.03)  # 33 ms spent, and the next may cost 30: at 3% that needs 2.1 s
+    clock.now += 1.5
     assert not t.due()
     clock.now += 0.1
     assert t.due()
     assert t.draws == 2 and t.spent == pytest.approx(0.033)
+
+
+def test_forced_draws_use_up_the_budget_for_optional_ones():
+    clock = FakeClock()
+    t = Throttle(budget=0.03, min_interval=0.0, clock=clock)
+    optional = 0
+    for _ in range(20):  # short epochs: 0.2 s each, ending in a forced 8 ms draw
+        for _ in range(40):
+            clock.now += 0.005
+            if t.due():
+                optional += 1
+                clock.now += 0.008
+                t.drew(0.008)
+        clock.now += 0.008
+        t.drew(0.008)
+    assert optional <= 2
 
 
 def test_throttle_keeps_drawing_within_budget_over_a_run():

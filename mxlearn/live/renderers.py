@@ -27,13 +27,13 @@ class ConsoleRenderer:
     def progress(self, text: str, fraction: float | None) -> None:
         pass
 
-    def figure(self, png: bytes) -> None:
+    def figure(self, frame: bytes) -> None:
         pass
 
     def epoch(self, text: str) -> None:
         print(text, file=sys.stdout, flush=True)
 
-    def finish(self, png: bytes | None, text: str) -> str | None:
+    def finish(self, frame: bytes | None, png: bytes | None, text: str) -> str | None:
         print(text, flush=True)
         if png is None:
             return None
@@ -64,16 +64,16 @@ class DisplayRenderer:
     def progress(self, text: str, fraction: float | None) -> None:
         self._text.update({"text/plain": text}, raw=True)
 
-    def figure(self, png: bytes) -> None:
-        self._image.update(_png_bundle(png), raw=True)
+    def figure(self, frame: bytes) -> None:
+        self._image.update(_image_bundle(frame, "image/jpeg"), raw=True)
 
     def epoch(self, text: str) -> None:
         pass
 
-    def finish(self, png: bytes | None, text: str) -> None:
+    def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         if png is not None:
-            self.figure(png)
+            self._image.update(_image_bundle(png, "image/png"), raw=True)
 
 
 class WidgetRenderer:
@@ -92,7 +92,7 @@ class WidgetRenderer:
         self.text = widgets.HTML(value="starting...")
         # flex-start: the plot keeps its own size instead of being stretched to the cell's width
         self.image = widgets.Image(
-            format="png", layout=widgets.Layout(max_width="100%", align_self="flex-start")
+            format="jpeg", layout=widgets.Layout(max_width="100%", align_self="flex-start")
         )
         self.box = widgets.VBox([widgets.HBox([self.bar, self.text]), self.image])
         self._handle = None
@@ -102,7 +102,7 @@ class WidgetRenderer:
         # no widgets (an exported or statically viewed notebook).
         bundle = self.box._repr_mimebundle_()
         if png is not None:
-            bundle.update(_png_bundle(png))
+            bundle.update(_image_bundle(png, "image/png"))
         return bundle
 
     def start(self) -> None:
@@ -115,23 +115,24 @@ class WidgetRenderer:
         if fraction is not None:
             self.bar.value = min(max(fraction, 0.0), 1.0)
 
-    def figure(self, png: bytes) -> None:
-        self.image.value = png
+    def figure(self, frame: bytes) -> None:
+        self.image.value = frame
 
     def epoch(self, text: str) -> None:
         pass
 
-    def finish(self, png: bytes | None, text: str) -> None:
+    def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         self.bar.bar_style = "success"
+        if frame is not None:
+            self.figure(frame)
         if png is not None:
-            self.figure(png)
             if self._handle is not None:
                 self._handle.update(self._bundle(png), raw=True)
 
 
-def _png_bundle(png: bytes) -> dict:
-    return {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": "<training plot>"}
+def _image_bundle(data: bytes, mimetype: str) -> dict:
+    return {mimetype: base64.b64encode(data).decode("ascii"), "text/plain": "<training plot>"}
 
 
 def make_renderer(backend: str, png_path: str | None = None):

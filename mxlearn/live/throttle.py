@@ -7,23 +7,27 @@ from collections.abc import Callable
 
 
 class Throttle:
-    """Allows a draw once the time since the last one pays for it within ``budget``.
+    """Allows a draw when the drawing time so far, plus one more draw, fits in ``budget``.
 
-    After a draw that took ``cost`` seconds, the next optional draw waits at least
-    ``max(min_interval, cost / budget)``: with budget 0.03 a 15 ms draw happens at most every
-    0.5 s. Forced draws (epoch ends, the end of training) are counted the same way. The clock is
-    injectable, so tests need no sleeps.
+    The account is cumulative from the first question asked (the first draw waits
+    ``min_interval`` after it, so that there is something to show): with budget 0.03, drawing may take
+    3% of the wall time since then. Draws the caller makes anyway (epoch ends, the end of
+    training) are paid from the same account, so when epochs are short and those draws already
+    use the budget, no extra draws happen in between. Draws are also at least ``min_interval``
+    apart. The clock is injectable, so tests need no sleeps.
 
     Examples
     --------
     >>> now = [0.0]
     >>> t = Throttle(budget=0.02, min_interval=0.1, clock=lambda: now[0])
-    >>> t.due()
-    True
-    >>> t.drew(cost=0.01)   # 10 ms: the next draw waits 0.5 s
-    >>> now[0] = 0.4; t.due()
+    >>> t.due()   # the account opens; the first draw waits min_interval for some data
     False
+    >>> now[0] = 0.1; t.due()
+    True
+    >>> t.drew(cost=0.01)   # 10 ms spent: 2% of the time allows the next at 1.0 s
     >>> now[0] = 0.5; t.due()
+    False
+    >>> now[0] = 1.0; t.due()
     True
     """
 
@@ -38,17 +42,36 @@ class Throttle:
         self.budget = budget
         self.min_interval = min_interval
         self.clock = clock
+        self.restart()
+
+    def restart(self) -> None:
+        """Open a new account (a new training run)."""
+        self._start: float | None = None
         self._last_end: float | None = None
-        self._wait = 0.0
-        self.spent = 0.0  # seconds spent drawing, in total
+        self._last_cost = 0.0
+        self.spent = 0.0  # seconds spent drawing since the account opened
         self.draws = 0
 
     def due(self) -> bool:
-        return self._last_end is None or self.clock() - self._last_end >= self._wait
+        now = self.clock()
+        if self._start is None:
+            self._start = now
+        if (
+            now - (self._last_end if self._last_end is not None else self._start)
+            < self.min_interval
+        ):
+            return False
+        if self._last_end is None:
+            return True
+            return False
+        return self.spent + self._last_cost <= self.budget * (now - self._start)
 
     def drew(self, cost: float) -> None:
         """Record a draw that took ``cost`` seconds and just ended."""
-        self._last_end = self.clock()
-        self._wait = max(self.min_interval, cost / self.budget)
+        now = self.clock()
+        if self._start is None:
+            self._start = now - cost
+        self._last_end = now
+        self._last_cost = cost
         self.spent += cost
         self.draws += 1
