@@ -18,7 +18,7 @@ import csv
 import json
 import math
 import os
-from dataclasses import asdict, dataclass
+from typing import NamedTuple
 
 PHASES = ("train", "validation")
 KINDS = ("batch", "epoch")
@@ -26,8 +26,7 @@ COLUMNS = ("metric", "phase", "kind", "epoch", "batch", "samples", "time", "valu
 FORMAT = "mxlearn.MetricHistory/1"
 
 
-@dataclass(frozen=True)
-class Record:
+class Record(NamedTuple):  # a tuple: cheap to make, one per batch and metric
     metric: str
     phase: str
     kind: str
@@ -38,8 +37,7 @@ class Record:
     value: float
 
 
-@dataclass(frozen=True)
-class Event:
+class Event(NamedTuple):
     epoch: int
     samples: int
     time: float
@@ -125,7 +123,7 @@ class MetricHistory:
         """A DataFrame with one row per value and the columns of :data:`COLUMNS`."""
         import pandas as pd
 
-        return pd.DataFrame([asdict(r) for r in self.records], columns=list(COLUMNS))
+        return pd.DataFrame(self.records, columns=list(COLUMNS))
 
     def to_csv(self, path: str | os.PathLike) -> None:
         with open(path, "w", newline="") as f:
@@ -145,7 +143,7 @@ class MetricHistory:
             "rows": [
                 [getattr(r, c) for c in COLUMNS[:-1]] + [number(r.value)] for r in self.records
             ],
-            "events": [asdict(e) for e in self.events],
+            "events": [e._asdict() for e in self.events],
         }
 
     @classmethod

@@ -106,6 +106,7 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.copy_labels = True
         self._argmax_axis = _accuracy_axis(inner)
         self._use_argmax: bool | None = None
+        self._ring = None  # (buffer, rows per batch, context, slots) for argmax results
         self._count_at_once: bool | None = None
         self._next_batch = 0
         super().__init__(inner.name, has_global_stats=True)
@@ -135,12 +136,37 @@ class DeferredMetric(mx.metric.EvalMetric):
             self._use_argmax = self._argmax_axis is not None and _shapes_differ(label, pred)
         if self._use_argmax:
             axis = self._argmax_axis
-            preds = {k: mx.nd.argmax(v, axis=axis) for k, v in pred.items()}
+            slot = self._ring_slot(pred)
+            if slot is not None:
+                preds = {k: mx.nd.argmax(v, axis=axis, out=slot) for k, v in pred.items()}
+            else:
+                preds = {k: mx.nd.argmax(v, axis=axis) for k, v in pred.items()}
         else:
             preds = {k: v.copy() for k, v in pred.items()}
         if self.copy_labels:
             label = {k: v.copy() for k, v in label.items()}
         self.pending[-1].updates.append((label, preds))
+
+    def _ring_slot(self, pred):
+        """A reused slice of one preallocated buffer for this batch's argmax, if it fits.
+
+        Allocating and freeing a small array per batch costs more than the argmax itself;
+        consecutive slots also let a flush read all pending results as one array.
+        """
+        entry = self.pending[-1]
+        if len(pred) != 1 or entry.updates:  # several outputs or devices: no ring
+            return None
+        array = next(iter(pred.values()))
+        rows, limit = array.shape[0], self.max_pending * 10
+        if self._ring is None:
+            buffer = mx.nd.zeros((limit * rows,), ctx=array.context)
+            self._ring = (buffer, rows, array.context,
+                          [buffer[i * rows : (i + 1) * rows] for i in range(limit)])  # fmt: skip
+        buffer, ring_rows, context, slots = self._ring
+        index = len(self.pending) - 1
+        if rows != ring_rows or array.context != context or index >= limit:
+            return None
+        return slots[index]
 
     def update(self, labels, preds):
         self.flush()
@@ -182,7 +208,13 @@ class DeferredMetric(mx.metric.EvalMetric):
         updates = [u for entry in pending for u in entry.updates]
         label_name, pred_name = next(iter(updates[0][0])), next(iter(updates[0][1]))
         labels = mx.nd.concat(*[next(iter(t.values())) for t, _ in updates], dim=0)
-        preds = mx.nd.concat(*[next(iter(p.values())) for _, p in updates], dim=0)
+        ring = self._ring[3] if self._ring is not None else ()
+        if len(updates) <= len(ring) and all(
+            p[pred_name] is slot for (_, p), slot in zip(updates, ring)
+        ):  # the results sit one after another in the ring's buffer
+            preds = self._ring[0][: len(updates) * self._ring[1]]
+        else:
+            preds = mx.nd.concat(*[next(iter(p.values())) for _, p in updates], dim=0)
         self.inner.update_dict({label_name: labels}, {pred_name: preds})
         if self.on_batch is None:
             return
