@@ -35,9 +35,8 @@ class FitFeed:
             eval_metric, on_batch=self._on_batch, clock=recorder.clock
         )
         self.validation_metric = DeferredMetric(validation_metric, clock=recorder.clock)
-        recorder._fit_has_validation = has_validation
-        if hasattr(recorder, "flush_sources"):
-            recorder.flush_sources.append(self.train_metric.flush)
+        recorder.expects_validation = has_validation
+        recorder.flush_sources.append(self.train_metric.flush)
 
     def begin(self, train_data, begin_epoch: int, num_epoch: int) -> None:
         self.recorder.begin(
@@ -69,6 +68,5 @@ class FitFeed:
 
     def finish(self) -> None:
         self.train_metric.flush()
-        if hasattr(self.recorder, "flush_sources"):
-            self.recorder.flush_sources.remove(self.train_metric.flush)
+        self.recorder.flush_sources.remove(self.train_metric.flush)
         self.recorder.finish()

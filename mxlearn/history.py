@@ -112,11 +112,16 @@ class MetricHistory:
         rows = [r for r in self.records if (r.metric, r.phase, r.kind) == (metric, phase, kind)]
         return [getattr(r, x) for r in rows], [r.value for r in rows]
 
-    def last(self, metric: str, phase: str = "train", kind: str = "epoch") -> float | None:
+    def last_record(self, metric: str, phase: str = "train", kind: str = "epoch") -> Record | None:
         for r in reversed(self.records):
             if (r.metric, r.phase, r.kind) == (metric, phase, kind):
-                return r.value
+                return r
         return None
+
+    def last(self, metric: str, phase: str = "train", kind: str = "epoch") -> float | None:
+        """The latest value of one curve, e.g. ``history.last('accuracy', 'validation')``."""
+        r = self.last_record(metric, phase, kind)
+        return None if r is None else r.value
 
     # ---------------------------------------------------------------- export
     def to_pandas(self):

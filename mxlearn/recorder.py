@@ -28,6 +28,8 @@ class TrainingRecorder:
         self.samples = 0  # training samples seen since training started
         self.epoch_samples = 0
         self.samples_per_epoch: int | None = None
+        self.expects_validation = False  # fit with eval_data: an epoch ends after validation
+        self.flush_sources: list[Callable[[], None]] = []  # called before values are read
 
     # ---------------------------------------------------------------- lifecycle
     def begin(

@@ -70,7 +70,6 @@ class LivePlot(TrainingRecorder):
         self.figure = TrainingFigure(log_scale=log_scale, smoothing=smoothing, figsize=figsize)
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
         self.total_epochs = epochs
-        self.flush_sources: list[Callable[[], None]] = []  # fit's deferred metrics
         self.saved_path: str | None = None
         self._frame: bytes | None = None
         self._frame_version = -1
@@ -155,13 +154,10 @@ class LivePlot(TrainingRecorder):
 
     def after_epoch(self, phase: str) -> None:
         # fit records validation after train: draw once per epoch, after the last of the two
-        if phase == "validation" or not self._expects_validation():
+        if phase == "validation" or not self.expects_validation:
             self.renderer.epoch(self._epoch_text())
             if self.renderer.wants_figure:
                 self.draw()
-
-    def _expects_validation(self) -> bool:
-        return getattr(self, "_fit_has_validation", False)
 
     def draw(self) -> None:
         """Draw now (the throttle decides when this is called during training)."""
@@ -216,10 +212,9 @@ class LivePlot(TrainingRecorder):
         parts = [f"Epoch[{self.epoch}]"]
         for metric in self.history.metrics():
             for phase in ("train", "validation"):
-                value = self.history.last(metric, phase)
-                recorded = [r for r in self.history.records[-8:] if r.epoch == self.epoch]
-                if value is not None and any(r.phase == phase for r in recorded):
-                    parts.append(f"{phase} {metric} {value:.4f}")
+                r = self.history.last_record(metric, phase)
+                if r is not None and r.epoch == self.epoch:
+                    parts.append(f"{phase} {metric} {r.value:.4f}")
         parts.append(f"{self.samples_per_second():,.0f} samples/s")
         eta = self.eta_seconds()
         if eta is not None:
