@@ -1,6 +1,6 @@
 """mxlearn: learn Apache MXNet's Module API in Jupyter, on the real MXNet engine."""
 
-from . import datasets, errors, models
+from . import checkpoint, datasets, errors, models
 from ._compat import mx
 from .checkpoint import load_checkpoint
 from .devices import auto_context, describe
@@ -8,17 +8,21 @@ from .errors import MXLearnError
 from .history import MetricHistory
 from .live import LivePlot
 from .metrics import create_metric
-from .module import Module
+from .module import Module, TrainingInterrupted
+from .resuming import Checkpoint, resume
 from .seeding import seed
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Checkpoint",
     "LivePlot",
     "MetricHistory",
     "Module",
+    "TrainingInterrupted",
     "MXLearnError",
     "auto_context",
+    "checkpoint",
     "create_metric",
     "datasets",
     "describe",
@@ -26,5 +30,6 @@ __all__ = [
     "load_checkpoint",
     "models",
     "mx",
+    "resume",
     "seed",
 ]

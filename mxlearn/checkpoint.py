@@ -1,18 +1,42 @@
-"""Checkpoint files under MXNet's names (``prefix-symbol.json``, ``prefix-NNNN.params``).
+"""Checkpoints that never lose work, under MXNet's names.
 
-The number in a file name counts completed epochs: ``mx.callback.do_checkpoint(prefix)`` after
-the epoch with index 2 (the third) writes ``prefix-0003.params``, and training resumes from it
-with ``fit(..., begin_epoch=3)``.
+Files per checkpoint (``NNNN`` counts completed epochs: fit's epoch index 2, the third, is saved
+as 0003 and resumed with ``begin_epoch=3``):
+
+- ``prefix-symbol.json`` and ``prefix-NNNN.params``: MXNet's own files, which plain
+  ``mx.model.load_checkpoint`` opens;
+- ``prefix-NNNN.optimizer.params``: the optimizer's arrays, in MXNet's NDArray format (no pickle);
+- ``prefix-NNNN.json``: the manifest, written last: epochs completed, size and SHA-256 of every
+  file, the optimizer (name, settings, update count, learning-rate schedule, the structure of its
+  arrays) and the metric history. A checkpoint exists only once its manifest does.
+
+Every file is written to a temporary name in the same folder, flushed to disk and renamed, so
+an interrupted save leaves the previous checkpoint intact and never a half-written file under a
+final name.
 """
 
 from __future__ import annotations
 
 import glob
+import hashlib
+import json
 import os
 import re
+import tempfile
+from collections.abc import Callable
 
+import numpy as np
+
+from . import optimizer_state
 from ._compat import mx
-from .errors import CheckpointError
+from .errors import (
+    CheckpointError,
+    CheckpointExistsError,
+    DamagedCheckpointError,
+    NonFiniteError,
+)
+
+MANIFEST_FORMAT = "mxlearn.checkpoint/1"
 
 
 def symbol_file(prefix: str) -> str:
@@ -23,17 +47,225 @@ def params_file(prefix: str, epoch: int) -> str:
     return f"{prefix}-{epoch:04d}.params"
 
 
+def optimizer_file(prefix: str, epoch: int) -> str:
+    return f"{prefix}-{epoch:04d}.optimizer.params"
+
+
+def manifest_file(prefix: str, epoch: int) -> str:
+    return f"{prefix}-{epoch:04d}.json"
+
+
 def optimizer_states_file(prefix: str, epoch: int) -> str:
+    """MXNet's pickled optimizer states (``save_optimizer_states=True``)."""
     return f"{prefix}-{epoch:04d}.states"
+
+
+def _epochs_with(prefix: str, suffix: str) -> list[int]:
+    pattern = re.compile(
+        re.escape(os.path.basename(prefix)) + r"-(\d{4})" + re.escape(suffix) + "$"
+    )
+    found = (
+        pattern.match(os.path.basename(p)) for p in glob.glob(f"{glob.escape(prefix)}-*{suffix}")
+    )
+    return sorted(int(m.group(1)) for m in found if m)
 
 
 def saved_epochs(prefix: str) -> list[int]:
     """Epoch numbers that have a parameter file for ``prefix``, ascending."""
-    pattern = re.compile(re.escape(os.path.basename(prefix)) + r"-(\d{4})\.params$")
-    found = (
-        pattern.match(os.path.basename(p)) for p in glob.glob(f"{glob.escape(prefix)}-*.params")
+    return _epochs_with(prefix, ".params")
+
+
+def manifested_epochs(prefix: str) -> list[int]:
+    """Epoch numbers with a complete mxlearn checkpoint (a manifest), ascending."""
+    return _epochs_with(prefix, ".json")
+
+
+# ---------------------------------------------------------------- writing
+def _fsync_folder(folder: str) -> None:
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
+
+
+def atomic_write(path: str, write: Callable[[str], None]) -> None:
+    """Let ``write(tmp_path)`` create the file, then give it its final name atomically."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
+    os.close(fd)
+    try:
+        write(tmp)
+        with open(tmp, "rb+") as f:
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+    _fsync_folder(folder)
+
+
+def _write_bytes(data: bytes) -> Callable[[str], None]:
+    def write(path: str) -> None:
+        with open(path, "wb") as f:
+            f.write(data)
+
+    return write
+
+
+def _digest(path: str) -> dict:
+    h = hashlib.sha256()
+    with open(path, "rb") as f:
+        for block in iter(lambda: f.read(1 << 20), b""):
+            h.update(block)
+    return {"size": os.path.getsize(path), "sha256": h.hexdigest()}
+
+
+def _check_finite(arg_params: dict, aux_params: dict, epoch: int) -> None:
+    bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
+    if bad:
+        raise NonFiniteError(
+            f"Checkpoint {epoch} was not saved: parameters {bad[:5]} hold NaN or infinite values, "
+            "so training has diverged (most often the learning rate is too high).",
+            fix="resume from the last good checkpoint with a smaller learning rate, e.g. "
+            "optimizer_params={'learning_rate': 0.01}",
+        )
+
+
+def save(module, prefix: str, epoch: int, *, history=None, optimizer_settings=None,
+         overwrite: bool = False) -> str:  # fmt: skip
+    """Write a complete checkpoint of ``module`` after ``epoch`` completed epochs.
+
+    Returns the manifest's path. Refuses to overwrite an existing epoch unless ``overwrite``,
+    and to save parameters that are not finite.
+    """
+    if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
+        raise CheckpointExistsError(
+            f"Checkpoint {epoch} of '{prefix}' exists already; saving again would replace it.",
+            fix=f"resume from it: mxlearn.resume('{prefix}'), or save under another prefix "
+            "(or pass overwrite=True)",
+        )
+    arg_params, aux_params = module.get_params()
+    _check_finite(arg_params, aux_params, epoch)
+    sym_json = module.symbol.tojson()
+    if os.path.exists(symbol_file(prefix)):
+        with open(symbol_file(prefix)) as f:
+            on_disk = f.read()
+        if _canonical(on_disk) != _canonical(sym_json):
+            raise CheckpointExistsError(
+                f"'{symbol_file(prefix)}' holds another network; checkpoints of two networks "
+                "cannot share a prefix.",
+                fix="choose a new prefix for this network",
+            )
+    else:
+        atomic_write(symbol_file(prefix), lambda p: module.symbol.save(p))
+    save_dict = {f"arg:{k}": v for k, v in arg_params.items()}
+    save_dict.update({f"aux:{k}": v for k, v in aux_params.items()})
+    atomic_write(params_file(prefix, epoch), lambda p: mx.nd.save(p, save_dict))
+    files = {"symbol": symbol_file(prefix), "params": params_file(prefix, epoch)}
+    optimizer = None
+    if module.optimizer_initialized:
+        arrays, description = optimizer_state.capture(module)
+        atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
+        files["optimizer"] = optimizer_file(prefix, epoch)
+        optimizer = {**description, "settings": optimizer_settings}
+    manifest = {
+        "format": MANIFEST_FORMAT,
+        "epoch": epoch,
+        "epochs_completed": epoch,
+        "resume_with": {"begin_epoch": epoch},
+        "files": {
+            role: {"name": os.path.basename(path), **_digest(path)} for role, path in files.items()
+        },  # fmt: skip
+        "optimizer": optimizer,
+        "history": history.to_dict() if history is not None else None,
+    }
+    data = json.dumps(manifest, indent=1).encode()
+    atomic_write(manifest_file(prefix, epoch), _write_bytes(data))  # last: the commit point
+    return manifest_file(prefix, epoch)
+
+
+def _canonical(sym_json: str) -> str:
+    try:
+        return json.dumps(json.loads(sym_json), sort_keys=True)
+    except ValueError:
+        return sym_json
+
+
+# ---------------------------------------------------------------- reading
+def read_manifest(prefix: str, epoch: int) -> dict:
+    """The manifest of checkpoint ``epoch``, after checking every file it lists."""
+    path = manifest_file(prefix, epoch)
+    try:
+        with open(path, "rb") as f:
+            manifest = json.loads(f.read().decode())
+    except FileNotFoundError:
+        raise CheckpointError(f"There is no checkpoint {epoch} of '{prefix}' ({path}).") from None
+    except (UnicodeDecodeError, ValueError) as err:
+        raise DamagedCheckpointError(f"'{path}' is not a readable manifest: {err}.") from None
+    if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
+        raise DamagedCheckpointError(f"'{path}' is not an mxlearn checkpoint manifest.")
+    folder = os.path.dirname(os.path.abspath(prefix))
+    for role, entry in manifest["files"].items():
+        file = os.path.join(folder, entry["name"])
+        if not os.path.exists(file):
+            raise DamagedCheckpointError(
+                f"checkpoint {epoch}: its {role} file '{file}' is missing."
+            )
+        got = _digest(file)
+        if got["size"] != entry["size"] or got["sha256"] != entry["sha256"]:
+            raise DamagedCheckpointError(
+                f"checkpoint {epoch}: '{file}' is damaged: {got['size']} bytes with SHA-256 "
+                f"{got['sha256'][:16]}..., the manifest says {entry['size']} bytes, "
+                f"{entry['sha256'][:16]}...."
+            )
+    return manifest
+
+
+def latest(prefix: str) -> tuple[int, dict]:
+    """The newest checkpoint whose files all verify, and its manifest."""
+    problems = []
+    for epoch in reversed(manifested_epochs(prefix)):
+        try:
+            return epoch, read_manifest(prefix, epoch)
+        except (DamagedCheckpointError, CheckpointError) as err:
+            problems.append(err.problem)
+    found = saved_epochs(prefix)
+    detail = ("; skipped: " + " / ".join(problems)) if problems else ""
+    hint = (
+        f" MXNet-only checkpoints (no manifest) exist for epochs {found}: load them with "
+        "mx.model.load_checkpoint and fit(..., begin_epoch=N)."
+        if found
+        else ""
     )
-    return sorted(int(m.group(1)) for m in found if m)
+    raise CheckpointError(
+        f"No complete mxlearn checkpoint under '{prefix}'{detail}.{hint}",
+        fix="train with mod.fit(..., checkpoint=prefix) to write resumable checkpoints",
+    )
+
+
+def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
+    """``(arg_params, aux_params)`` from an MXNet ``.params`` file, checked before MXNet parses
+    it (against ``expected`` = {'size', 'sha256'} when a manifest gives them)."""
+    if not os.path.exists(path):
+        raise CheckpointError(f"There is no parameter file '{path}'.")
+    if expected is not None:
+        got = _digest(path)
+        if (got["size"], got["sha256"]) != (expected["size"], expected["sha256"]):
+            raise DamagedCheckpointError(f"'{path}' does not match its manifest (damaged).")
+    loaded = mx.nd.load(path)
+    arg_params, aux_params = {}, {}
+    for key, value in loaded.items():
+        kind, _, name = key.partition(":")
+        if kind == "arg":
+            arg_params[name] = value
+        elif kind == "aux":
+            aux_params[name] = value
+    return arg_params, aux_params
 
 
 def load_checkpoint(prefix: str, epoch: int):
@@ -59,4 +291,28 @@ def load_checkpoint(prefix: str, epoch: int):
             f"{params_file(os.path.basename(prefix), 3)}.",
             fix=f"load_checkpoint('{prefix}', {epochs[-1]})" if epochs else "train and save first",
         )
-    return mx.model.load_checkpoint(prefix, epoch)
+    expected = None
+    if os.path.exists(manifest_file(prefix, epoch)):
+        expected = read_manifest(prefix, epoch)["files"]["params"]
+    symbol = load_symbol(prefix)
+    arg_params, aux_params = load_params(params_file(prefix, epoch), expected)
+    return symbol, arg_params, aux_params
+
+
+def load_symbol(prefix: str):
+    """The network of ``prefix``; a damaged or truncated file is explained, not a decode error."""
+    path = symbol_file(prefix)
+    try:
+        with open(path, encoding="utf-8") as f:
+            text = f.read()
+        json.loads(text)
+    except (UnicodeDecodeError, ValueError) as err:
+        raise DamagedCheckpointError(
+            f"'{path}' is not valid JSON ({err}): the network file is damaged or was cut short.",
+            fix="save the network again: mod.symbol.save(path), or train again with checkpoints",
+        ) from None
+    return mx.sym.load_json(text)
+
+
+def load_optimizer_arrays(prefix: str, epoch: int) -> dict:
+    return mx.nd.load(optimizer_file(prefix, epoch))

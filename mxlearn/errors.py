@@ -57,6 +57,18 @@ class CheckpointError(MXLearnError, FileNotFoundError):
     """A checkpoint file that does not exist (or, later, does not verify)."""
 
 
+class CheckpointExistsError(MXLearnError, FileExistsError):
+    """Saving would overwrite an existing checkpoint."""
+
+
+class DamagedCheckpointError(MXLearnError, OSError):
+    """A checkpoint file that is truncated, altered or not what its manifest says."""
+
+
+class NonFiniteError(MXLearnError, FloatingPointError):
+    """Parameters that are NaN or infinite (training diverged)."""
+
+
 class SetupError(MXLearnError, ImportError):
     """The environment cannot run MXNet (missing MXNet, NumPy 2, missing NVIDIA libraries)."""
 

@@ -14,7 +14,7 @@ import warnings
 
 import numpy as np
 
-from . import network
+from . import network, optimizer_state
 from ._compat import mx
 from .callbacks import FitFeed
 from .checkpoint import load_checkpoint, optimizer_states_file
@@ -33,6 +33,7 @@ from .metrics import create_metric
 from .optimizers import check_optimizer, settings_dict
 from .progress import visible_epoch_log
 from .recorder import TrainingRecorder
+from .resuming import Checkpoint, load_resume_state
 from .summary import module_summary_html, module_summary_text, next_step
 
 BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
@@ -163,6 +164,8 @@ class Module(mx.mod.Module):
         self._auto_bound = False  # bound by predict/score after Module.load, for inference
         self._in_predict = False
         self.history = None  # the MetricHistory of the last fit
+        self._resume = None  # a ResumeState from mxlearn.resume, used by the next fit
+        self._pending_optimizer = None  # (arrays, description) for the next init_optimizer
         self._reset_step_flags()
 
     # ------------------------------------------------------------------ names
@@ -584,6 +587,10 @@ class Module(mx.mod.Module):
             return super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
         super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
         self._optimizer_settings = (key, _optimizer_text(optimizer, optimizer_params))
+        if self._pending_optimizer is not None:  # resuming: the checkpoint's optimizer state
+            arrays, description = self._pending_optimizer
+            self._pending_optimizer = None
+            optimizer_state.restore(self, arrays, description)
 
     def _check_same_optimizer(self, key, optimizer, optimizer_params, called) -> None:
         if self._optimizer_settings is None or self._optimizer_settings[0] == key:
@@ -852,6 +859,8 @@ class Module(mx.mod.Module):
         monitor=None,
         sparse_row_id_fn=None,
         live=None,
+        checkpoint=None,
+        resume=None,
     ):
         """Train the module: MXNet's ``fit``, plus ``live`` curves and ``mod.history``.
 
@@ -860,6 +869,13 @@ class Module(mx.mod.Module):
         live : bool or LivePlot, optional
             ``True`` draws live training curves (a widget in a notebook, one line per epoch in
             a terminal); a ``LivePlot(...)`` chooses its options.
+        checkpoint : str or Checkpoint, optional
+            A prefix such as ``'runs/mlp'``: a complete checkpoint (parameters, optimizer state,
+            metric history) after every epoch; ``mxlearn.Checkpoint(prefix, period, keep, best)``
+            chooses when and how many.
+        resume : str, optional
+            A prefix: continue from its newest complete checkpoint (parameters, optimizer state,
+            begin_epoch). ``mxlearn.resume(prefix)`` does the same and returns the module.
 
         After training, ``mod.history`` holds every metric value (a MetricHistory). Metrics are
         read from the device without a wait per batch; the values are exactly MXNet's.
@@ -870,6 +886,15 @@ class Module(mx.mod.Module):
         ...         num_epoch=5, live=True)  # doctest: +SKIP
         """
         called = "mod.fit()"
+        saver = Checkpoint.of(checkpoint)
+        if resume is not None:
+            self._resume = load_resume_state(resume)
+            print(self._resume.explain())
+        state, self._resume = self._resume, None
+        if state is not None:
+            begin_epoch, arg_params, aux_params, optimizer, optimizer_params = self._apply_resume(
+                state, begin_epoch, arg_params, aux_params, optimizer, optimizer_params
+            )
         if num_epoch is None:
             raise InputError(
                 "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from "
@@ -905,11 +930,19 @@ class Module(mx.mod.Module):
             validation_metric,
             has_validation=eval_data is not None,
         )
+        if state is not None:
+            feed.recorder.history = state.history()
         self.history = feed.recorder.history
         # fit's own callbacks run first: they name each batch before a user's callback reads it
         epoch_end_callback = [feed.epoch_end, *_as_list(epoch_end_callback)]
         batch_end_callback = [feed.batch_end, *_as_list(batch_end_callback)]
         eval_end_callback = [feed.eval_end, *_as_list(eval_end_callback)]
+        if saver is not None:
+            # after validation when there is one, so that a 'best' checkpoint can be judged
+            if eval_data is None:
+                epoch_end_callback.insert(1, lambda epoch, *_: self._save_epoch(saver, epoch))
+            else:
+                eval_end_callback.insert(1, lambda param: self._save_epoch(saver, param.epoch))
         with visible_epoch_log(self):
             try:
                 feed.begin(train_data, begin_epoch, num_epoch)
@@ -941,8 +974,47 @@ class Module(mx.mod.Module):
             except StopIteration:
                 # MXNet's fit takes the first batch of each epoch with a bare next().
                 raise _no_batch_error(train_data, self._state_text()) from None
+            except KeyboardInterrupt:
+                train_data.reset()  # the next fit starts from a full epoch
+                raise TrainingInterrupted(_interrupt_text(saver, num_epoch)) from None
             finally:
                 feed.finish()
+
+    def _apply_resume(self, state, begin_epoch, arg_params, aux_params, optimizer,
+                      optimizer_params):  # fmt: skip
+        """fit's arguments for continuing ``state``; the optimizer state waits for
+        init_optimizer."""
+        if begin_epoch not in (0, state.epoch):
+            raise InputError(
+                f"mod.fit(begin_epoch={begin_epoch}) but checkpoint {state.epoch} of "
+                f"'{state.prefix}' has {state.epoch} epochs done, so training goes on with epoch "
+                f"{state.epoch}.",
+                fix=f"leave begin_epoch out (or begin_epoch={state.epoch})",
+            )
+        if arg_params is None and not self.params_initialized:
+            arg_params, aux_params = state.arg_params, state.aux_params
+        saved = state.optimizer
+        if saved is not None:
+            settings = saved.get("settings")
+            uses_defaults = optimizer == "sgd" and dict(optimizer_params) == {"learning_rate": 0.01}
+            if uses_defaults and settings:
+                optimizer, optimizer_params = settings["optimizer"], settings["params"]
+                print(f"Continuing with the checkpoint's optimizer: '{optimizer}' with "
+                      f"{optimizer_params}.")  # fmt: skip
+            self._pending_optimizer = (state.optimizer_arrays, saved)
+        return state.epoch, arg_params, aux_params, optimizer, optimizer_params
+
+    def _save_epoch(self, saver, epoch: int) -> None:
+        saver.after_epoch(self, epoch + 1, self.history, self._optimizer_settings_json())
+
+    def _optimizer_settings_json(self) -> dict | None:
+        if self._optimizer_settings is None:
+            return None
+        kvstore, optimizer, *rest = self._optimizer_settings[0]
+        if not isinstance(optimizer, str):
+            return None
+        params = {k: v for k, v in rest[0] if v is None or isinstance(v, (bool, int, float, str))}
+        return {"optimizer": optimizer, "params": params}
 
     # ------------------------------------------------------------------ checkpoints
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
@@ -982,6 +1054,25 @@ class Module(mx.mod.Module):
         if load_optimizer_states:
             mod._preload_opt_states = optimizer_states_file(prefix, epoch)
         return mod
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """fit stopped by the user (Ctrl-C, or "interrupt kernel"), with how to go on."""
+
+
+def _interrupt_text(saver, num_epoch) -> str:
+    if saver is not None and saver.saved:
+        epoch = saver.saved[-1]
+        return (
+            f"Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the data "
+            f"iterator was reset. To go on: mod = mxlearn.resume('{saver.prefix}'); "
+            f"mod.fit(train_iter, num_epoch={num_epoch}, checkpoint='{saver.prefix}')"
+        )
+    return (
+        "Training stopped; no checkpoint was being written, so only the module in memory holds "
+        "the progress. The data iterator was reset. Next time pass checkpoint='runs/name' to fit "
+        "to keep every completed epoch on disk."
+    )
 
 
 def _as_list(callbacks) -> list:

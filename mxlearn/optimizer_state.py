@@ -1,0 +1,132 @@
+"""Optimizer state without pickle: arrays in MXNet's NDArray file, structure and counters in JSON.
+
+MXNet's ``.states`` files are Python pickles (a crafted one runs code when loaded) and hold only
+the per-weight states: the update count and the learning-rate schedule restart on resume. Here
+the state is split into plain arrays (saved with ``mx.nd.save``) and a JSON description: how the
+arrays nest per weight, ``num_update``, the per-weight update counts, and the schedule's state.
+"""
+
+from __future__ import annotations
+
+import numbers
+
+from ._compat import mx
+from .errors import InputError
+
+
+def updater_of(module):
+    """The Updater that holds the module's optimizer state (local, or inside the kvstore)."""
+    if module._updater is not None:
+        return module._updater
+    kvstore = module._kvstore
+    updater = getattr(kvstore, "_updater", None) if kvstore is not None else None
+    if updater is None:
+        raise InputError(
+            "This module updates its weights inside a distributed kvstore; its optimizer state "
+            "cannot be read from Python.",
+            fix="checkpoint parameters only: mod.save_checkpoint(prefix, epoch)",
+        )
+    return updater
+
+
+def _index_key(index) -> str:
+    return f"i{index}" if isinstance(index, int) else f"s{index}"
+
+
+def _index_value(key: str):
+    return int(key[1:]) if key[0] == "i" else key[1:]
+
+
+def _flatten(state, key: str, arrays: dict):
+    if state is None:
+        return None
+    if isinstance(state, mx.nd.NDArray):
+        arrays[key] = state
+        return {"array": key}
+    if isinstance(state, (tuple, list)):
+        items = [_flatten(s, f"{key}.{i}", arrays) for i, s in enumerate(state)]
+        return {"tuple" if isinstance(state, tuple) else "list": items}
+    raise InputError(f"optimizer state of type {type(state).__name__} cannot be saved")
+
+
+def _rebuild(structure, arrays: dict):
+    if structure is None:
+        return None
+    if "array" in structure:
+        return arrays[structure["array"]]
+    if "tuple" in structure:
+        return tuple(_rebuild(s, arrays) for s in structure["tuple"])
+    return [_rebuild(s, arrays) for s in structure["list"]]
+
+
+def _plain(value) -> bool:
+    return value is None or isinstance(value, (bool, numbers.Number, str))
+
+
+def scheduler_state(scheduler) -> dict | None:
+    if scheduler is None:
+        return None
+    values = {k: v for k, v in vars(scheduler).items() if _plain(v)}
+    return {"class": type(scheduler).__name__, "state": values}
+
+
+def make_scheduler(saved: dict | None):
+    """The schedule as it was at the checkpoint (class and every counter)."""
+    if saved is None:
+        return None
+    cls = getattr(mx.lr_scheduler, saved["class"], None)
+    if cls is None:
+        raise InputError(f"the checkpoint's learning-rate schedule {saved['class']} is unknown")
+    scheduler = cls.__new__(cls)
+    scheduler.__dict__.update(saved["state"])
+    return scheduler
+
+
+def capture(module) -> tuple[dict, dict]:
+    """(arrays, description) of the module's optimizer state."""
+    updater = updater_of(module)
+    optimizer = updater.optimizer
+    arrays: dict = {}
+    states = {
+        _index_key(index): _flatten(state, f"{_index_key(index)}", arrays)
+        for index, state in updater.states.items()
+    }
+    description = {
+        "optimizer": type(optimizer).__name__.lower(),
+        "num_update": optimizer.num_update,
+        # per device: MXNet keeps one count table per device and switches between them
+        "index_update_counts": {
+            str(device): {_index_key(i): c for i, c in counts.items()}
+            for device, counts in optimizer._all_index_update_counts.items()
+        },
+        "learning_rate": optimizer.learning_rate,
+        "lr_scheduler": scheduler_state(optimizer.lr_scheduler),
+        "states": states,
+    }
+    return arrays, description
+
+
+def restore(module, arrays: dict, description: dict) -> None:
+    """Put a captured state into the module's (freshly initialized) optimizer."""
+    updater = updater_of(module)
+    optimizer = updater.optimizer
+    saved_name = description["optimizer"]
+    if type(optimizer).__name__.lower() != saved_name:
+        raise InputError(
+            f"the checkpoint's optimizer state is for '{saved_name}', but the module's optimizer "
+            f"is '{type(optimizer).__name__.lower()}'.",
+            fix=f"resume with optimizer='{saved_name}' (or leave the optimizer out of fit)",
+        )
+    updater.states = {
+        _index_value(k): _rebuild(s, arrays) for k, s in description["states"].items()
+    }
+    # False: the Updater moves each state to its weight's device before the next update
+    updater.states_synced = dict.fromkeys(updater.states, False)
+    optimizer.num_update = description["num_update"]
+    optimizer._all_index_update_counts = {
+        int(device): {_index_value(k): c for k, c in counts.items()}
+        for device, counts in description["index_update_counts"].items()
+    }
+    optimizer._index_update_count = optimizer._all_index_update_counts.setdefault(0, {})
+    if description.get("lr_scheduler") is not None:
+        optimizer.lr_scheduler = make_scheduler(description["lr_scheduler"])

@@ -1,0 +1,176 @@
+"""Checkpoints: complete and verified, exact resume, interrupts, damage reported."""
+
+from __future__ import annotations
+
+import json
+import os
+
+import numpy as np
+import pytest
+from conftest import seed_all
+
+import mxlearn
+from mxlearn import checkpoint as ckpt
+from mxlearn import mx
+from mxlearn.errors import (
+    CheckpointError,
+    CheckpointExistsError,
+    DamagedCheckpointError,
+    InputError,
+    NonFiniteError,
+)
+
+
+def _data():
+    X, y = mxlearn.datasets.letter_recognition()
+    return X[:2048], y[:2048]
+
+
+def _iter(shuffle=False):
+    X, y = _data()
+    return mx.io.NDArrayIter(X, y, 32, shuffle=shuffle)
+
+
+def _optimizer_params():
+    # momentum and a schedule: both carry state that a resume must restore exactly
+    return {"learning_rate": 0.05, "momentum": 0.9,
+            "lr_scheduler": mx.lr_scheduler.FactorScheduler(step=40, factor=0.7)}  # fmt: skip
+
+
+def _params(mod):
+    args, auxs = mod.get_params()
+    return {k: v.asnumpy() for k, v in {**args, **auxs}.items()}
+
+
+def test_files_and_manifest(tmp_path):
+    prefix = str(tmp_path / "mlp")
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(_iter(), optimizer_params=_optimizer_params(), num_epoch=2, checkpoint=prefix)
+    names = sorted(os.listdir(tmp_path))
+    assert names == ["mlp-0001.json", "mlp-0001.optimizer.params", "mlp-0001.params",
+                     "mlp-0002.json", "mlp-0002.optimizer.params", "mlp-0002.params",
+                     "mlp-symbol.json"]  # fmt: skip
+    manifest = json.loads((tmp_path / "mlp-0002.json").read_text())
+    assert manifest["epochs_completed"] == 2 and manifest["resume_with"] == {"begin_epoch": 2}
+    assert manifest["optimizer"]["num_update"] == 128
+    assert manifest["optimizer"]["lr_scheduler"]["class"] == "FactorScheduler"
+    assert manifest["optimizer"]["settings"]["params"]["momentum"] == 0.9
+    assert len(manifest["history"]["rows"]) > 0
+    # MXNet's own loader opens the files
+    sym, args, _ = mx.model.load_checkpoint(prefix, 2)
+    assert np.array_equal(args["fc1_weight"].asnumpy(), _params(mod)["fc1_weight"])
+    assert not any(n.endswith(".tmp") for n in names)
+
+
+def test_resume_is_bit_equal_to_an_uninterrupted_run(tmp_path):
+    seed_all(11)
+    whole = mxlearn.Module(mxlearn.models.mlp())
+    whole.fit(_iter(), optimizer="sgd", optimizer_params=_optimizer_params(), num_epoch=5,
+              initializer=mx.init.Xavier(), checkpoint=str(tmp_path / "whole"))  # fmt: skip
+
+    seed_all(11)
+    first = mxlearn.Module(mxlearn.models.mlp())
+    first.fit(_iter(), optimizer="sgd", optimizer_params=_optimizer_params(), num_epoch=2,
+              initializer=mx.init.Xavier(), checkpoint=str(tmp_path / "part"))  # fmt: skip
+    del first  # "the kernel died"
+    resumed = mxlearn.resume(str(tmp_path / "part"))
+    resumed.fit(_iter(), num_epoch=5, checkpoint=str(tmp_path / "part"))
+
+    a, b = _params(whole), _params(resumed)
+    assert all(a[k].tobytes() == b[k].tobytes() for k in a)
+    assert resumed._optimizer.num_update == whole._optimizer.num_update == 5 * 64
+    assert resumed.history.events[0].text == "resumed at epoch 2"
+    assert resumed.history.series("accuracy", "train", "epoch")[0] == [0, 1, 2, 3, 4]
+
+
+def test_fit_resume_argument_on_a_new_module(tmp_path, capsys):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), optimizer_params=_optimizer_params(),
+                                            num_epoch=1, checkpoint=prefix)  # fmt: skip
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(_iter(), num_epoch=3, resume=prefix, checkpoint=prefix)
+    out = capsys.readouterr().out
+    assert "Resuming from checkpoint 1" in out and "begin_epoch=1" in out
+    assert ckpt.manifested_epochs(prefix) == [1, 2, 3]
+    with pytest.raises(InputError, match="begin_epoch=3"):
+        mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=5, begin_epoch=1,
+                                                resume=prefix)  # fmt: skip
+
+
+def test_never_overwrites_an_epoch_silently(tmp_path):
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(_iter(), num_epoch=1, checkpoint=prefix)
+    before = (tmp_path / "m-0001.params").read_bytes()
+    with pytest.raises(CheckpointExistsError, match="exists already"):
+        mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=1, checkpoint=prefix)
+    assert (tmp_path / "m-0001.params").read_bytes() == before
+
+
+def test_non_finite_parameters_are_never_saved(tmp_path):
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    with pytest.raises(NonFiniteError, match="learning rate"):
+        mod.fit(_iter(), optimizer_params={"learning_rate": 1e30}, num_epoch=1, checkpoint=prefix)
+    assert ckpt.manifested_epochs(prefix) == []
+
+
+def test_keep_period_and_best(tmp_path):
+    prefix = str(tmp_path / "m")
+    X, y = _data()
+    val = mx.io.NDArrayIter(X[:512], y[:512], 32)
+    saver = mxlearn.Checkpoint(prefix, period=2, keep=2, best="accuracy")
+    mxlearn.Module(mxlearn.models.mlp()).fit(
+        _iter(), eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=8,
+        checkpoint=saver)  # fmt: skip
+    best = json.loads((tmp_path / "m-best.json").read_text())
+    kept = ckpt.manifested_epochs(prefix)
+    assert set(kept) == {6, 8} | {best["epoch"]}
+    assert all(e % 2 == 0 for e in kept)
+
+
+def test_interrupt_keeps_the_last_epoch_and_says_how_to_resume(tmp_path):
+    prefix = str(tmp_path / "m")
+    it = _iter()
+
+    def interrupt(param):
+        if param.epoch == 2 and param.nbatch == 10:
+            raise KeyboardInterrupt
+
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    with pytest.raises(KeyboardInterrupt) as info:
+        mod.fit(it, num_epoch=5, checkpoint=prefix, batch_end_callback=interrupt)
+    message = str(info.value)
+    assert "Checkpoint 2" in message and f"mxlearn.resume('{prefix}')" in message
+    assert ckpt.manifested_epochs(prefix) == [1, 2]
+    assert sum(1 for _ in it) == 64  # the iterator was reset: a whole epoch is there
+    resumed = mxlearn.resume(prefix)
+    it.reset()
+    resumed.fit(it, num_epoch=5, checkpoint=prefix)
+    assert ckpt.manifested_epochs(prefix) == [1, 2, 3, 4, 5]
+
+
+def test_damaged_files_are_reported_and_skipped(tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=2, checkpoint=prefix)
+    path = tmp_path / "m-0002.params"
+    data = bytearray(path.read_bytes())
+    data[len(data) // 2] ^= 0x40  # one bit
+    path.write_bytes(bytes(data))
+    with pytest.raises(DamagedCheckpointError, match="m-0002.params"):
+        mxlearn.load_checkpoint(prefix, 2)
+    epoch, _ = ckpt.latest(prefix)  # the newest good one
+    assert epoch == 1
+    (tmp_path / "m-symbol.json").write_text('{"nodes": [')  # cut short
+    with pytest.raises(DamagedCheckpointError, match="m-symbol.json' is damaged"):
+        mxlearn.load_checkpoint(prefix, 1)
+    for manifest in tmp_path.glob("m-*.json"):
+        if manifest.name != "m-symbol.json":
+            manifest.unlink()  # as an MXNet-only checkpoint: no manifest to compare with
+    with pytest.raises(DamagedCheckpointError, match="not valid JSON"):
+        mxlearn.load_checkpoint(prefix, 1)
+
+
+def test_no_checkpoint_is_explained(tmp_path):
+    with pytest.raises(CheckpointError, match="No complete mxlearn checkpoint"):
+        mxlearn.resume(str(tmp_path / "none"))
