@@ -69,6 +69,10 @@ class NonFiniteError(MXLearnError, FloatingPointError):
     """Parameters that are NaN or infinite (training diverged)."""
 
 
+class UntrustedFileError(MXLearnError, PermissionError):
+    """A file whose loading could run code (a Python pickle) and that was not marked trusted."""
+
+
 class SetupError(MXLearnError, ImportError):
     """The environment cannot run MXNet (missing MXNet, NumPy 2, missing NVIDIA libraries)."""
 

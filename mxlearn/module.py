@@ -259,8 +259,8 @@ class Module(mx.mod.Module):
             raise LifecycleError(
                 f"{called} was called on a module whose parameters are loaded but which is not "
                 "bound yet: bind allocates the memory for the input shapes.",
-                fix="mod.bind(data_shapes=val_iter.provide_data, for_training=False)  "
-                "(the loaded parameters are kept)",
+                fix=f"{BIND_CALL} to train on, or mod.bind(data_shapes=val_iter.provide_data, "
+                "for_training=False) to predict (the loaded parameters are kept either way)",
                 state=self._state_text(),
             )
         raise LifecycleError(
@@ -1041,11 +1041,14 @@ class Module(mx.mod.Module):
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
     @classmethod
-    def load(cls, prefix, epoch, load_optimizer_states=False, **kwargs):
+    def load(cls, prefix, epoch, load_optimizer_states=False, trust=False, **kwargs):
         """Create a module from a checkpoint, as ``mx.mod.Module.load`` does, as an mxlearn.Module.
 
-        The files are checked first; a missing epoch names the epochs that exist.
+        The files are checked first; a missing epoch names the epochs that exist. MXNet's
+        ``.states`` file is a pickle: ``load_optimizer_states=True`` needs ``trust=True``.
         """
+        if load_optimizer_states and not trust:
+            optimizer_state.read_pickled_states(optimizer_states_file(prefix, epoch), trust=False)
         symbol, arg_params, aux_params = load_checkpoint(prefix, epoch)
         mod = cls(symbol=symbol, **kwargs)
         mod._arg_params = arg_params
@@ -1053,7 +1056,24 @@ class Module(mx.mod.Module):
         mod.params_initialized = True
         if load_optimizer_states:
             mod._preload_opt_states = optimizer_states_file(prefix, epoch)
+            mod._trusted_states = optimizer_states_file(prefix, epoch)
         return mod
+
+    def load_optimizer_states(self, fname, trust=False):
+        """MXNet's ``load_optimizer_states``, refusing to unpickle unless ``trust=True``, and then
+        admitting only arrays in plain containers (no code runs from the file)."""
+        trust = trust or fname == getattr(self, "_trusted_states", None)
+        states = optimizer_state.read_pickled_states(fname, trust)
+        if not self.optimizer_initialized:
+            raise LifecycleError(
+                "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is "
+                "installed yet.",
+                fix=OPTIMIZER_CALL,
+                state=self._state_text(),
+            )
+        updater = optimizer_state.updater_of(self)
+        updater.states = states
+        updater.states_synced = dict.fromkeys(states, False)
 
 
 class TrainingInterrupted(KeyboardInterrupt):

@@ -8,10 +8,59 @@ arrays nest per weight, ``num_update``, the per-weight update counts, and the sc
 
 from __future__ import annotations
 
+import io
 import numbers
+import pickle
 
 from ._compat import mx
-from .errors import InputError
+from .errors import DamagedCheckpointError, InputError, UntrustedFileError
+
+PICKLE_RISK = (
+    "MXNet's .states files are Python pickles: loading one can run any code its author put in "
+    "it (a crafted file can delete files or install software)."
+)
+
+
+class _ArraysOnly(pickle.Unpickler):
+    """Unpickles only what MXNet's optimizer states contain: NDArrays in plain containers."""
+
+    ALLOWED = {("mxnet.ndarray.ndarray", "NDArray"), ("builtins", "bytearray")}
+
+    def find_class(self, module, name):
+        if (module, name) in self.ALLOWED:
+            return super().find_class(module, name)
+        raise UntrustedFileError(
+            f"The optimizer-state file asks to create {module}.{name}, which no optimizer state "
+            "holds; it was refused, and nothing in the file ran.",
+            fix="only load .states files you made yourself; mxlearn's own checkpoints "
+            "(fit(checkpoint=...)) need no pickle at all",
+        )
+
+
+def read_pickled_states(path: str, trust: bool):
+    """The per-weight states of an MXNet ``.states`` file, if the caller trusts the file."""
+    if not trust:
+        raise UntrustedFileError(
+            f"'{path}' was not loaded. {PICKLE_RISK}",
+            fix="if you made this file yourself, pass trust=True (e.g. "
+            "mod.load_optimizer_states(path, trust=True)); mxlearn's checkpoints "
+            "(fit(checkpoint=...), mxlearn.resume) need no pickle",
+        )
+    with open(path, "rb") as f:
+        data = f.read()
+    try:
+        states = _ArraysOnly(io.BytesIO(data)).load()
+    except UntrustedFileError:
+        raise
+    except Exception as err:  # a damaged pickle raises many kinds of error
+        raise DamagedCheckpointError(
+            f"'{path}' is not a readable optimizer-state file: {err}"
+        ) from None
+    if isinstance(states, tuple) and len(states) == 2:
+        states = states[0]  # (states, optimizer): the optimizer part was refused above if present
+    if not isinstance(states, dict):
+        raise DamagedCheckpointError(f"'{path}' does not hold per-weight optimizer states.")
+    return states
 
 
 def updater_of(module):

@@ -174,3 +174,54 @@ def test_damaged_files_are_reported_and_skipped(tmp_path):
 def test_no_checkpoint_is_explained(tmp_path):
     with pytest.raises(CheckpointError, match="No complete mxlearn checkpoint"):
         mxlearn.resume(str(tmp_path / "none"))
+
+
+class _Payload:
+    """Unpickling this runs a shell command: what a crafted .states file can do."""
+
+    def __init__(self, marker):
+        self.marker = marker
+
+    def __reduce__(self):
+        return (os.system, (f"touch {self.marker}",))
+
+
+def test_a_pickle_payload_never_runs(tmp_path, ready_module):
+    import pickle
+
+    from mxlearn.errors import UntrustedFileError
+
+    marker = tmp_path / "pwned"
+    crafted = tmp_path / "m-0001.states"
+    crafted.write_bytes(pickle.dumps({0: _Payload(marker)}))
+    with pytest.raises(UntrustedFileError, match="trust=True"):
+        ready_module.load_optimizer_states(str(crafted))
+    with pytest.raises(UntrustedFileError, match="posix.system|os.system|refused"):
+        ready_module.load_optimizer_states(str(crafted), trust=True)
+    ready_module.save_checkpoint(str(tmp_path / "m"), 1)
+    with pytest.raises(UntrustedFileError):
+        mxlearn.Module.load(str(tmp_path / "m"), 1, load_optimizer_states=True)
+    trusting = mxlearn.Module.load(str(tmp_path / "m"), 1, load_optimizer_states=True, trust=True)
+    trusting.bind([("data", (32, 16))], [("softmax_label", (32,))])
+    with pytest.raises(UntrustedFileError, match="refused"):
+        trusting.init_optimizer()  # reads the .states file: trusted, yet the payload is refused
+    assert not marker.exists()
+
+
+def test_trusted_mxnet_states_load_and_train_on(tmp_path, small_iter):
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(small_iter, optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, num_epoch=1)
+    mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
+    loaded = mxlearn.Module.load(prefix, 1, load_optimizer_states=True, trust=True)
+    small_iter.reset()
+    loaded.fit(small_iter, optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, num_epoch=2,
+               begin_epoch=1)  # fmt: skip
+    momentum = optimizer_state_of(loaded)
+    assert momentum and all(np.isfinite(v.asnumpy()).all() for v in momentum)
+
+
+def optimizer_state_of(mod):
+    from mxlearn.optimizer_state import updater_of
+
+    return [s for s in updater_of(mod).states.values() if s is not None]
