@@ -535,12 +535,13 @@ class Module(mx.mod.Module):
         super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def _check_given_params(self, arg_params, aux_params, allow_missing, called) -> None:
-        problems = []
+        problems, extra = [], []
         for kind, given, own in (
             ("argument", arg_params, self._arg_params),
             ("auxiliary state", aux_params, self._aux_params),
         ):
             given = given or {}
+            extra += [f"'{n}' {tuple(given[n].shape)}" for n in sorted(set(given) - set(own))]
             for name, arr in sorted(own.items()):
                 if name not in given:
                     if not allow_missing:
@@ -551,6 +552,10 @@ class Module(mx.mod.Module):
                         f"{tuple(arr.shape)} in this network"
                     )
         if problems:
+            # extra values alone are allowed (MXNet ignores them); beside other problems they
+            # show that the values come from another network
+            if extra:
+                problems.append("not in this network: " + ", ".join(extra))
             raise InputError(
                 f"{called}: the given parameters do not match this network: "
                 + "; ".join(problems)

@@ -225,3 +225,22 @@ def optimizer_state_of(mod):
     from mxlearn.optimizer_state import updater_of
 
     return [s for s in updater_of(mod).states.values() if s is not None]
+
+
+def test_resuming_another_architecture_names_every_difference(tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=1, checkpoint=prefix)
+    net = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(net, name="fc1", num_hidden=32)
+    net = mx.sym.Activation(net, act_type="relu")
+    net = mx.sym.FullyConnected(net, name="fc3", num_hidden=26)
+    net = mx.sym.SoftmaxOutput(net, name="softmax")
+    with pytest.raises(InputError) as info:
+        mxlearn.Module(net).fit(_iter(), num_epoch=3, resume=prefix)
+    message = str(info.value)
+    for text in (
+        "'fc1_weight' is (64, 16) in the given values but (32, 16) in this network",
+        "'fc3_weight' (26, 32) is missing",
+        "not in this network: 'fc2_bias' (26,)",
+    ):
+        assert text in message, message
