@@ -17,7 +17,7 @@ import numpy as np
 from . import network, optimizer_state
 from ._compat import mx
 from .callbacks import FitFeed
-from .checkpoint import load_checkpoint, optimizer_states_file
+from .checkpoint import load_checkpoint, load_params, optimizer_states_file
 from .devices import check_context
 from .errors import (
     ArgumentTypeError,
@@ -1063,6 +1063,11 @@ class Module(mx.mod.Module):
             mod._preload_opt_states = optimizer_states_file(prefix, epoch)
             mod._trusted_states = optimizer_states_file(prefix, epoch)
         return mod
+
+    def load_params(self, fname):
+        """MXNet's ``load_params``, with the file checked before MXNet parses it."""
+        arg_params, aux_params = load_params(fname)
+        self.set_params(arg_params, aux_params)
 
     def load_optimizer_states(self, fname, trust=False):
         """MXNet's ``load_optimizer_states``, refusing to unpickle unless ``trust=True``, and then

@@ -244,3 +244,16 @@ def test_resuming_another_architecture_names_every_difference(tmp_path):
         "not in this network: 'fc2_bias' (26,)",
     ):
         assert text in message, message
+
+
+def test_resumed_history_shows_the_mark_in_the_plot(tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=2, checkpoint=prefix)
+    mod = mxlearn.resume(prefix)
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "resumed.png"))
+    mod.fit(_iter(), num_epoch=4, live=live)
+    ax = live.figure._axes["accuracy"]
+    texts = [t.get_text() for t in ax.texts]
+    assert "resumed at epoch 2" in texts
+    assert live.history.series("accuracy", "train", "epoch")[0] == [0, 1, 2, 3]
+    assert (tmp_path / "resumed.png").exists()

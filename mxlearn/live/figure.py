@@ -77,6 +77,8 @@ class TrainingFigure:
         self._x_range: tuple[float, float] | None = None
         self.full_draws = 0
         self.blits = 0
+        self._events: list = []
+        self._event_artists: list = []
 
     # ---------------------------------------------------------------- data
     def update(
@@ -87,6 +89,7 @@ class TrainingFigure:
     ) -> None:
         """Take the records added to ``history`` since the last call."""
         self._x_range = x_range
+        self._events = history.events
         for r in history.records[self._consumed :]:
             curves = self._curves.get(r.metric)
             if curves is None:
@@ -133,6 +136,7 @@ class TrainingFigure:
             self._lines[metric] = (batch, train, val)
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
+        self._event_artists = []
         self.fig.subplots_adjust(
             left=0.6 / width,
             right=1 - 0.15 / width,
@@ -197,14 +201,38 @@ class TrainingFigure:
                     pad = 0.08 * (y1 - y0) or 0.1 * abs(y1) or 0.1
                     ax.set_ylim(min(0.0, y0 - pad) if y0 >= 0 else y0 - pad, y1 + pad)
 
+    def _mark_events(self, events) -> None:
+        """A dashed line with its text at each event, e.g. 'resumed at epoch 3'."""
+        for artist in self._event_artists:
+            artist.remove()
+        self._event_artists = []
+        for event in events:
+            for ax in self._axes.values():
+                self._event_artists.append(ax.axvline(event.epoch, color="grey", ls="--", lw=1))
+                self._event_artists.append(
+                    ax.annotate(
+                        event.text,
+                        (event.epoch, 1.0),
+                        xycoords=("data", "axes fraction"),
+                        xytext=(3, -12),
+                        textcoords="offset points",
+                        fontsize="small",
+                        color="grey",
+                    )  # fmt: skip
+                )
+
     def draw(self, exact: bool = False) -> None:
         """Bring the canvas up to date: a blit when the limits still hold, else a full draw."""
         if self.fig is None:
             self._build()
         outside = self._set_data()
         canvas = self.fig.canvas
-        if exact or outside or self._backgrounds is None:
+        events_changed = len(self._events) != len(self._event_artists) // max(
+            1, 2 * len(self._axes)
+        )
+        if exact or outside or events_changed or self._backgrounds is None:
             self._fit_limits()
+            self._mark_events(self._events)
             canvas.draw()  # everything but the (animated) curves
             self._backgrounds = [canvas.copy_from_bbox(ax.bbox) for ax in self._axes.values()]
             self.full_draws += 1

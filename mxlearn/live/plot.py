@@ -198,7 +198,9 @@ class LivePlot(TrainingRecorder):
     # ---------------------------------------------------------------- text
     def _x_range(self):
         if self.total_epochs:
-            return (float(self.begin_epoch), float(self.total_epochs))
+            # a resumed run shows the epochs before it too
+            first = self.history.records[0].epoch if self.history.records else self.begin_epoch
+            return (float(min(first, self.begin_epoch)), float(self.total_epochs))
         return None
 
     def _fraction(self) -> float | None:
