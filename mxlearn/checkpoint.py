@@ -137,8 +137,15 @@ def _check_finite(arg_params: dict, aux_params: dict, epoch: int) -> None:
         )
 
 
-def save(module, prefix: str, epoch: int, *, history=None, optimizer_settings=None,
-         overwrite: bool = False) -> str:  # fmt: skip
+def save(
+    module,
+    prefix: str,
+    epoch: int,
+    *,
+    history=None,
+    optimizer_settings=None,
+    overwrite: bool = False,
+) -> str:
     """Write a complete checkpoint of ``module`` after ``epoch`` completed epochs.
 
     Returns the manifest's path. Refuses to overwrite an existing epoch unless ``overwrite``,
@@ -181,7 +188,7 @@ def save(module, prefix: str, epoch: int, *, history=None, optimizer_settings=No
         "resume_with": {"begin_epoch": epoch},
         "files": {
             role: {"name": os.path.basename(path), **_digest(path)} for role, path in files.items()
-        },  # fmt: skip
+        },
         "optimizer": optimizer,
         "history": history.to_dict() if history is not None else None,
     }

@@ -160,8 +160,12 @@ class DeferredMetric(mx.metric.EvalMetric):
         rows, limit = array.shape[0], self.max_pending * 10
         if self._ring is None:
             buffer = mx.nd.zeros((limit * rows,), ctx=array.context)
-            self._ring = (buffer, rows, array.context,
-                          [buffer[i * rows : (i + 1) * rows] for i in range(limit)])  # fmt: skip
+            self._ring = (
+                buffer,
+                rows,
+                array.context,
+                [buffer[i * rows : (i + 1) * rows] for i in range(limit)],
+            )
         buffer, ring_rows, context, slots = self._ring
         index = len(self.pending) - 1
         if rows != ring_rows or array.context != context or index >= limit:
@@ -222,9 +226,11 @@ class DeferredMetric(mx.metric.EvalMetric):
             preds.asnumpy().astype("int32").ravel() == labels.asnumpy().astype("int32").ravel()
         )
         sizes = np.array(
-            [sum(p[pred_name].shape[0] for _, p in e.updates) if not e.samples else e.samples
-             for e in pending]
-        )  # fmt: skip
+            [
+                sum(p[pred_name].shape[0] for _, p in e.updates) if not e.samples else e.samples
+                for e in pending
+            ]
+        )
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         with np.errstate(invalid="ignore", divide="ignore"):
             values = np.add.reduceat(correct, starts) / sizes if len(correct) else sizes * np.nan

@@ -985,8 +985,9 @@ class Module(mx.mod.Module):
             finally:
                 feed.finish()
 
-    def _apply_resume(self, state, begin_epoch, arg_params, aux_params, optimizer,
-                      optimizer_params):  # fmt: skip
+    def _apply_resume(
+        self, state, begin_epoch, arg_params, aux_params, optimizer, optimizer_params
+    ):
         """fit's arguments for continuing ``state``; the optimizer state waits for
         init_optimizer."""
         if begin_epoch not in (0, state.epoch):
@@ -1004,8 +1005,10 @@ class Module(mx.mod.Module):
             uses_defaults = optimizer == "sgd" and dict(optimizer_params) == {"learning_rate": 0.01}
             if uses_defaults and settings:
                 optimizer, optimizer_params = settings["optimizer"], settings["params"]
-                print(f"Continuing with the checkpoint's optimizer: '{optimizer}' with "
-                      f"{optimizer_params}.")  # fmt: skip
+                print(
+                    f"Continuing with the checkpoint's optimizer: '{optimizer}' with "
+                    f"{optimizer_params}."
+                )
             self._pending_optimizer = (state.optimizer_arrays, saved)
         return state.epoch, arg_params, aux_params, optimizer, optimizer_params
 

@@ -93,8 +93,14 @@ class Checkpoint:
     ... # doctest: +SKIP
     """
 
-    def __init__(self, prefix: str, period: int = 1, keep: int | None = None,
-                 best: str | None = None, overwrite: bool = False):  # fmt: skip
+    def __init__(
+        self,
+        prefix: str,
+        period: int = 1,
+        keep: int | None = None,
+        best: str | None = None,
+        overwrite: bool = False,
+    ):
         if period < 1 or (keep is not None and keep < 1):
             raise InputError(
                 f"Checkpoint(period={period}, keep={keep}): both count epochs and must be >= 1.",
@@ -126,8 +132,14 @@ class Checkpoint:
     def after_epoch(self, module, epochs_completed: int, history, settings) -> None:
         if epochs_completed % self.period:
             return
-        files.save(module, self.prefix, epochs_completed, history=history,
-                   optimizer_settings=settings, overwrite=self.overwrite)  # fmt: skip
+        files.save(
+            module,
+            self.prefix,
+            epochs_completed,
+            history=history,
+            optimizer_settings=settings,
+            overwrite=self.overwrite,
+        )
         self.saved.append(epochs_completed)
         if self.best is not None:
             self._track_best(history, epochs_completed)
@@ -144,15 +156,19 @@ class Checkpoint:
         ):
             self.best_value, self.best_epoch = value, epochs_completed
             pointer = {"epoch": epochs_completed, "metric": self.best, "value": value}
-            files.atomic_write(f"{self.prefix}-best.json",
-                               files._write_bytes(json.dumps(pointer).encode()))  # fmt: skip
+            files.atomic_write(
+                f"{self.prefix}-best.json", files._write_bytes(json.dumps(pointer).encode())
+            )
 
     def _prune(self) -> None:
         keep = set(self.saved[-self.keep :]) | {self.best_epoch}
         for epoch in [e for e in self.saved if e not in keep]:
             # the manifest first: the checkpoint stops existing before its files go
-            for path in (files.manifest_file(self.prefix, epoch), files.params_file(self.prefix, epoch),
-                         files.optimizer_file(self.prefix, epoch)):  # fmt: skip
+            for path in (
+                files.manifest_file(self.prefix, epoch),
+                files.params_file(self.prefix, epoch),
+                files.optimizer_file(self.prefix, epoch),
+            ):
                 if os.path.exists(path):
                     os.unlink(path)
             self.saved.remove(epoch)

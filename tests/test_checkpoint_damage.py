@@ -56,8 +56,9 @@ def _load_all(jobs):
     """Results for [(path, expected)], each loaded in a worker subprocess."""
     results, remaining, crashes = {}, list(jobs), []
     while remaining:
-        worker = subprocess.Popen([sys.executable, "-c", WORKER], stdin=subprocess.PIPE,
-                                  stdout=subprocess.PIPE, text=True)  # fmt: skip
+        worker = subprocess.Popen(
+            [sys.executable, "-c", WORKER], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True
+        )
         out, _ = worker.communicate("".join(json.dumps(j) + "\n" for j in remaining), timeout=600)
         for line in out.splitlines():
             path, result = json.loads(line)
@@ -119,8 +120,9 @@ def test_kill_during_saves_never_leaves_a_broken_newest_checkpoint(tmp_path):
     rng = random.Random(1)
     saves = 0
     for _ in range(8):
-        proc = subprocess.Popen([sys.executable, "-c", SAVER, prefix], stdout=subprocess.PIPE,
-                                text=True)  # fmt: skip
+        proc = subprocess.Popen(
+            [sys.executable, "-c", SAVER, prefix], stdout=subprocess.PIPE, text=True
+        )
         while proc.stdout.readline().strip() != "saving":  # after fit's epoch lines
             assert proc.poll() is None
         time.sleep(rng.uniform(0.05, 0.4))

@@ -33,8 +33,11 @@ def _iter(shuffle=False):
 
 def _optimizer_params():
     # momentum and a schedule: both carry state that a resume must restore exactly
-    return {"learning_rate": 0.05, "momentum": 0.9,
-            "lr_scheduler": mx.lr_scheduler.FactorScheduler(step=40, factor=0.7)}  # fmt: skip
+    return {
+        "learning_rate": 0.05,
+        "momentum": 0.9,
+        "lr_scheduler": mx.lr_scheduler.FactorScheduler(step=40, factor=0.7),
+    }
 
 
 def _params(mod):
@@ -47,9 +50,15 @@ def test_files_and_manifest(tmp_path):
     mod = mxlearn.Module(mxlearn.models.mlp())
     mod.fit(_iter(), optimizer_params=_optimizer_params(), num_epoch=2, checkpoint=prefix)
     names = sorted(os.listdir(tmp_path))
-    assert names == ["mlp-0001.json", "mlp-0001.optimizer.params", "mlp-0001.params",
-                     "mlp-0002.json", "mlp-0002.optimizer.params", "mlp-0002.params",
-                     "mlp-symbol.json"]  # fmt: skip
+    assert names == [
+        "mlp-0001.json",
+        "mlp-0001.optimizer.params",
+        "mlp-0001.params",
+        "mlp-0002.json",
+        "mlp-0002.optimizer.params",
+        "mlp-0002.params",
+        "mlp-symbol.json",
+    ]
     manifest = json.loads((tmp_path / "mlp-0002.json").read_text())
     assert manifest["epochs_completed"] == 2 and manifest["resume_with"] == {"begin_epoch": 2}
     assert manifest["optimizer"]["num_update"] == 128
@@ -65,13 +74,25 @@ def test_files_and_manifest(tmp_path):
 def test_resume_is_bit_equal_to_an_uninterrupted_run(tmp_path):
     seed_all(11)
     whole = mxlearn.Module(mxlearn.models.mlp())
-    whole.fit(_iter(), optimizer="sgd", optimizer_params=_optimizer_params(), num_epoch=5,
-              initializer=mx.init.Xavier(), checkpoint=str(tmp_path / "whole"))  # fmt: skip
+    whole.fit(
+        _iter(),
+        optimizer="sgd",
+        optimizer_params=_optimizer_params(),
+        num_epoch=5,
+        initializer=mx.init.Xavier(),
+        checkpoint=str(tmp_path / "whole"),
+    )
 
     seed_all(11)
     first = mxlearn.Module(mxlearn.models.mlp())
-    first.fit(_iter(), optimizer="sgd", optimizer_params=_optimizer_params(), num_epoch=2,
-              initializer=mx.init.Xavier(), checkpoint=str(tmp_path / "part"))  # fmt: skip
+    first.fit(
+        _iter(),
+        optimizer="sgd",
+        optimizer_params=_optimizer_params(),
+        num_epoch=2,
+        initializer=mx.init.Xavier(),
+        checkpoint=str(tmp_path / "part"),
+    )
     del first  # "the kernel died"
     resumed = mxlearn.resume(str(tmp_path / "part"))
     resumed.fit(_iter(), num_epoch=5, checkpoint=str(tmp_path / "part"))
@@ -85,16 +106,16 @@ def test_resume_is_bit_equal_to_an_uninterrupted_run(tmp_path):
 
 def test_fit_resume_argument_on_a_new_module(tmp_path, capsys):
     prefix = str(tmp_path / "m")
-    mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), optimizer_params=_optimizer_params(),
-                                            num_epoch=1, checkpoint=prefix)  # fmt: skip
+    mxlearn.Module(mxlearn.models.mlp()).fit(
+        _iter(), optimizer_params=_optimizer_params(), num_epoch=1, checkpoint=prefix
+    )
     mod = mxlearn.Module(mxlearn.models.mlp())
     mod.fit(_iter(), num_epoch=3, resume=prefix, checkpoint=prefix)
     out = capsys.readouterr().out
     assert "Resuming from checkpoint 1" in out and "begin_epoch=1" in out
     assert ckpt.manifested_epochs(prefix) == [1, 2, 3]
     with pytest.raises(InputError, match="begin_epoch=3"):
-        mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=5, begin_epoch=1,
-                                                resume=prefix)  # fmt: skip
+        mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=5, begin_epoch=1, resume=prefix)
 
 
 def test_never_overwrites_an_epoch_silently(tmp_path):
@@ -121,8 +142,12 @@ def test_keep_period_and_best(tmp_path):
     val = mx.io.NDArrayIter(X[:512], y[:512], 32)
     saver = mxlearn.Checkpoint(prefix, period=2, keep=2, best="accuracy")
     mxlearn.Module(mxlearn.models.mlp()).fit(
-        _iter(), eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=8,
-        checkpoint=saver)  # fmt: skip
+        _iter(),
+        eval_data=val,
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=8,
+        checkpoint=saver,
+    )
     best = json.loads((tmp_path / "m-best.json").read_text())
     kept = ckpt.manifested_epochs(prefix)
     assert set(kept) == {6, 8} | {best["epoch"]}
@@ -215,8 +240,12 @@ def test_trusted_mxnet_states_load_and_train_on(tmp_path, small_iter):
     mod.save_checkpoint(prefix, 1, save_optimizer_states=True)
     loaded = mxlearn.Module.load(prefix, 1, load_optimizer_states=True, trust=True)
     small_iter.reset()
-    loaded.fit(small_iter, optimizer_params={"learning_rate": 0.1, "momentum": 0.9}, num_epoch=2,
-               begin_epoch=1)  # fmt: skip
+    loaded.fit(
+        small_iter,
+        optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+        num_epoch=2,
+        begin_epoch=1,
+    )
     momentum = optimizer_state_of(loaded)
     assert momentum and all(np.isfinite(v.asnumpy()).all() for v in momentum)
 

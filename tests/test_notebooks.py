@@ -56,13 +56,17 @@ def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
 def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
     """In place updates end with the final figure as a PNG in the cell's output, so a saved or
     exported notebook shows the curves without a live kernel."""
-    nb = nbformat.v4.new_notebook(cells=[nbformat.v4.new_code_cell(
-        "import mxlearn\nfrom mxlearn import mx\n"
-        "X, y = mxlearn.datasets.synthetic_classification(num_samples=256)\n"
-        "it = mx.io.NDArrayIter(X, y, 32)\n"
-        f"live = mxlearn.LivePlot(backend={backend!r})\n"
-        "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, num_epoch=3, live=live)"
-    )])  # fmt: skip
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import mxlearn\nfrom mxlearn import mx\n"
+                "X, y = mxlearn.datasets.synthetic_classification(num_samples=256)\n"
+                "it = mx.io.NDArrayIter(X, y, 32)\n"
+                f"live = mxlearn.LivePlot(backend={backend!r})\n"
+                "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, num_epoch=3, live=live)"
+            )
+        ]
+    )
     NotebookClient(nb, timeout=300, kernel_name="python3").execute()
     bundles = [o.get("data", {}) for o in nb.cells[0].outputs if o.output_type == "display_data"]
     pngs = [b for b in bundles if "image/png" in b]

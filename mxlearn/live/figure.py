@@ -218,7 +218,7 @@ class TrainingFigure:
                         textcoords="offset points",
                         fontsize="small",
                         color="grey",
-                    )  # fmt: skip
+                    )
                 )
 
     def draw(self, exact: bool = False) -> None:
