@@ -11,6 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import warnings
+from collections import OrderedDict
 
 import numpy as np
 
@@ -216,6 +217,7 @@ class Module(mx.mod.Module):
         self._train_forward_pending = False  # a training forward awaits backward/update
         self._grads_pending = False  # backward ran since the last update
         self._preflight_done = False  # the first training batch was checked
+        self._batch_pad = 0  # padded rows in the last forward's batch
 
     def _reset_bind(self) -> None:
         super()._reset_bind()
@@ -622,6 +624,8 @@ class Module(mx.mod.Module):
         super().forward(data_batch, is_train)
         self._outputs_ready = True
         self._train_forward_pending = training
+        # rows an iterator added to fill the last batch: metrics must not count them (#5)
+        self._batch_pad = 0 if isinstance(data_batch, list) else int(data_batch.pad or 0)
 
     def _check_batch(self, batch, training: bool) -> None:
         # Runs every batch: one pass over the arrays, with the explanations off the fast path.
@@ -746,10 +750,33 @@ class Module(mx.mod.Module):
                 "mod.update_metric(metric, None): there are no labels to compare with.",
                 fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
             )
+        if self._batch_pad and not pre_sliced:
+            self._update_metric_without_pad(eval_metric, labels)
+            return
         if isinstance(eval_metric, DeferredMetric):
             # the bound batch size is the labels' length, without asking the device
             eval_metric.begin_batch(self._exec_group.batch_size)
         super().update_metric(eval_metric, labels, pre_sliced)
+
+    def _update_metric_without_pad(self, eval_metric, labels) -> None:
+        """MXNet's per-device metric update, leaving out the padded rows at the batch's end
+        (MXNet counts them: 0.609 instead of 0.630 on 100 samples in batches of 32)."""
+        group = self._exec_group
+        real = group.batch_size - self._batch_pad
+        if isinstance(eval_metric, DeferredMetric):
+            eval_metric.begin_batch(real)
+        for texec, rows in zip(group.execs, group.slices):
+            stop = min(rows.stop, real)
+            if stop <= rows.start:
+                continue  # this device holds only padding
+            labels_ = OrderedDict(
+                (name, label[rows.start : stop]) for name, label in zip(group.label_names, labels)
+            )
+            preds = OrderedDict(
+                (name, out[: stop - rows.start])
+                for name, out in zip(group.output_names, texec.outputs)
+            )
+            eval_metric.update_dict(labels_, preds)
 
     def get_outputs(self, merge_multi_context=True):
         self._require_params("mod.get_outputs()")
