@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import numpy as np
+
 from ._compat import mx
 from .errors import ArgumentTypeError, InputError, did_you_mean
 
@@ -30,24 +32,138 @@ def check_metric_spec(spec, called: str) -> None:
         )
 
 
+_TOP_K_NAMES = {"top_k_acc", "top_k_accuracy", "topkaccuracy"}
+DEFAULT_TOP_K = 5
+
+
+class F1(mx.metric.EvalMetric):
+    """F1 for any number of classes, from counts over everything seen since the last reset.
+
+    ``average='macro'`` (default) is the mean of the per-class F1 over the classes that occur
+    in the labels or the predictions; ``'micro'`` pools the counts (for one label per example
+    it equals accuracy). MXNet's own ``'f1'`` handles two classes only and averages
+    per-batch values, which depends on the batch size.
+    """
+
+    def __init__(self, name: str = "f1", average: str = "macro", output_names=None,
+                 label_names=None):  # fmt: skip
+        if average not in ("macro", "micro"):
+            raise InputError(f"F1(average={average!r}): average is 'macro' or 'micro'.",
+                             fix="F1(average='macro')")  # fmt: skip
+        self.average = average
+        super().__init__(name, output_names=output_names, label_names=label_names,
+                         has_global_stats=True)  # fmt: skip
+
+    def reset(self):
+        self._counts = np.zeros((0, 3), dtype=np.int64)  # per class: TP, FP, FN
+        self.num_inst = self.global_num_inst = 0
+        self.sum_metric = self.global_sum_metric = 0.0
+
+    def reset_local(self):
+        self.reset()
+
+    def update(self, labels, preds):
+        for label, pred in zip(labels, preds):
+            if pred.shape != label.shape:
+                pred = mx.nd.argmax(pred, axis=1)
+            truth = label.asnumpy().astype(np.int64).ravel()
+            guess = pred.asnumpy().astype(np.int64).ravel()
+            classes = int(max(truth.max(initial=-1), guess.max(initial=-1))) + 1
+            if classes > len(self._counts):
+                grown = np.zeros((classes, 3), dtype=np.int64)
+                grown[: len(self._counts)] = self._counts
+                self._counts = grown
+            hit = truth == guess
+            np.add.at(self._counts[:, 0], truth[hit], 1)
+            np.add.at(self._counts[:, 1], guess[~hit], 1)
+            np.add.at(self._counts[:, 2], truth[~hit], 1)
+            self.num_inst += len(truth)
+            self.global_num_inst += len(truth)
+        value = self._value()
+        # sum/num keep the EvalMetric contract: get() divides one by the other
+        self.sum_metric = self.global_sum_metric = value * self.num_inst
+
+    def _value(self) -> float:
+        tp, fp, fn = self._counts.T if len(self._counts) else (np.zeros(0),) * 3
+        if self.average == "micro":
+            denominator = 2 * tp.sum() + fp.sum() + fn.sum()
+            return float(2 * tp.sum() / denominator) if denominator else float("nan")
+        present = (tp + fp + fn) > 0
+        if not present.any():
+            return float("nan")
+        scores = 2 * tp[present] / (2 * tp[present] + fp[present] + fn[present])
+        return float(scores.mean())
+
+
+def _top_k(k: int):
+    if k < 2:
+        raise InputError(f"top_k_accuracy with k={k} is plain accuracy.", fix="eval_metric='acc'")
+    metric = mx.metric.TopKAccuracy(top_k=k)
+    metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
+    return metric
+
+
 def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
-    """Like ``mx.metric.create``, but unknown names and bad settings raise an explained error.
+    """Like ``mx.metric.create``, with the seed tutorial's names made to work, case-insensitive:
+    ``'top_k_acc'`` (k=5 unless ``top_k=`` is given; named ``top_5_accuracy``), ``'f1'`` for
+    any number of classes (``average='macro'`` or ``'micro'``), and unknown names or settings
+    explained.
 
     Examples
     --------
-    >>> metric = create_metric('acc')
-    >>> metric.get()
+    >>> create_metric('acc').get()
     ('accuracy', nan)
+    >>> create_metric('TOP_K_ACC').name
+    'top_5_accuracy'
     """
     if isinstance(spec, mx.metric.EvalMetric):
         return spec
     check_metric_spec(spec, called)
+    if isinstance(spec, (list, tuple)):
+        composite = mx.metric.CompositeEvalMetric()
+        for item in spec:
+            composite.add(create_metric(item, called, **kwargs))
+        return composite
+    if isinstance(spec, str):
+        name = spec.lower()
+        if name in _TOP_K_NAMES:
+            return _top_k(int(kwargs.get("top_k", DEFAULT_TOP_K)))
+        if name == "f1":
+            return F1(average=kwargs.get("average", "macro"))
+        spec = name
     try:
         return mx.metric.create(spec, **kwargs)
     except (AssertionError, TypeError, ValueError) as err:
-        if "top_k" in str(err) or (isinstance(spec, str) and "top_k" in spec.lower()):
-            raise InputError(
-                f"{called}: the metric '{spec}' needs how many top guesses count (k > 1).",
-                fix="mx.metric.create('top_k_accuracy', top_k=5)",
-            ) from None
         raise InputError(f"{called}: cannot create the metric {spec!r}: {err}") from None
+
+
+_CLASSIFICATION_METRICS = (mx.metric.Accuracy, mx.metric.TopKAccuracy, mx.metric.F1, F1,
+                           mx.metric.CrossEntropy, mx.metric.NegativeLogLikelihood,
+                           mx.metric.Perplexity, mx.metric.MCC)  # fmt: skip
+_REGRESSION_METRICS = (mx.metric.MSE, mx.metric.RMSE, mx.metric.MAE)
+
+
+def check_metric_fits(metric, output_kind: str | None, classes: int | None, called: str) -> None:
+    """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier)."""
+    from .metric_tracking import leaf_metrics
+
+    for leaf in leaf_metrics(metric):
+        if output_kind == "classification" and isinstance(leaf, _REGRESSION_METRICS):
+            raise InputError(
+                f"{called}: '{leaf.name}' measures how far predicted numbers are from target "
+                "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
+                "value would mean nothing (MXNet would report one anyway).",
+                fix="for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')",
+            )
+        if output_kind == "regression" and isinstance(leaf, _CLASSIFICATION_METRICS):
+            raise InputError(
+                f"{called}: '{leaf.name}' counts right and wrong classes, but this network "
+                "predicts numbers (a regression output).",
+                fix="for a regression: eval_metric='mse' (or 'rmse', 'mae')",
+            )
+        if isinstance(leaf, mx.metric.TopKAccuracy) and classes and leaf.top_k >= classes:
+            raise InputError(
+                f"{called}: '{leaf.name}' with {classes} classes counts every prediction as "
+                f"right (the true class is always among the top {leaf.top_k}).",
+                fix=f"mx.metric.TopKAccuracy(top_k={max(2, classes // 2)}), or 'acc'",
+            )

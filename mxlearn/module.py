@@ -30,7 +30,7 @@ from .errors import (
 )
 from .live import LivePlot
 from .metric_tracking import DeferredMetric
-from .metrics import create_metric
+from .metrics import check_metric_fits, create_metric
 from .optimizers import check_optimizer, settings_dict
 from .progress import visible_epoch_log
 from .recorder import TrainingRecorder
@@ -790,6 +790,25 @@ class Module(mx.mod.Module):
         return super().get_outputs(merge_multi_context)
 
     # ------------------------------------------------------------------ high level
+    def _check_metric_fits(self, metric, data_descs, called: str) -> None:
+        layers = list(self._label_inputs.values())
+        if any(layer.is_classification for layer in layers):
+            kind = "classification"
+        elif any(layer.op in network.REGRESSION_OUTPUTS for layer in layers):
+            kind = "regression"
+        else:
+            kind = None
+        classes = None
+        try:
+            _, out_shapes, _ = self._symbol.infer_shape_partial(
+                **{d.name: d.shape for d in data_descs}
+            )
+            if kind == "classification" and out_shapes and len(out_shapes[0]) == 2:
+                classes = out_shapes[0][1]
+        except mx.base.MXNetError:
+            pass  # the bind that follows explains shape problems
+        check_metric_fits(metric, kind, classes, called)
+
     def _prepare_inference(self, called: str, eval_data) -> None:
         is_array = isinstance(eval_data, (np.ndarray, mx.nd.NDArray))
         if not is_array and not isinstance(eval_data, mx.io.DataIter):
@@ -856,6 +875,7 @@ class Module(mx.mod.Module):
                 fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
             )
         eval_metric = create_metric(eval_metric, "mod.score()")
+        self._check_metric_fits(eval_metric, eval_data.provide_data, "mod.score()")
         return super().score(
             eval_data,
             eval_metric,
@@ -954,6 +974,8 @@ class Module(mx.mod.Module):
             validation_metric = eval_metric
         eval_metric = create_metric(eval_metric, called)
         validation_metric = create_metric(validation_metric, called)
+        for metric in (eval_metric, validation_metric):
+            self._check_metric_fits(metric, train_data.provide_data, called)
         if self._auto_bound and not self.for_training:
             force_rebind = True  # bound for prediction by predict/score; training needs more
         feed = FitFeed(

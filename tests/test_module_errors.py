@@ -347,11 +347,11 @@ def test_misspelled_metric_optimizer_and_setting(small_net, small_iter):
     assert mod.state == "created"  # nothing was bound or changed by the refused calls
 
 
-def test_top_k_without_k_is_explained(small_net, small_iter):
+def test_top_k_needs_fewer_than_all_classes(small_net, small_iter):
     mod = mxlearn.Module(small_net)
     mod.fit(small_iter, num_epoch=1)
-    with explained(InputError, "top_k", "top_k=5"):
-        mod.score(small_iter, "top_k_acc")
+    with explained(InputError, "top_5_accuracy", "4 classes", "every prediction"):
+        mod.score(small_iter, "top_k_acc")  # 5 of 4 classes: always right
 
 
 def test_misspelled_attribute(small_net):

@@ -1,0 +1,81 @@
+"""Metrics by the seed tutorial's names, F1 for many classes, and metrics that fit the output."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import SHARED_DATA, seed_all
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.errors import InputError
+from mxlearn.metrics import F1, create_metric
+
+
+def _reference_f1(truth, guess, average):
+    classes = sorted(set(truth) | set(guess))
+    if average == "micro":
+        return float(np.mean(truth == guess))
+    scores = []
+    for c in classes:
+        tp = np.sum((guess == c) & (truth == c))
+        fp = np.sum((guess == c) & (truth != c))
+        fn = np.sum((guess != c) & (truth == c))
+        scores.append(2 * tp / (2 * tp + fp + fn))
+    return float(np.mean(scores))
+
+
+@pytest.fixture(scope="module")
+def trained():
+    seed_all(4)
+    # module-scoped: runs before the per-test environment, so the data folder is given here
+    X, y = mxlearn.datasets.letter_recognition(SHARED_DATA)
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(
+        mx.io.NDArrayIter(X[:3200], y[:3200], 32, shuffle=True),
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=3,
+    )
+    return mod, X[16000:17000], y[16000:17000]
+
+
+@pytest.mark.parametrize("average", ["macro", "micro"])
+def test_f1_on_26_classes_equals_numpy_over_the_whole_set(trained, average):
+    mod, X, y = trained
+    guess = mod.predict(mx.io.NDArrayIter(X, y, 32)).asnumpy().argmax(axis=1)
+    metric = F1(average=average)
+    ((name, value),) = mod.score(mx.io.NDArrayIter(X, y, 32), metric)
+    assert name == "f1"
+    assert value == pytest.approx(_reference_f1(y.astype(int), guess, average), abs=1e-12)
+    # counted over the whole set: the batch size does not change it
+    assert mod.score(mx.io.NDArrayIter(X, y, 100), F1(average=average))[0][1] == pytest.approx(
+        value
+    )
+
+
+def test_seed_names_work_case_insensitive(trained):
+    mod, X, y = trained
+    it = mx.io.NDArrayIter(X, y, 40)
+    names = [n for n, _ in mod.score(it, ["ACC", "top_k_acc", "F1", "ce"])]
+    assert names == ["accuracy", "top_5_accuracy", "f1", "cross-entropy"]
+    scores = dict(mod.score(it, ["acc", "top_k_acc"]))
+    assert scores["top_5_accuracy"] > scores["accuracy"]
+    assert create_metric("top_k_acc", top_k=3).name == "top_3_accuracy"
+
+
+@pytest.mark.parametrize("name", ["rmse", "mse", "mae"])
+def test_regression_metrics_on_a_classifier_are_refused(trained, name):
+    mod, X, y = trained
+    with pytest.raises(InputError, match="class probabilities") as info:
+        mod.score(mx.io.NDArrayIter(X, y, 40), name)
+    assert "eval_metric='acc'" in str(info.value)
+
+
+def test_classification_metrics_on_a_regression_are_refused():
+    X, y, _ = mxlearn.datasets.synthetic_regression(num_samples=64)
+    it = mx.io.NDArrayIter(X, y, 32, label_name="lro_label")
+    mod = mxlearn.Module(mxlearn.models.linear_regression(), label_names=["lro_label"])
+    with pytest.raises(InputError, match="predicts numbers"):
+        mod.fit(it, eval_metric="acc", num_epoch=1)
+    mod.fit(it, eval_metric="mse", num_epoch=1)
+    assert mod.history.last("mse") is not None
