@@ -36,6 +36,7 @@ from .progress import visible_epoch_log
 from .recorder import TrainingRecorder
 from .resuming import Checkpoint, load_resume_state
 from .summary import module_summary_html, module_summary_text, next_step
+from .watchdog import DivergenceWatchdog
 
 BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
 INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
@@ -988,13 +989,15 @@ class Module(mx.mod.Module):
             feed.recorder.history = state.history()
         self.history = feed.recorder.history
         # fit's own callbacks run first: they name each batch before a user's callback reads it
-        epoch_end_callback = [feed.epoch_end, *_as_list(epoch_end_callback)]
-        batch_end_callback = [feed.batch_end, *_as_list(batch_end_callback)]
+        watchdog = DivergenceWatchdog(self)
+        # the watchdog before the saver: diverged weights never reach a checkpoint
+        epoch_end_callback = [watchdog.epoch_end, feed.epoch_end, *_as_list(epoch_end_callback)]
+        batch_end_callback = [feed.batch_end, watchdog.batch_end, *_as_list(batch_end_callback)]
         eval_end_callback = [feed.eval_end, *_as_list(eval_end_callback)]
         if saver is not None:
             # after validation when there is one, so that a 'best' checkpoint can be judged
             if eval_data is None:
-                epoch_end_callback.insert(1, lambda epoch, *_: self._save_epoch(saver, epoch))
+                epoch_end_callback.insert(2, lambda epoch, *_: self._save_epoch(saver, epoch))
             else:
                 eval_end_callback.insert(1, lambda param: self._save_epoch(saver, param.epoch))
         with visible_epoch_log(self):

@@ -286,3 +286,26 @@ def test_resumed_history_shows_the_mark_in_the_plot(tmp_path):
     assert "resumed at epoch 2" in texts
     assert live.history.series("accuracy", "train", "epoch")[0] == [0, 1, 2, 3]
     assert (tmp_path / "resumed.png").exists()
+
+
+def test_divergence_stops_fit_early_and_keeps_the_good_checkpoint(tmp_path):
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(_iter(), optimizer_params={"learning_rate": 0.1}, num_epoch=1, checkpoint=prefix)
+    seen = []
+    with pytest.raises(NonFiniteError) as info:
+        fresh = mxlearn.Module(mxlearn.models.mlp())
+        fresh.fit(
+            _iter(),
+            optimizer_params={"learning_rate": 1e30},
+            num_epoch=5,
+            resume=prefix,
+            checkpoint=prefix,
+            batch_end_callback=lambda p: seen.append(p.nbatch),
+        )
+    message = str(info.value)
+    assert (
+        "diverged" in message and "learning rate" in message and "'learning_rate': 1e+29" in message
+    )
+    assert len(seen) <= 64  # stopped within the first epoch after resuming, not at the end
+    assert ckpt.manifested_epochs(prefix) == [1]
