@@ -318,17 +318,11 @@ class Module(mx.mod.Module):
         data_descs = _as_descs(data_shapes, "data_shapes")
         label_descs = _as_descs(label_shapes, "label_shapes") if label_shapes is not None else None
         request = (data_descs, label_descs, for_training, inputs_need_grad, grad_req)
+        mxnet_args = (data_shapes, label_shapes, for_training, inputs_need_grad, force_rebind,
+                      shared_module, grad_req)  # fmt: skip
         if self.binded and not force_rebind:
             self._check_same_binding(*request)
-            return super().bind(
-                data_shapes,
-                label_shapes,
-                for_training,
-                inputs_need_grad,
-                force_rebind,
-                shared_module,
-                grad_req,
-            )
+            return super().bind(*mxnet_args)
         if inputs_need_grad and not for_training:
             raise InputError(
                 "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a "
@@ -360,15 +354,7 @@ class Module(mx.mod.Module):
             with warnings.catch_warnings():
                 # MXNet warns that an inference binding has no label shapes: not a problem.
                 warnings.filterwarnings("ignore", message="Data provided by label_shapes")
-                super().bind(
-                    data_shapes,
-                    label_shapes,
-                    for_training,
-                    inputs_need_grad,
-                    force_rebind,
-                    shared_module,
-                    grad_req,
-                )
+                super().bind(*mxnet_args)
         except mx.base.MXNetError as err:
             raise InputError(
                 f"mod.bind(): MXNet cannot build this network for data {_shapes_text(data_descs)}"
@@ -443,6 +429,11 @@ class Module(mx.mod.Module):
             if got == want + (1,):
                 fix = "flatten the labels before making the iterator: y = y.ravel()"
                 problem = f"labels shaped {got}, one column too many"
+            elif len(got) == 2 and got[0] == want[0] and len(want) == 1:
+                # SoftmaxOutput would take them as class probabilities, and 'acc' would then
+                # compare two argmaxes of the same kind: about 0.96 for an untrained model
+                fix = "turn one-hot rows into class numbers: y = y.argmax(axis=1)"
+                problem = f"labels shaped {got}: one-hot rows ({got[1]} numbers per example)"
             else:
                 fix = "give one label per example, shaped like the batch: (batch_size,)"
                 problem = f"labels shaped {got}"

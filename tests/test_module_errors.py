@@ -242,6 +242,14 @@ def test_labels_shaped_n_by_1(small_net, small_data):
         mxlearn.Module(small_net).fit(it, num_epoch=1)
 
 
+def test_one_hot_labels(small_net, small_data):
+    X, y = small_data
+    one_hot = np.eye(4, dtype=np.float32)[y.astype(int)]
+    it = mx.io.NDArrayIter(X, one_hot, 32)
+    with explained(InputError, "one-hot", "(32, 4)", "y.argmax(axis=1)"):
+        mxlearn.Module(small_net).fit(it, num_epoch=1)
+
+
 @pytest.mark.parametrize("bad", [np.nan, np.inf])
 def test_nan_or_inf_in_data(small_net, small_data, bad):
     X, y = small_data
