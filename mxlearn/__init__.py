@@ -4,6 +4,7 @@ from . import checkpoint, datasets, errors, models
 from ._compat import mx
 from .checkpoint import load_checkpoint
 from .devices import auto_context, describe
+from .early_stopping import EarlyStopping
 from .errors import MXLearnError
 from .history import MetricHistory
 from .live import LivePlot
@@ -16,6 +17,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "Checkpoint",
+    "EarlyStopping",
     "LivePlot",
     "MetricHistory",
     "Module",

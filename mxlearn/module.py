@@ -20,6 +20,7 @@ from ._compat import mx
 from .callbacks import FitFeed
 from .checkpoint import load_checkpoint, load_params, optimizer_states_file
 from .devices import check_context
+from .early_stopping import EarlyStopping, StopTraining
 from .errors import (
     ArgumentTypeError,
     InputError,
@@ -905,6 +906,7 @@ class Module(mx.mod.Module):
         live=None,
         checkpoint=None,
         resume=None,
+        early_stopping=None,
     ):
         """Train the module: MXNet's ``fit``, plus ``live`` curves and ``mod.history``.
 
@@ -920,6 +922,9 @@ class Module(mx.mod.Module):
         resume : str, optional
             A prefix: continue from its newest complete checkpoint (parameters, optimizer state,
             begin_epoch). ``mxlearn.resume(prefix)`` does the same and returns the module.
+        early_stopping : int or EarlyStopping, optional
+            Stop when the validation metric has not improved for that many epochs, and put the
+            best epoch's parameters back (needs ``eval_data``).
 
         After training, ``mod.history`` holds every metric value (a MetricHistory). Metrics are
         read from the device without a wait per batch; the values are exactly MXNet's.
@@ -931,6 +936,13 @@ class Module(mx.mod.Module):
         """
         called = "mod.fit()"
         saver = Checkpoint.of(checkpoint)
+        stopper = EarlyStopping.of(early_stopping)
+        if stopper is not None and eval_data is None:
+            raise InputError(
+                "mod.fit(early_stopping=...) judges the validation metric, and there is no "
+                "eval_data.",
+                fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
+            )
         if resume is not None:
             self._resume = load_resume_state(resume)
             print(self._resume.explain())
@@ -991,6 +1003,11 @@ class Module(mx.mod.Module):
                 epoch_end_callback.insert(2, lambda epoch, *_: self._save_epoch(saver, epoch))
             else:
                 eval_end_callback.insert(1, lambda param: self._save_epoch(saver, param.epoch))
+        if stopper is not None:  # after the saver: the epoch that stops is still saved
+            eval_end_callback.insert(
+                2 if saver is not None else 1,
+                lambda param: stopper.after_validation(self, param.epoch, self.history),
+            )
         with visible_epoch_log(self):
             try:
                 feed.begin(train_data, begin_epoch, num_epoch)
@@ -1022,6 +1039,11 @@ class Module(mx.mod.Module):
             except StopIteration:
                 # MXNet's fit takes the first batch of each epoch with a bare next().
                 raise _no_batch_error(train_data, self._state_text()) from None
+            except StopTraining as stop:
+                train_data.reset()  # stopped inside validation, before fit's own reset
+                if stopper.best_params is not None:
+                    self.set_params(*stopper.best_params)
+                print(stopper.summary(str(stop)))
             except KeyboardInterrupt:
                 train_data.reset()  # the next fit starts from a full epoch
                 raise TrainingInterrupted(_interrupt_text(saver, num_epoch)) from None

@@ -309,3 +309,22 @@ def test_divergence_stops_fit_early_and_keeps_the_good_checkpoint(tmp_path):
     )
     assert len(seen) <= 64  # stopped within the first epoch after resuming, not at the end
     assert ckpt.manifested_epochs(prefix) == [1]
+
+
+def test_early_stopping_after_validation_restores_the_best_epoch(tmp_path, capsys):
+    prefix = str(tmp_path / "m")
+    X, y = _data()
+    val = mx.io.NDArrayIter(X[:512], y[:512], 32)
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    # min_delta=1.0: no epoch can improve on the first, so it stops after the second
+    stopper = mxlearn.EarlyStopping("accuracy", patience=1, min_delta=1.0)
+    mod.fit(_iter(), eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=10,
+            early_stopping=stopper, checkpoint=prefix)  # fmt: skip
+    assert "Early stopping" in capsys.readouterr().out
+    assert mod.history.series("accuracy", "validation", "epoch")[0] == [0, 1]
+    assert ckpt.manifested_epochs(prefix) == [1, 2]  # the stopping epoch is saved too
+    _, best_args, _ = ckpt.load_checkpoint(prefix, 1)
+    args, _ = mod.get_params()
+    assert all(np.array_equal(args[k].asnumpy(), best_args[k].asnumpy()) for k in args)
+    with pytest.raises(InputError, match="eval_data"):
+        mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=2, early_stopping=2)

@@ -1,0 +1,78 @@
+"""Early stopping on a validation metric, judged after each validation (MXNet's own
+``epoch_end_callback`` runs before validation and so cannot see it)."""
+
+from __future__ import annotations
+
+from .errors import InputError
+
+_HIGHER_IS_BETTER = ("acc", "f1", "mcc", "top_k", "pearson")
+
+
+class StopTraining(Exception):
+    """Raised inside fit's callbacks to end training early; fit catches it."""
+
+
+class EarlyStopping:
+    """Stop when the validation ``metric`` has not improved for ``patience`` epochs.
+
+    ``restore_best`` puts the best epoch's parameters back into the module at the end.
+
+    Examples
+    --------
+    >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=50,
+    ...         early_stopping=mxlearn.EarlyStopping('accuracy', patience=3))  # doctest: +SKIP
+    """
+
+    def __init__(self, metric: str | None = None, patience: int = 3, min_delta: float = 0.0,
+                 restore_best: bool = True):  # fmt: skip
+        if patience < 1:
+            raise InputError(
+                f"EarlyStopping(patience={patience}): patience counts epochs, at least 1.",
+                fix="EarlyStopping('accuracy', patience=3)",
+            )
+        self.metric, self.patience, self.min_delta = metric, patience, min_delta
+        self.restore_best = restore_best
+        self.best_value: float | None = None
+        self.best_epoch: int | None = None
+        self.best_params = None
+        self.waited = 0
+
+    @classmethod
+    def of(cls, spec) -> EarlyStopping | None:
+        if spec is None or isinstance(spec, EarlyStopping):
+            return spec
+        if isinstance(spec, int) and not isinstance(spec, bool):
+            return cls(patience=spec)
+        raise InputError(
+            f"fit(early_stopping={spec!r}): give a patience in epochs or an EarlyStopping.",
+            fix="mod.fit(..., eval_data=val_iter, early_stopping=3)",
+        )
+
+    def after_validation(self, module, epoch: int, history) -> None:
+        name = self.metric or history.metrics()[0]
+        value = history.last(name, "validation")
+        if value is None:
+            raise InputError(
+                f"EarlyStopping('{name}'): there is no validation metric of that name; the "
+                f"validation reports {history.metrics()}.",
+                fix=f"EarlyStopping('{history.metrics()[0]}')",
+            )
+        higher = any(key in name.lower() for key in _HIGHER_IS_BETTER)
+        gain = (value - self.best_value) if self.best_value is not None else None
+        if gain is None or (gain > self.min_delta if higher else -gain > self.min_delta):
+            self.best_value, self.best_epoch, self.waited = value, epoch, 0
+            if self.restore_best:
+                args, auxs = module.get_params()
+                self.best_params = ({k: v.copy() for k, v in args.items()},
+                                    {k: v.copy() for k, v in auxs.items()})  # fmt: skip
+            return
+        self.waited += 1
+        if self.waited >= self.patience:
+            raise StopTraining(name)
+
+    def summary(self, name: str) -> str:
+        restored = " Its parameters are back in the module." if self.best_params else ""
+        return (
+            f"Early stopping: validation {name} has not improved for {self.patience} epochs; the "
+            f"best was {self.best_value:.4f} after epoch {self.best_epoch}.{restored}"
+        )
