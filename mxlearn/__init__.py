@@ -1,6 +1,6 @@
 """mxlearn: learn Apache MXNet's Module API in Jupyter, on the real MXNet engine."""
 
-from . import checkpoint, datasets, errors, models
+from . import checkpoint, checks, datasets, errors, models
 from ._compat import mx
 from .checkpoint import load_checkpoint
 from .devices import auto_context, describe
@@ -25,6 +25,7 @@ __all__ = [
     "MXLearnError",
     "auto_context",
     "checkpoint",
+    "checks",
     "create_metric",
     "datasets",
     "describe",

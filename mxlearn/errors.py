@@ -73,6 +73,10 @@ class UntrustedFileError(MXLearnError, PermissionError):
     """A file whose loading could run code (a Python pickle) and that was not marked trusted."""
 
 
+class CheckFailed(MXLearnError, AssertionError):
+    """A student's self-check (mxlearn.checks) found the step did not do what it should."""
+
+
 class SetupError(MXLearnError, ImportError):
     """The environment cannot run MXNet (missing MXNet, NumPy 2, missing NVIDIA libraries)."""
 

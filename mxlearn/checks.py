@@ -1,0 +1,94 @@
+"""Self-checks for students: call one after a step to confirm it worked, or learn what did not.
+
+Each check prints one line starting with "OK" when the step did what it should, and raises
+:class:`mxlearn.errors.CheckFailed` (an AssertionError) saying what is wrong otherwise.
+
+Examples
+--------
+>>> before = checks.snapshot(mod)              # doctest: +SKIP
+>>> mod.forward(batch, is_train=True); mod.backward(); mod.update()  # doctest: +SKIP
+>>> checks.parameters_changed(mod, before)     # doctest: +SKIP
+OK: all 4 parameter arrays changed in the update.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from . import checkpoint as files
+from .errors import CheckFailed
+
+
+def _ok(text: str) -> None:
+    print(f"OK: {text}")
+
+
+def snapshot(mod) -> dict:
+    """Copies of the module's parameters now, to compare with after a step."""
+    args, auxs = mod.get_params()
+    return {k: v.asnumpy().copy() for k, v in {**args, **auxs}.items()}
+
+
+def parameters_changed(mod, before: dict) -> None:
+    """After ``update``: every trained parameter moved."""
+    now = snapshot(mod)
+    fixed = set(getattr(mod, "_fixed_param_names", []) or [])
+    same = [k for k in mod._param_names if k not in fixed and np.array_equal(now[k], before[k])]
+    if same:
+        raise CheckFailed(
+            f"These parameters did not change: {same}. An update changes every trained weight "
+            "unless the gradients were zero or no update ran.",
+            fix="per batch: mod.forward(batch, is_train=True); mod.backward(); mod.update()",
+        )
+    _ok(f"all {len(mod._param_names) - len(fixed)} parameter arrays changed in the update.")
+
+
+def gradients_computed(mod) -> None:
+    """After ``backward``: gradients are finite and not all zero."""
+    grads = {
+        name: devices[0].asnumpy()
+        for name, devices in zip(mod._exec_group.param_names, mod._exec_group.grad_arrays)
+        if devices and devices[0] is not None
+    }
+    if not grads:
+        raise CheckFailed("The module keeps no gradients: it was bound with for_training=False.")
+    bad = [n for n, g in grads.items() if not np.isfinite(g).all()]
+    if bad:
+        raise CheckFailed(f"Gradients of {bad} hold NaN or infinite values.",
+                          fix="check the data for NaN/Inf and lower the learning rate")  # fmt: skip
+    if all(not g.any() for g in grads.values()):
+        raise CheckFailed(
+            "Every gradient is zero: backward has not run since the last training forward.",
+            fix="mod.forward(batch, is_train=True); mod.backward()",
+        )
+    _ok(f"gradients of {len(grads)} parameter arrays are finite and not all zero.")
+
+
+def output_shape(mod, expected: tuple) -> None:
+    """After ``bind`` (or ``forward``): the first output has the shape you expect."""
+    name, shape = mod.output_shapes[0]
+    if tuple(shape) != tuple(expected):
+        raise CheckFailed(
+            f"The output '{name}' is shaped {tuple(shape)}, not {tuple(expected)}: (batch size, "
+            "number of classes) comes from the data shapes given to bind and the last layer's "
+            "num_hidden.",
+        )
+    _ok(f"the output '{name}' is shaped {tuple(shape)}.")
+
+
+def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) -> None:
+    """Before resuming: ``begin_epoch`` continues right after checkpoint ``checkpoint_epoch``."""
+    if checkpoint_epoch not in files.saved_epochs(prefix):
+        raise CheckFailed(
+            f"There is no checkpoint {checkpoint_epoch} of '{prefix}'; saved: "
+            f"{files.saved_epochs(prefix)}."
+        )
+    if begin_epoch != checkpoint_epoch:
+        raise CheckFailed(
+            f"Checkpoint {checkpoint_epoch} holds {checkpoint_epoch} completed epochs (0.."
+            f"{checkpoint_epoch - 1}), so training goes on with epoch {checkpoint_epoch}: "
+            f"begin_epoch={begin_epoch} would "
+            + ("repeat epochs." if begin_epoch < checkpoint_epoch else "skip epochs."),
+            fix=f"begin_epoch={checkpoint_epoch}",
+        )
+    _ok(f"begin_epoch={begin_epoch} continues right after checkpoint {checkpoint_epoch}.")
