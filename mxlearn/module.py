@@ -220,6 +220,7 @@ class Module(mx.mod.Module):
         self._grads_pending = False  # backward ran since the last update
         self._preflight_done = False  # the first training batch was checked
         self._batch_pad = 0  # padded rows in the last forward's batch
+        self._score_preflight = False  # score's first batch awaits its check
 
     def _reset_bind(self) -> None:
         super()._reset_bind()
@@ -633,6 +634,9 @@ class Module(mx.mod.Module):
                 self._check_params_fit(descs, "mod.forward()")
                 break
         if not training:
+            if self._score_preflight and batch.label:
+                self._score_preflight = False
+                self._preflight(batch, "evaluation")
             return
         if self._label_names and self._label_shapes is not None and not batch.label:
             if not self._in_predict:
@@ -663,21 +667,22 @@ class Module(mx.mod.Module):
             "(for a NumPy array: mod.predict(X))",
         )
 
-    def _preflight(self, batch) -> None:
-        """Once, on the first training batch: the checks that need the values themselves."""
+    def _preflight(self, batch, what: str = "training") -> None:
+        """Once, on the first training batch (and on score's first batch): the checks that need
+        the values themselves, so one device read, not one per batch."""
         for desc, arr in zip(self._data_shapes, batch.data):
             values = arr.asnumpy()
             if not np.isfinite(values).all():
                 raise InputError(
-                    f"The first training batch's '{desc.name}' holds {int(np.isnan(values).sum())}"
+                    f"The first {what} batch's '{desc.name}' holds {int(np.isnan(values).sum())}"
                     f" NaN and {int(np.isinf(values).sum())} infinite values; one is enough to "
-                    "turn every weight into NaN.",
+                    "turn the results (and, in training, every weight) into NaN.",
                     fix="clean the data before making the iterator, e.g. keep the finite rows: "
                     "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
                 )
         outputs = dict(self.output_shapes)
-        for desc, arr in zip(self._label_shapes or [], batch.label):
-            layer = self._label_inputs.get(desc.name)
+        for name, arr in zip(self._label_names, batch.label):
+            layer = self._label_inputs.get(name)
             if layer is None or not layer.is_classification:
                 continue
             shape = outputs.get(layer.output_name)
@@ -687,9 +692,9 @@ class Module(mx.mod.Module):
             wrong = values[(values < 0) | (values >= classes) | (values != np.round(values))]
             if wrong.size:
                 raise InputError(
-                    f"The first training batch has the label {wrong[0]:g}, but {layer.op} "
-                    f"'{layer.layer}' has {classes} classes, numbered 0..{classes - 1}; other "
-                    "labels would train silently into garbage.",
+                    f"The first {what} batch has the label {wrong[0]:g}, but {layer.op} "
+                    f"'{layer.layer}' has {classes} classes, numbered 0..{classes - 1}; MXNet "
+                    "would not complain, and every number it gave would be wrong.",
                     fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they start "
                     "at 1), or widen the last layer: FullyConnected(..., num_hidden=K) for K "
                     "classes",
@@ -869,6 +874,7 @@ class Module(mx.mod.Module):
             )
         eval_metric = create_metric(eval_metric, "mod.score()")
         self._check_metric_fits(eval_metric, eval_data.provide_data, "mod.score()")
+        self._score_preflight = True  # the first batch's labels and data get checked once
         return super().score(
             eval_data,
             eval_metric,

@@ -235,6 +235,14 @@ def test_labels_outside_the_output_width(small_net, small_data, bad_label, shown
         mod.fit(it, num_epoch=1)
 
 
+def test_score_checks_the_labels_of_its_first_batch(ready_module, small_data):
+    X, y = small_data
+    shifted = mx.io.NDArrayIter(X, y + 1, 32)  # classes counted from 1
+    with explained(InputError, "first evaluation batch", "label 4", "y = y - 1"):
+        ready_module.score(shifted, "acc")
+    assert ready_module.score(mx.io.NDArrayIter(X, y, 32), "acc")[0][0] == "accuracy"
+
+
 def test_labels_shaped_n_by_1(small_net, small_data):
     X, y = small_data
     it = mx.io.NDArrayIter(X, y.reshape(-1, 1), 32)
