@@ -306,6 +306,59 @@ class Module(mx.mod.Module):
                 state=self._state_text(),
             )
 
+    # ------------------------------------------------------------------ MXNet's asserts, explained
+    # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in words.
+    @property
+    def data_shapes(self):
+        self._require_bound("mod.data_shapes")
+        return super().data_shapes
+
+    @property
+    def label_shapes(self):
+        self._require_bound("mod.label_shapes")
+        return super().label_shapes
+
+    @property
+    def output_shapes(self):
+        self._require_bound("mod.output_shapes")
+        return super().output_shapes
+
+    def reshape(self, data_shapes, label_shapes=None):
+        self._require_bound("mod.reshape()")
+        super().reshape(data_shapes, label_shapes)
+
+    def get_input_grads(self, merge_multi_context=True):
+        self._require_params("mod.get_input_grads()")
+        if not self.inputs_need_grad:
+            raise LifecycleError(
+                "mod.get_input_grads(): the module keeps no gradients for its inputs.",
+                fix="mod.bind(..., inputs_need_grad=True, force_rebind=True)",
+                state=self._state_text(),
+            )
+        return super().get_input_grads(merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        self._require_params("mod.get_states()")
+        return super().get_states(merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        self._require_params("mod.set_states()")
+        super().set_states(states, value)
+
+    def install_monitor(self, mon):
+        self._require_bound("mod.install_monitor()")
+        super().install_monitor(mon)
+
+    def save_optimizer_states(self, fname):
+        if not self.optimizer_initialized:
+            raise LifecycleError(
+                "mod.save_optimizer_states() saves the optimizer's state, and no optimizer is "
+                "installed.",
+                fix=OPTIMIZER_CALL,
+                state=self._state_text(),
+            )
+        super().save_optimizer_states(fname)
+
     # ------------------------------------------------------------------ bind
     def bind(
         self,

@@ -76,6 +76,28 @@ def test_calls_on_a_created_module_name_the_missing_step(small_net, small_iter, 
         call(mod, first_batch(small_iter))
 
 
+@pytest.mark.parametrize(
+    "call",
+    [
+        lambda m: m.data_shapes,
+        lambda m: m.label_shapes,
+        lambda m: m.output_shapes,
+        lambda m: m.get_states(),
+        lambda m: m.install_monitor(None),
+        lambda m: m.reshape([("data", (8, 16))]),
+        lambda m: m.save_optimizer_states("never-written.states"),
+    ],
+)
+def test_mxnets_bare_asserts_are_explained(small_net, call):
+    with explained(LifecycleError, "Fix:", "Module state: created", builtin=RuntimeError):
+        call(mxlearn.Module(small_net))
+
+
+def test_input_gradients_need_inputs_need_grad(ready_module):
+    with explained(LifecycleError, "inputs_need_grad=True"):
+        ready_module.get_input_grads()
+
+
 def test_score_before_bind(small_net, small_iter):
     with explained(LifecycleError, "mod.score()", "mod.bind("):
         mxlearn.Module(small_net).score(small_iter, "acc")
