@@ -110,12 +110,12 @@ def atomic_write(path: str, write: Callable[[str], None]) -> None:
     _fsync_folder(folder)
 
 
-def _write_bytes(data: bytes) -> Callable[[str], None]:
-    def write(path: str) -> None:
-        with open(path, "wb") as f:
+def atomic_write_bytes(path: str, data: bytes) -> None:
+    def write(tmp: str) -> None:
+        with open(tmp, "wb") as f:
             f.write(data)
 
-    return write
+    atomic_write(path, write)
 
 
 def _digest(path: str) -> dict:
@@ -193,7 +193,7 @@ def save(
         "history": history.to_dict() if history is not None else None,
     }
     data = json.dumps(manifest, indent=1).encode()
-    atomic_write(manifest_file(prefix, epoch), _write_bytes(data))  # last: the commit point
+    atomic_write_bytes(manifest_file(prefix, epoch), data)  # last: the commit point
     return manifest_file(prefix, epoch)
 
 

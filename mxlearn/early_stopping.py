@@ -4,8 +4,7 @@
 from __future__ import annotations
 
 from .errors import InputError
-
-_HIGHER_IS_BETTER = ("acc", "f1", "mcc", "top_k", "pearson")
+from .metrics import improves
 
 
 class StopTraining(Exception):
@@ -57,9 +56,7 @@ class EarlyStopping:
                 f"validation reports {history.metrics()}.",
                 fix=f"EarlyStopping('{history.metrics()[0]}')",
             )
-        higher = any(key in name.lower() for key in _HIGHER_IS_BETTER)
-        gain = (value - self.best_value) if self.best_value is not None else None
-        if gain is None or (gain > self.min_delta if higher else -gain > self.min_delta):
+        if improves(name, value, self.best_value, self.min_delta):
             self.best_value, self.best_epoch, self.waited = value, epoch, 0
             if self.restore_best:
                 args, auxs = module.get_params()

@@ -7,6 +7,22 @@ import numpy as np
 from ._compat import mx
 from .errors import ArgumentTypeError, InputError, did_you_mean
 
+# Accuracy-like metrics: they live in [0, 1] and larger is better; for the others (losses,
+# distances) smaller is better. Plots, best checkpoints and early stopping all read this.
+ACCURACY_LIKE = ("acc", "f1", "mcc", "top_k", "pearson")
+
+
+def higher_is_better(metric_name: str) -> bool:
+    return any(key in metric_name.lower() for key in ACCURACY_LIKE)
+
+
+def improves(metric_name: str, value: float, best: float | None, min_delta: float = 0.0) -> bool:
+    """Whether ``value`` beats ``best`` by more than ``min_delta`` (any value beats None)."""
+    if best is None:
+        return True
+    gain = value - best if higher_is_better(metric_name) else best - value
+    return gain > min_delta
+
 
 def metric_names() -> list[str]:
     return sorted(mx.registry.get_registry(mx.metric.EvalMetric))

@@ -17,9 +17,7 @@ from dataclasses import dataclass
 from . import checkpoint as files
 from .errors import InputError
 from .history import MetricHistory
-
-# Metrics where larger is better; for the others (losses) smaller is better.
-_HIGHER_IS_BETTER = ("acc", "f1", "mcc", "top_k", "pearson")
+from .metrics import improves
 
 
 @dataclass
@@ -150,15 +148,10 @@ class Checkpoint:
         value = history.last(self.best, "validation") if history is not None else None
         if value is None:
             return
-        higher = any(k in self.best.lower() for k in _HIGHER_IS_BETTER)
-        if self.best_value is None or (
-            value > self.best_value if higher else value < self.best_value
-        ):
+        if improves(self.best, value, self.best_value):
             self.best_value, self.best_epoch = value, epochs_completed
             pointer = {"epoch": epochs_completed, "metric": self.best, "value": value}
-            files.atomic_write(
-                f"{self.prefix}-best.json", files._write_bytes(json.dumps(pointer).encode())
-            )
+            files.atomic_write_bytes(f"{self.prefix}-best.json", json.dumps(pointer).encode())
 
     def _prune(self) -> None:
         keep = set(self.saved[-self.keep :]) | {self.best_epoch}

@@ -16,14 +16,14 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
 from ..history import MetricHistory
+from ..metrics import higher_is_better
 
-# Metrics that live in [0, 1]: their y-axis is fixed, so it never needs re-laying out.
-_BOUNDED = ("acc", "f1", "mcc", "top_k", "pearson")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
 
 
 def is_bounded(metric: str) -> bool:
-    return any(key in metric.lower() for key in _BOUNDED)
+    """Accuracy-like metrics live in [0, 1]: a fixed y-axis that never needs re-laying out."""
+    return higher_is_better(metric)
 
 
 class _Smoother:
