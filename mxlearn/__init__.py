@@ -5,6 +5,7 @@ from ._compat import mx
 from .checkpoint import load_checkpoint
 from .devices import auto_context, describe
 from .early_stopping import EarlyStopping
+from .epoch_report import EpochReport, StopTraining
 from .errors import MXLearnError
 from .history import MetricHistory
 from .live import LivePlot
@@ -18,9 +19,11 @@ __version__ = "0.1.0"
 __all__ = [
     "Checkpoint",
     "EarlyStopping",
+    "EpochReport",
     "LivePlot",
     "MetricHistory",
     "Module",
+    "StopTraining",
     "TrainingInterrupted",
     "MXLearnError",
     "auto_context",

@@ -92,3 +92,70 @@ def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) ->
             fix=f"begin_epoch={checkpoint_epoch}",
         )
     _ok(f"begin_epoch={begin_epoch} continues right after checkpoint {checkpoint_epoch}.")
+
+
+def _labels(eval_iter) -> np.ndarray:
+    """Every label of an iterator, without the padding of its last batch."""
+    eval_iter.reset()
+    found = []
+    for batch in eval_iter:
+        labels = batch.label[0].asnumpy()
+        found.append(labels[: len(labels) - (batch.pad or 0)])
+    eval_iter.reset()
+    return np.concatenate(found)
+
+
+def learned(mod, eval_iter, above: float | None = None) -> None:
+    """After training: accuracy on ``eval_iter`` beats always guessing the most common class
+    (and is above ``above`` when given)."""
+    labels = _labels(eval_iter)
+    guessing = np.bincount(labels.astype(np.int64)).max() / len(labels)
+    accuracy = dict(mod.score(eval_iter, "acc"))["accuracy"]
+    hints = (
+        "Common causes: a learning rate too high (the network collapses onto one class) or too "
+        "low (it crawls), too few epochs, or labels that do not belong to their rows."
+    )
+    if accuracy <= guessing:
+        raise CheckFailed(
+            f"Accuracy {accuracy:.3f} is no better than always guessing the most common class "
+            f"({guessing:.3f}): the network has not learned. {hints}",
+            fix="train again with optimizer_params={'learning_rate': 0.1} and more epochs",
+        )
+    if above is not None and accuracy <= above:
+        raise CheckFailed(
+            f"Accuracy {accuracy:.3f} beats guessing ({guessing:.3f}) but not {above}. {hints}",
+            fix="train more epochs (fit again with begin_epoch and a larger num_epoch)",
+        )
+    goal = f" and above {above}" if above is not None else ""
+    _ok(f"accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}){goal}.")
+
+
+def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
+    """After ``predict``: one row per example of ``eval_iter`` (no padding), one column per
+    class."""
+    rows = len(_labels(eval_iter))
+    shape = tuple(predictions.shape)
+    if shape != (rows, num_classes):
+        raise CheckFailed(
+            f"predict gave shape {shape}, not ({rows}, {num_classes}): one row per example "
+            f"({rows} in this iterator, without the padding of its last batch) and one column "
+            "per class. A different row count means other data was predicted; a different "
+            "column count, another network's last layer.",
+        )
+    _ok(f"{rows} rows (one per example) of {num_classes} class scores.")
+
+
+def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> None:
+    """After ``set_params`` or a load: the module holds exactly these parameters."""
+    now = snapshot(mod)
+    given = {**arg_params, **(aux_params or {})}
+    missing = sorted(set(now) - set(given))
+    differ = sorted(k for k in given if k in now and not np.array_equal(now[k], given[k].asnumpy()))
+    if missing or differ:
+        raise CheckFailed(
+            f"The module's parameters are not the given ones: differing {differ}, not given "
+            f"{missing}. set_params copies them in; training or init_params afterwards changes "
+            "them again.",
+            fix="mod.set_params(arg_params, aux_params)",
+        )
+    _ok(f"the module holds exactly these {len(given)} parameter arrays.")

@@ -3,12 +3,9 @@
 
 from __future__ import annotations
 
+from .epoch_report import StopTraining
 from .errors import InputError
 from .metrics import improves
-
-
-class StopTraining(Exception):
-    """Raised inside fit's callbacks to end training early; fit catches it."""
 
 
 class EarlyStopping:
@@ -35,6 +32,7 @@ class EarlyStopping:
         self.best_epoch: int | None = None
         self.best_params = None
         self.waited = 0
+        self.stopped = False
 
     @classmethod
     def of(cls, spec) -> EarlyStopping | None:
@@ -65,7 +63,8 @@ class EarlyStopping:
             return
         self.waited += 1
         if self.waited >= self.patience:
-            raise StopTraining(name)
+            self.stopped = True
+            raise StopTraining(self.summary(name))
 
     def summary(self, name: str) -> str:
         restored = " Its parameters are back in the module." if self.best_params else ""

@@ -66,7 +66,15 @@ class DamagedCheckpointError(MXLearnError, OSError):
 
 
 class NonFiniteError(MXLearnError, FloatingPointError):
-    """Parameters that are NaN or infinite (training diverged)."""
+    """Parameters or a loss that are NaN or infinite (training diverged)."""
+
+
+class DivergenceError(MXLearnError, ArithmeticError):
+    """A training loss that kept growing far past where it started."""
+
+
+class TrainingWarning(UserWarning):
+    """Training runs, but not the way a working network does (e.g. it predicts one class)."""
 
 
 class UntrustedFileError(MXLearnError, PermissionError):

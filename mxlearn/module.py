@@ -20,7 +20,8 @@ from ._compat import mx
 from .callbacks import FitFeed
 from .checkpoint import load_checkpoint, load_params, optimizer_states_file
 from .devices import check_context
-from .early_stopping import EarlyStopping, StopTraining
+from .early_stopping import EarlyStopping
+from .epoch_report import EpochReport, StopTraining
 from .errors import (
     ArgumentTypeError,
     InputError,
@@ -742,7 +743,16 @@ class Module(mx.mod.Module):
             if not shape or len(shape) < 2:
                 continue
             classes, values = shape[1], arr.asnumpy()
-            wrong = values[(values < 0) | (values >= classes) | (values != np.round(values))]
+            fractional = values[values != np.round(values)]
+            if fractional.size:
+                raise InputError(
+                    f"The first {what} batch has the label {fractional[0]:g}, which is not a "
+                    f"class number: {layer.op} '{layer.layer}' expects whole numbers 0..."
+                    f"{classes - 1}. MXNet would cut it to an integer without a word.",
+                    fix="for classes, y = y.astype(int) after checking how they were coded; "
+                    "to predict a quantity, end the network with LinearRegressionOutput",
+                )
+            wrong = values[(values < 0) | (values >= classes)]
             if wrong.size:
                 raise InputError(
                     f"The first {what} batch has the label {wrong[0]:g}, but {layer.op} "
@@ -966,6 +976,7 @@ class Module(mx.mod.Module):
         checkpoint=None,
         resume=None,
         early_stopping=None,
+        epoch_report_callback=None,
     ):
         """Train the module: MXNet's ``fit``, plus ``live`` curves and ``mod.history``.
 
@@ -984,6 +995,11 @@ class Module(mx.mod.Module):
         early_stopping : int or EarlyStopping, optional
             Stop when the validation metric has not improved for that many epochs, and put the
             best epoch's parameters back (needs ``eval_data``).
+        epoch_report_callback : function or list of functions, optional
+            Called as ``fn(report)`` once per epoch after validation (MXNet's
+            ``epoch_end_callback`` runs before it); ``report.train`` and ``report.validation``
+            map metric names to the epoch's values. Raise ``mxlearn.StopTraining`` in it to
+            end training after that epoch.
 
         After training, ``mod.history`` holds every metric value (a MetricHistory). Metrics are
         read from the device without a wait per batch; the values are exactly MXNet's.
@@ -1052,21 +1068,25 @@ class Module(mx.mod.Module):
         self.history = feed.recorder.history
         # fit's own callbacks run first: they name each batch before a user's callback reads it
         watchdog = DivergenceWatchdog(self)
-        # the watchdog before the saver: diverged weights never reach a checkpoint
         epoch_end_callback = [watchdog.epoch_end, feed.epoch_end, *_as_list(epoch_end_callback)]
         batch_end_callback = [feed.batch_end, watchdog.batch_end, *_as_list(batch_end_callback)]
         eval_end_callback = [feed.eval_end, *_as_list(eval_end_callback)]
+        # After everything MXNet does for an epoch (validation and the user's callbacks
+        # included): save, report, then judge stopping. The watchdog ran at the epoch's end,
+        # before all of these: weights it finds diverged never reach a checkpoint.
+        epoch_done = []
         if saver is not None:
-            # after validation when there is one, so that a 'best' checkpoint can be judged
-            if eval_data is None:
-                epoch_end_callback.insert(2, lambda epoch, *_: self._save_epoch(saver, epoch))
-            else:
-                eval_end_callback.insert(1, lambda param: self._save_epoch(saver, param.epoch))
-        if stopper is not None:  # after the saver: the epoch that stops is still saved
-            eval_end_callback.insert(
-                2 if saver is not None else 1,
-                lambda param: stopper.after_validation(self, param.epoch, self.history),
+            epoch_done.append(lambda epoch: self._save_epoch(saver, epoch, watchdog))
+        for report_to in _as_list(epoch_report_callback):
+            epoch_done.append(
+                lambda epoch, fn=report_to: fn(EpochReport.of(self, epoch, self.history))
             )
+        if stopper is not None:
+            epoch_done.append(lambda epoch: stopper.after_validation(self, epoch, self.history))
+        if eval_data is None:
+            epoch_end_callback += [lambda epoch, *_, fn=fn: fn(epoch) for fn in epoch_done]
+        else:
+            eval_end_callback += [lambda param, fn=fn: fn(param.epoch) for fn in epoch_done]
         with visible_epoch_log(self):
             try:
                 feed.begin(train_data, begin_epoch, num_epoch)
@@ -1099,10 +1119,10 @@ class Module(mx.mod.Module):
                 # MXNet's fit takes the first batch of each epoch with a bare next().
                 raise _no_batch_error(train_data, self._state_text()) from None
             except StopTraining as stop:
-                train_data.reset()  # stopped inside validation, before fit's own reset
-                if stopper.best_params is not None:
+                train_data.reset()  # stopped after the epoch, before fit's own reset
+                if stopper is not None and stopper.stopped and stopper.best_params is not None:
                     self.set_params(*stopper.best_params)
-                print(stopper.summary(str(stop)))
+                print(str(stop) or "Training stopped by a callback (StopTraining).")
             except KeyboardInterrupt:
                 train_data.reset()  # the next fit starts from a full epoch
                 raise TrainingInterrupted(_interrupt_text(saver, num_epoch)) from None
@@ -1136,7 +1156,13 @@ class Module(mx.mod.Module):
             self._pending_optimizer = (state.optimizer_arrays, saved)
         return state.epoch, arg_params, aux_params, optimizer, optimizer_params
 
-    def _save_epoch(self, saver, epoch: int) -> None:
+    def _save_epoch(self, saver, epoch: int, watchdog) -> None:
+        if watchdog.suspect:  # the loss is growing: keep the last good checkpoint the newest
+            print(
+                f"Checkpoint of epoch {epoch} not written: the training loss is past the "
+                "divergence limit (see the watchdog's message if training stops)."
+            )
+            return
         saver.after_epoch(self, epoch + 1, self.history, self._optimizer_settings_json())
 
     def _optimizer_settings_json(self) -> dict | None:

@@ -1,23 +1,168 @@
-"""Stops fit when training diverges, instead of running to the end on NaN weights.
+"""Stops fit when training diverges, instead of running to the end on ruined weights.
 
-Checked on a schedule (every ``every`` batches and at each epoch end), with one small device
-read per check: the sum of the parameters' norms, which is NaN or infinite as soon as any
-weight is.
+Checked on a schedule (every ``every`` batches and at each epoch end), never per batch. A check
+reads the sum of the parameters' norms (NaN or infinite as soon as any weight is) and the loss
+of the batch just trained, computed from the outputs and labels still in the executors. It
+stops training when
+
+* a weight or the loss is NaN or infinite, or
+* the loss stays past a limit set from its value at the first check (twice it, and at least
+  twice the loss of guessing for a classifier; ten times it for a regression) for ``patience``
+  checks in a row: training is making the network worse than it started,
+
+and it warns once when a classifier predicts one class for every row at ``patience`` checks in
+a row while its loss is no better than guessing (a collapsed network: typically ReLUs killed by
+a step too large).
 """
 
 from __future__ import annotations
 
+import json
 import math
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
 
 from ._compat import mx
-from .errors import NonFiniteError
+from .errors import DivergenceError, NonFiniteError, TrainingWarning
+
+
+@dataclass(frozen=True)
+class LossKind:
+    name: str
+    growth: float  # how many times its starting value the loss may reach
+    classifier: bool
+
+
+# The output layers whose loss the watchdog knows how to compute from (outputs, labels).
+LOSS_KINDS = {
+    "SoftmaxOutput": LossKind("cross-entropy", 2.0, True),
+    "LogisticRegressionOutput": LossKind("binary cross-entropy", 2.0, False),
+    "LinearRegressionOutput": LossKind("squared error", 10.0, False),
+    "MAERegressionOutput": LossKind("absolute error", 10.0, False),
+}
+
+
+def output_layer(symbol) -> str | None:
+    """The operator of the network's first output, e.g. 'SoftmaxOutput'."""
+    graph = json.loads(symbol.tojson())
+    return graph["nodes"][graph["heads"][0][0]]["op"]
+
+
+def batch_loss(kind: LossKind, outputs: np.ndarray, labels: np.ndarray) -> float | None:
+    """The mean loss over one batch, or None when the shapes are not the usual ones."""
+    if kind.classifier:
+        if outputs.ndim != 2 or labels.shape != (outputs.shape[0],):
+            return None
+        rows = np.arange(len(labels))
+        classes = np.clip(labels.astype(np.int64), 0, outputs.shape[1] - 1)
+        return float(-np.mean(np.log(np.maximum(outputs[rows, classes], 1e-12))))
+    labels = labels.reshape(outputs.shape) if labels.size == outputs.size else None
+    if labels is None:
+        return None
+    if kind.name == "binary cross-entropy":
+        p = np.clip(outputs, 1e-12, 1 - 1e-12)
+        return float(-np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p)))
+    if kind.name == "absolute error":
+        return float(np.mean(np.abs(outputs - labels)))
+    return float(np.mean((outputs - labels) ** 2))
 
 
 class DivergenceWatchdog:
-    def __init__(self, module, every: int = 100):
+    def __init__(self, module, every: int = 100, patience: int = 3):
         self.module = module
         self.every = every
+        self.patience = patience
+        self.kind = LOSS_KINDS.get(output_layer(module.symbol))
+        self.start_loss: float | None = None
+        self.limit: float | None = None
+        self.over_limit: list[tuple[str, float]] = []  # (where, loss) of the current streak
+        self.one_class_streak = 0
+        self.warned = False
+        self.checked = False
 
+    @property
+    def suspect(self) -> bool:
+        """The loss is past the limit now: a checkpoint of these weights would not be good."""
+        return bool(self.over_limit)
+
+    # ---------------------------------------------------------------- fit's callback slots
+    def batch_end(self, param) -> None:
+        # the first batch gives the starting loss (the outputs are from before its update)
+        if not self.checked or (param.nbatch and param.nbatch % self.every == 0):
+            self.check(param.epoch, param.nbatch)
+
+    def epoch_end(self, epoch, *_) -> None:
+        self.check(epoch, None)
+
+    # ---------------------------------------------------------------- the check
+    def check(self, epoch: int, batch: int | None) -> None:
+        self.checked = True
+        where = f"epoch {epoch}" + (f", batch {batch}" if batch is not None else " (its end)")
+        if not self._weights_finite():
+            raise NonFiniteError(
+                f"Training diverged: by {where} some weights are NaN or infinite, so every "
+                f"later update would be meaningless. {self._cause()}",
+                fix=self._fix(),
+            )
+        reading = self._read_batch()
+        if reading is None:
+            return
+        loss, predicted = reading
+        if not math.isfinite(loss):
+            raise NonFiniteError(
+                f"Training diverged: at {where} the training loss ({self.kind.name}) is {loss}. "
+                f"{self._cause()}",
+                fix=self._fix(),
+            )
+        self._judge_growth(where, loss)
+        self._judge_one_class(loss, predicted)
+
+    def _judge_growth(self, where: str, loss: float) -> None:
+        if self.start_loss is None:
+            self.start_loss = loss
+            guessing = self._guessing_loss()
+            self.limit = self.kind.growth * max(loss, guessing or 0.0)
+            return
+        if loss <= self.limit:
+            self.over_limit = []
+            return
+        self.over_limit.append((where, loss))
+        if len(self.over_limit) < self.patience:
+            return
+        streak = "; ".join(f"{at}: {value:.3g}" for at, value in self.over_limit)
+        raise DivergenceError(
+            f"Training is diverging: the training loss ({self.kind.name}) was "
+            f"{self.start_loss:.3g} at the first check and has stayed above {self.limit:.3g} "
+            f"(the limit) for {self.patience} checks in a row ({streak}). The network is getting "
+            f"worse, not better. {self._cause()} No checkpoint was written while the loss was "
+            "past the limit.",
+            fix=self._fix(),
+        )
+
+    def _judge_one_class(self, loss: float, predicted: np.ndarray | None) -> None:
+        guessing = self._guessing_loss()
+        if predicted is None or guessing is None or self.warned or self.suspect:
+            return  # a diverging loss gets its own, stronger message
+        one_class = len(predicted) > 1 and bool((predicted == predicted[0]).all())
+        self.one_class_streak = self.one_class_streak + 1 if one_class else 0
+        if self.one_class_streak < self.patience or loss < 0.98 * guessing:
+            return
+        self.warned = True
+        rate = self._learning_rate()
+        warnings.warn(
+            f"The network predicts the same class for every row at the last {self.patience} "
+            f"checks, and its loss ({loss:.3g}) is no better than guessing ({guessing:.3g}): it "
+            f"is not learning. With a large learning rate (it is {rate:g}) this is usually a "
+            "collapse (one step too large pushed the ReLUs where they never fire again), and "
+            "more epochs will not fix it: train again from fresh weights with a 10x smaller "
+            "learning rate. With a small rate, training may just be slow.",
+            TrainingWarning,
+            stacklevel=2,
+        )
+
+    # ---------------------------------------------------------------- readings
     def _weights_finite(self) -> bool:
         arrays = [devices[0] for devices in self.module._exec_group.param_arrays]
         if not arrays:
@@ -25,24 +170,45 @@ class DivergenceWatchdog:
         total = mx.nd.add_n(*[mx.nd.norm(a).reshape((1,)) for a in arrays])
         return math.isfinite(float(total.asscalar()))
 
-    def check(self, epoch: int, batch: int | None) -> None:
-        if self._weights_finite():
-            return
-        where = f"epoch {epoch}" + (f", batch {batch}" if batch is not None else "")
-        optimizer = self.module._optimizer
-        rate = getattr(optimizer, "learning_rate", None)
-        lowered = f"{rate / 10:g}" if rate else "0.01"
-        raise NonFiniteError(
-            f"Training diverged: by {where} some weights are NaN or infinite, so every later "
-            f"update would be meaningless. The usual cause is a learning rate too high for this "
-            f"network (it is {rate:g} now); a NaN or infinity in the data is the other.",
-            fix=f"train again (or resume the last checkpoint) with optimizer_params="
-            f"{{'learning_rate': {lowered}}}",
+    def _read_batch(self) -> tuple[float, np.ndarray | None] | None:
+        """The loss of the batch just trained, and its predicted classes (classifiers)."""
+        if self.kind is None:
+            return None
+        group = self.module._exec_group
+        label_name = (self.module._label_names or [None])[0]
+        if label_name is None:
+            return None
+        outputs = np.concatenate([e.outputs[0].asnumpy() for e in group.execs])
+        labels = np.concatenate([e.arg_dict[label_name].asnumpy() for e in group.execs])
+        with np.errstate(over="ignore", invalid="ignore"):  # an infinite loss is reported
+            loss = batch_loss(self.kind, outputs, labels)
+        if loss is None:
+            return None
+        predicted = outputs.argmax(axis=1) if self.kind.classifier else None
+        return loss, predicted
+
+    def _guessing_loss(self) -> float | None:
+        """A classifier's loss when it gives every class the same probability: ln(classes)."""
+        if not (self.kind and self.kind.classifier):
+            return None
+        classes = self.module.output_shapes[0][1][1]
+        return math.log(classes)
+
+    def _learning_rate(self) -> float | None:
+        return getattr(self.module._optimizer, "learning_rate", None)
+
+    def _cause(self) -> str:
+        rate = self._learning_rate()
+        now = f" (it is {rate:g} now)" if rate is not None else ""
+        return (
+            f"The usual cause is a learning rate too high for this network{now}; a NaN or "
+            "infinity in the data, or data on very different scales, are the others."
         )
 
-    def batch_end(self, param) -> None:
-        if param.nbatch and param.nbatch % self.every == 0:
-            self.check(param.epoch, param.nbatch)
-
-    def epoch_end(self, epoch, *_) -> None:
-        self.check(epoch, None)
+    def _fix(self) -> str:
+        rate = self._learning_rate()
+        lowered = f"{rate / 10:g}" if rate else "0.01"
+        return (
+            "train again from fresh weights (or resume the last checkpoint) with "
+            f"optimizer_params={{'learning_rate': {lowered}}}"
+        )

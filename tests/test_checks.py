@@ -41,3 +41,36 @@ def test_begin_epoch_check(tmp_path, small_iter):
     assert "begin_epoch=3" in str(info.value)
     with pytest.raises(CheckFailed, match="no checkpoint 7"):
         checks.begin_epoch_matches(prefix, 7, 7)
+
+
+def test_learned_passes_a_trained_network_and_explains_an_untrained_one(small_net, small_iter,
+                                                                       capsys):  # fmt: skip
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, num_epoch=3, optimizer_params={"learning_rate": 0.1})
+    checks.learned(mod, small_iter, above=0.5)
+    assert "OK: accuracy" in capsys.readouterr().out
+    with pytest.raises(CheckFailed, match="but not 0.999") as info:
+        checks.learned(mod, small_iter, above=0.999)
+    assert "more epochs" in str(info.value)
+    args, auxs = mod.get_params()
+    mod.set_params({k: v.zeros_like() for k, v in args.items()}, auxs)  # predicts class 0 only
+    with pytest.raises(CheckFailed, match="no better than always guessing") as info:
+        checks.learned(mod, small_iter)
+    assert "learning rate" in str(info.value)
+
+
+def test_prediction_shape_and_parameters_equal(ready_module, small_iter, capsys):
+    predictions = ready_module.predict(small_iter)
+    checks.prediction_shape(predictions, small_iter, 4)
+    with pytest.raises(CheckFailed, match=r"not \(256, 26\)"):
+        checks.prediction_shape(predictions, small_iter, 26)
+    args, auxs = ready_module.get_params()
+    saved = ({k: v.copy() for k, v in args.items()}, auxs)
+    checks.parameters_equal(ready_module, *saved)
+    small_iter.reset()
+    ready_module.forward_backward(next(iter(small_iter)))
+    ready_module.update()
+    with pytest.raises(CheckFailed, match="differing") as info:
+        checks.parameters_equal(ready_module, *saved)
+    assert "set_params" in str(info.value)
+    assert capsys.readouterr().out.count("OK:") == 2

@@ -265,6 +265,22 @@ def test_score_checks_the_labels_of_its_first_batch(ready_module, small_data):
     assert ready_module.score(mx.io.NDArrayIter(X, y, 32), "acc")[0][0] == "accuracy"
 
 
+def test_fractional_labels_are_not_class_numbers(small_net, small_data):
+    X, y = small_data
+    y = y.copy()
+    y[3] = 1.5
+    with explained(InputError, "label 1.5", "not a class number", "LinearRegressionOutput"):
+        mxlearn.Module(small_net).fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+
+
+def test_score_checks_the_data_of_its_first_batch(ready_module, small_data):
+    X, y = small_data
+    X = X.copy()
+    X[3, 3] = np.nan
+    with explained(InputError, "first evaluation batch", "1 NaN", "np.isfinite(X)"):
+        ready_module.score(mx.io.NDArrayIter(X, y, 32), "acc")
+
+
 def test_labels_shaped_n_by_1(small_net, small_data):
     X, y = small_data
     it = mx.io.NDArrayIter(X, y.reshape(-1, 1), 32)

@@ -1,0 +1,42 @@
+"""EpochReport: what a callback sees once an epoch is completely done, validation included.
+
+MXNet's ``epoch_end_callback`` runs before validation, so it cannot act on validation metrics
+(keep the best epoch, stop when they stop improving, print a line a student can read).
+``fit(epoch_report_callback=fn)`` calls ``fn(report)`` after validation, or right after the
+training pass when there is no ``eval_data``. Raising :class:`StopTraining` inside ``fn`` ends
+``fit`` cleanly after that epoch.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+class StopTraining(Exception):
+    """Raise it inside a fit callback to end training after this epoch; fit catches it."""
+
+
+@dataclass(frozen=True)
+class EpochReport:
+    epoch: int  # the epoch that just ended (counted from 0, like MXNet's log)
+    train: dict[str, float]  # metric name -> value over the epoch's training batches
+    validation: dict[str, float]  # the same over eval_data (empty without eval_data)
+    module: object  # the module, e.g. to save or inspect its parameters
+    history: object  # every value so far (a MetricHistory)
+
+    @classmethod
+    def of(cls, module, epoch: int, history) -> EpochReport:
+        def values(phase: str) -> dict[str, float]:
+            found = {}
+            for name in history.metrics():
+                record = history.last_record(name, phase)
+                if record is not None and record.epoch == epoch:
+                    found[name] = record.value
+            return found
+
+        return cls(epoch, values("train"), values("validation"), module, history)
+
+    def __str__(self) -> str:
+        parts = [f"train {k}={v:.4f}" for k, v in self.train.items()]
+        parts += [f"validation {k}={v:.4f}" for k, v in self.validation.items()]
+        return f"Epoch[{self.epoch}] " + ", ".join(parts)

@@ -1,0 +1,143 @@
+"""The divergence watchdog in fit: growing or non-finite losses stop training with the likely
+cause; a classifier stuck on one class gets one warning; healthy training is left alone."""
+
+from __future__ import annotations
+
+import warnings
+
+import numpy as np
+import pytest
+from conftest import seed_all
+
+import mxlearn
+from mxlearn import checkpoint as ckpt
+from mxlearn import mx
+from mxlearn.errors import DivergenceError, NonFiniteError, TrainingWarning
+
+
+def _regression_iter(num_samples):
+    X, y, _ = mxlearn.datasets.synthetic_regression(num_samples=num_samples, num_features=8)
+    return mx.io.NDArrayIter(X, y, 32, label_name="lro_label")
+
+
+def _fit_regression(learning_rate, num_samples, seen):
+    seed_all(0)
+    mod = mxlearn.Module(mxlearn.models.linear_regression(), label_names=["lro_label"])
+    mod.fit(
+        _regression_iter(num_samples),
+        eval_metric="mse",
+        optimizer_params={"learning_rate": learning_rate},
+        num_epoch=3,
+        batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)),
+    )
+    return mod
+
+
+def _letter_iters():
+    return mxlearn.datasets.letter_iters(batch_size=32)
+
+
+def _fit_letters(learning_rate, num_epoch=1, **fit_args):
+    seed_all(0)
+    train, _ = _letter_iters()
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mod.fit(train, optimizer_params={"learning_rate": learning_rate}, num_epoch=num_epoch,
+                **fit_args)  # fmt: skip
+    return mod, [w for w in caught if issubclass(w.category, TrainingWarning)]
+
+
+def test_a_regression_whose_loss_keeps_growing_is_stopped_before_it_overflows():
+    seen = []
+    with pytest.raises(DivergenceError) as info:
+        _fit_regression(1.8, 16384, seen)  # 512 batches an epoch; stable up to about 1.5
+    message = str(info.value)
+    assert isinstance(info.value, ArithmeticError)
+    assert "squared error" in message and "3 checks in a row" in message
+    assert "learning rate" in message and "'learning_rate': 0.18" in message
+    # checks at batches 0, 100, 200 and 300 (the third over the limit stops, before the user's
+    # callback sees batch 300)
+    assert seen[-1] == (0, 299)
+
+
+def test_a_regression_that_overflows_within_an_epoch_is_stopped_at_its_end():
+    seen = []
+    with pytest.raises(NonFiniteError) as info:
+        _fit_regression(10.0, 2048, seen)  # 64 batches: checked at batch 0 and the epoch end
+    assert "NaN or infinite" in str(info.value) and "'learning_rate': 1" in str(info.value)
+    assert seen[-1] == (0, 63)  # not epochs 1 and 2
+
+
+def test_healthy_regression_runs_to_the_end():
+    seen = []
+    mod = _fit_regression(0.1, 2048, seen)
+    assert seen[-1] == (2, 63) and mod.history.last("mse") < 0.05
+
+
+def test_a_collapsing_classifier_is_stopped_and_the_last_good_checkpoint_stays_newest(tmp_path):
+    prefix = str(tmp_path / "letters")
+    _fit_letters(0.1, checkpoint=prefix)
+    assert ckpt.manifested_epochs(prefix) == [1]
+    seed_all(0)
+    train, _ = _letter_iters()
+    seen = []
+    with pytest.raises(DivergenceError) as info:
+        mxlearn.Module(mxlearn.models.mlp()).fit(
+            train,
+            optimizer_params={"learning_rate": 100.0},  # raw MXNet ends on one class, silently
+            num_epoch=4,
+            resume=prefix,
+            checkpoint=prefix,
+            batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)),
+        )
+    message = str(info.value)
+    assert "cross-entropy" in message and "'learning_rate': 10}" in message
+    assert seen[-1] == (1, 299)  # in the resumed epoch 1, at its check of batch 300
+    assert ckpt.manifested_epochs(prefix) == [1]  # the good checkpoint is still the newest
+
+
+def test_an_epoch_whose_loss_is_past_the_limit_is_not_checkpointed(tmp_path, capsys):
+    prefix = str(tmp_path / "small")
+    X, y = mxlearn.datasets.letter_recognition()
+    seed_all(0)
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    with pytest.raises((DivergenceError, NonFiniteError)):
+        # 32 batches an epoch: checked at each epoch end, and every one is past the limit
+        mod.fit(mx.io.NDArrayIter(X[:1024], y[:1024], 32),
+                optimizer_params={"learning_rate": 100.0}, num_epoch=5, checkpoint=prefix)  # fmt: skip
+    assert "not written: the training loss is past the divergence limit" in capsys.readouterr().out
+    assert ckpt.manifested_epochs(prefix) == []
+
+
+def test_a_classifier_stuck_on_one_class_gets_one_warning():
+    mod, caught = _fit_letters(3.0)  # raw MXNet: accuracy 0.04, predicts one letter, silently
+    assert len(caught) == 1
+    text = str(caught[0].message)
+    assert "same class for every row" in text and "no better than guessing" in text
+    assert "10x smaller" in text
+    assert mod.history.last("accuracy") < 0.06
+
+
+@pytest.mark.parametrize("learning_rate", [0.1, 0.001])  # a good rate and a slow one
+def test_healthy_or_slow_classifiers_get_no_warning(learning_rate):
+    mod, caught = _fit_letters(learning_rate, num_epoch=2)
+    assert caught == []
+    assert len(mod.history.series("accuracy", "train", "epoch")[0]) == 2
+
+
+def test_batch_loss_matches_mxnets_metrics():
+    from mxlearn.watchdog import LOSS_KINDS, batch_loss
+
+    rng = np.random.default_rng(0)
+    probs = rng.dirichlet(np.ones(5), size=16).astype(np.float32)
+    labels = rng.integers(0, 5, size=16).astype(np.float32)
+    ce = mx.metric.CrossEntropy()
+    ce.update([mx.nd.array(labels)], [mx.nd.array(probs)])
+    assert batch_loss(LOSS_KINDS["SoftmaxOutput"], probs, labels) == pytest.approx(ce.get()[1])
+    outputs, targets = rng.normal(size=(16, 1)), rng.normal(size=16)
+    mse = mx.metric.MSE()
+    mse.update([mx.nd.array(targets)], [mx.nd.array(outputs)])
+    assert batch_loss(LOSS_KINDS["LinearRegressionOutput"], outputs, targets) == pytest.approx(
+        mse.get()[1], rel=1e-5
+    )
