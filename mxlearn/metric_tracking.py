@@ -52,7 +52,12 @@ class BatchValues:
                 last_total, last_count = 0.0, 0.0
             self._last[id(leaf)] = (total, count)
             grew = count - last_count
-            values.append((leaf.name, (total - last_total) / grew if grew else math.nan))
+            if not grew:
+                values.append((leaf.name, math.nan))
+            elif hasattr(leaf, "value_of"):  # e.g. RMSE: the root of the batch's mean
+                values.append((leaf.name, leaf.value_of(total - last_total, grew)))
+            else:
+                values.append((leaf.name, (total - last_total) / grew))
         return values
 
 

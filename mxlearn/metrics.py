@@ -111,6 +111,64 @@ class F1(mx.metric.EvalMetric):
         return float(scores.mean())
 
 
+class _WholeSetError:
+    """Regression errors over every value seen, not a mean of per-batch means.
+
+    MXNet's MSE, RMSE and MAE add one mean per batch and divide by the number of batches, so a
+    short last batch (its padding left out) weighs as much as a full one, and RMSE becomes a
+    mean of per-batch roots. These keep the sum of the errors and the count of values instead;
+    ``value_of`` turns any (sum, count) into the metric, for a batch or for the whole set.
+    """
+
+    def update(self, labels, preds):
+        labels, preds = mx.metric.check_label_shapes(labels, preds, True)
+        for label, pred in zip(labels, preds):
+            label, pred = label.asnumpy(), pred.asnumpy()
+            if label.ndim == 1:
+                label = label.reshape(label.shape[0], 1)
+            if pred.ndim == 1:
+                pred = pred.reshape(pred.shape[0], 1)
+            errors = self.errors(label - pred)
+            total, count = float(errors.sum()), errors.size
+            self.sum_metric += total
+            self.global_sum_metric += total
+            self.num_inst += count
+            self.global_num_inst += count
+
+    def value_of(self, total: float, count: float) -> float:
+        return total / count if count else float("nan")
+
+    def get(self):
+        return self.name, self.value_of(self.sum_metric, self.num_inst)
+
+    def get_global(self):
+        return self.name, self.value_of(self.global_sum_metric, self.global_num_inst)
+
+
+class MSE(_WholeSetError, mx.metric.MSE):
+    @staticmethod
+    def errors(difference):
+        return difference**2
+
+
+class RMSE(_WholeSetError, mx.metric.RMSE):
+    @staticmethod
+    def errors(difference):
+        return difference**2
+
+    def value_of(self, total: float, count: float) -> float:
+        return float(np.sqrt(total / count)) if count else float("nan")
+
+
+class MAE(_WholeSetError, mx.metric.MAE):
+    @staticmethod
+    def errors(difference):
+        return np.abs(difference)
+
+
+_WHOLE_SET = {"mse": MSE, "rmse": RMSE, "mae": MAE}
+
+
 def _top_k(k: int):
     if k < 2:
         raise InputError(f"top_k_accuracy with k={k} is plain accuracy.", fix="eval_metric='acc'")
@@ -122,8 +180,8 @@ def _top_k(k: int):
 def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
     """Like ``mx.metric.create``, with the seed tutorial's names made to work, case-insensitive:
     ``'top_k_acc'`` (k=5 unless ``top_k=`` is given; named ``top_5_accuracy``), ``'f1'`` for
-    any number of classes (``average='macro'`` or ``'micro'``), and unknown names or settings
-    explained.
+    any number of classes (``average='macro'`` or ``'micro'``), ``'mse'``, ``'rmse'`` and
+    ``'mae'`` over every value rather than per batch, and unknown names or settings explained.
 
     Examples
     --------
@@ -146,6 +204,8 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
             return _top_k(int(kwargs.get("top_k", DEFAULT_TOP_K)))
         if name == "f1":
             return F1(average=kwargs.get("average", "macro"))
+        if name in _WHOLE_SET:
+            return _WHOLE_SET[name](**kwargs)
         spec = name
     try:
         return mx.metric.create(spec, **kwargs)

@@ -79,3 +79,45 @@ def test_classification_metrics_on_a_regression_are_refused():
         mod.fit(it, eval_metric="acc", num_epoch=1)
     mod.fit(it, eval_metric="mse", num_epoch=1)
     assert mod.history.last("mse") is not None
+
+
+def _padded_iter(X, y, **names):
+    return mx.io.NDArrayIter(X, y, 64, **names)  # 1000 rows: the last batch pads 24
+
+
+def test_classification_metrics_equal_numpy_with_a_padded_last_batch(trained):
+    mod, X, y = trained
+    probs = mod.predict(_padded_iter(X, y)).asnumpy()
+    assert probs.shape == (1000, 26)
+    truth, guess = y.astype(int), probs.argmax(axis=1)
+    top5 = np.argsort(-probs, axis=1)[:, :5]
+    reference = {
+        "accuracy": np.mean(guess == truth),
+        "top_5_accuracy": np.mean((top5 == truth[:, None]).any(axis=1)),
+        "f1": _reference_f1(truth, guess, "macro"),
+        "cross-entropy": np.mean(-np.log(probs[np.arange(1000), truth] + 1e-12)),
+    }
+    scores = dict(mod.score(_padded_iter(X, y), ["acc", "top_k_acc", "f1", "ce"]))
+    assert scores.keys() == reference.keys()
+    for name, value in reference.items():
+        assert scores[name] == pytest.approx(value, rel=1e-5), name
+
+
+def test_regression_metrics_are_over_every_value_not_per_batch():
+    X, y, _ = mxlearn.datasets.synthetic_regression(num_samples=1000, num_features=4)
+    seed_all(0)
+    names = {"label_name": "lro_label"}
+    mod = mxlearn.Module(mxlearn.models.linear_regression(), label_names=["lro_label"])
+    mod.fit(_padded_iter(X, y, **names), eval_metric="mse", num_epoch=1)
+    error = mod.predict(_padded_iter(X, y, **names)).asnumpy().ravel() - y
+    reference = {
+        "mse": np.mean(error**2),
+        "rmse": np.sqrt(np.mean(error**2)),
+        "mae": np.mean(np.abs(error)),
+    }
+    scores = dict(mod.score(_padded_iter(X, y, **names), ["MSE", "rmse", "mae"]))
+    for name, value in reference.items():
+        assert scores[name] == pytest.approx(value, rel=1e-5), name
+    # MXNet's own RMSE is a mean of per-batch roots, which depends on the batch size
+    plain = dict(mod.score(_padded_iter(X, y, **names), mx.metric.RMSE()))["rmse"]
+    assert abs(plain - reference["rmse"]) > 1e-4
