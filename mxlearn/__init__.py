@@ -11,6 +11,7 @@ from .history import MetricHistory
 from .live import LivePlot
 from .metrics import create_metric
 from .module import Module, TrainingInterrupted
+from .mutable_module import MutableModule
 from .resuming import Checkpoint, resume
 from .seeding import seed
 
@@ -23,6 +24,7 @@ __all__ = [
     "LivePlot",
     "MetricHistory",
     "Module",
+    "MutableModule",
     "StopTraining",
     "TrainingInterrupted",
     "MXLearnError",

@@ -25,3 +25,25 @@ def linear_regression(num_outputs: int = 1):
     net = mx.sym.Variable("data")
     net = mx.sym.FullyConnected(net, name="fc1", num_hidden=num_outputs)
     return mx.sym.LinearRegressionOutput(net, name="lro")
+
+
+def conv_net(num_classes: int = 3, channels: int = 8, batch_norm: bool = True):
+    """A small convolutional classifier for images of any size: two 3x3 convolutions, then
+    global average pooling, so the last layer sees ``channels * 2`` numbers whatever the image
+    size (what lets a MutableModule feed it images of several sizes).
+
+    Examples
+    --------
+    >>> conv_net().infer_shape(data=(4, 1, 20, 28))[1][-1]
+    (4, 3)
+    """
+    net = mx.sym.Variable("data")
+    net = mx.sym.Convolution(net, name="conv1", num_filter=channels, kernel=(3, 3), pad=(1, 1))
+    if batch_norm:
+        net = mx.sym.BatchNorm(net, name="bn1")
+    net = mx.sym.Activation(net, name="relu1", act_type="relu")
+    net = mx.sym.Convolution(net, name="conv2", num_filter=channels * 2, kernel=(3, 3), pad=(1, 1))
+    net = mx.sym.Activation(net, name="relu2", act_type="relu")
+    net = mx.sym.Pooling(net, name="pool", global_pool=True, pool_type="avg", kernel=(1, 1))
+    net = mx.sym.FullyConnected(net, name="fc", num_hidden=num_classes)
+    return mx.sym.SoftmaxOutput(net, name="softmax")

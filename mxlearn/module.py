@@ -242,6 +242,10 @@ class Module(mx.mod.Module):
     def __repr__(self) -> str:
         return module_summary_text(self)
 
+    def _extra_summary_rows(self) -> list[tuple[str, str]]:
+        """Rows a subclass adds to the summary (MutableModule: its shapes)."""
+        return []
+
     def _repr_html_(self) -> str:
         return module_summary_html(self)
 
@@ -623,6 +627,15 @@ class Module(mx.mod.Module):
                 state=self._state_text(),
             )
         return super().get_params()
+
+    def _sync_params_from_devices(self):
+        # MXNet 1.9.1's oneDNN BatchNorm writes its running mean and variance without telling
+        # the engine (apache/mxnet#18610, fixed only after 1.9), so a read right after a
+        # training step can return the values of the step before: wait for the device first.
+        # Only networks with such states pay for it (get_params, checkpoints).
+        if self._aux_names:
+            mx.nd.waitall()
+        super()._sync_params_from_devices()
 
     # ------------------------------------------------------------------ optimizer
     def init_optimizer(

@@ -57,6 +57,7 @@ def summary_rows(mod) -> list[tuple[str, str]]:
         rows.append(("parameters", ", ".join(mod._param_names) + " (shapes known after bind)"))
     if mod.optimizer_initialized and mod._optimizer_settings:
         rows.append(("optimizer", mod._optimizer_settings[1]))
+    rows += mod._extra_summary_rows()
     rows.append(("next", next_step(mod)))
     return rows
 
@@ -64,7 +65,7 @@ def summary_rows(mod) -> list[tuple[str, str]]:
 def module_summary_text(mod) -> str:
     rows = summary_rows(mod)
     width = max(len(label) for label, _ in rows)
-    lines = [f"mxlearn.Module ({mod.state})"]
+    lines = [f"mxlearn.{type(mod).__name__} ({mod.state})"]
     lines += [f"  {label.ljust(width)}  {value}" for label, value in rows[1:]]
     return "\n".join(lines)
 
@@ -75,4 +76,5 @@ def module_summary_html(mod) -> str:
         f"<td style='text-align:left'><code>{html.escape(value)}</code></td></tr>"
         for label, value in summary_rows(mod)[1:]
     )
-    return f"<b>mxlearn.Module</b> ({html.escape(mod.state)})<table>{cells}</table>"
+    title = f"mxlearn.{type(mod).__name__}"
+    return f"<b>{title}</b> ({html.escape(mod.state)})<table>{cells}</table>"

@@ -1,0 +1,289 @@
+"""MutableModule: a Module whose batches may change shape (image sizes, sequence lengths).
+
+MXNet binds a network for fixed input shapes. This module binds it once at the largest shapes
+it will see (``max_data_shapes``); a batch of another shape gets executors bound for that shape
+that share memory with the largest ones (``shared_group``): parameters, gradients and the
+buffers for data and intermediate results. So a new shape costs a bind (shape inference and
+planning, a few milliseconds) but no new parameter memory, and the optimizer, its state and the
+kvstore stay those of the one module. The executors for each shape are kept in a bounded LRU
+cache, so a shape seen before costs nothing; the least recently used is dropped when the cache
+is full.
+
+A batch larger than the maximum in any dimension would need memory the shared buffers do not
+have: MXNet would allocate it silently and sharing would stop. It is refused instead, naming the
+dimension and the maximum.
+
+Everything else is :class:`mxlearn.Module`: the guards, ``fit`` with live plots and
+checkpoints, ``predict``, ``score``, ``save_checkpoint``.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import OrderedDict
+from dataclasses import dataclass, field
+
+from ._compat import mx
+from .errors import InputError
+from .module import Module
+
+
+@dataclass
+class ShapeInspector:
+    """What shape changes have cost so far."""
+
+    shapes_seen: dict = field(default_factory=dict)  # shapes key -> batches of that shape
+    hits: int = 0  # shape changes served from the cache
+    misses: int = 0  # shape changes that needed a new bind (a rebind)
+    evictions: int = 0  # shapes dropped from the full cache
+    bind_seconds: float = 0.0  # spent in those binds
+
+    @property
+    def batches(self) -> int:
+        return sum(self.shapes_seen.values())
+
+    @property
+    def rebinds(self) -> int:
+        return self.misses
+
+    def text(self) -> str:
+        return (
+            f"{len(self.shapes_seen)} shapes in {self.batches} batches; "
+            f"{self.hits + self.misses} changes of shape: {self.hits} from the cache, "
+            f"{self.misses} rebinds ({self.bind_seconds * 1000:.0f} ms), "
+            f"{self.evictions} evicted"
+        )
+
+
+def _descs(pairs) -> list:
+    return [p if isinstance(p, mx.io.DataDesc) else mx.io.DataDesc(*p) for p in pairs or []]
+
+
+def _key(data_descs, label_descs) -> tuple:
+    return tuple((d.name, tuple(d.shape)) for d in [*data_descs, *(label_descs or [])])
+
+
+class MutableModule(Module):
+    """A Module for batches whose shapes vary, bound once at the largest shapes.
+
+    Parameters (besides :class:`mxlearn.Module`'s)
+    ----------
+    max_data_shapes, max_label_shapes : list of (name, shape), optional
+        The largest shape each input will have, in every dimension. Inputs not listed take
+        their shape from ``bind``; without them, the shapes given to ``bind`` are the maximum.
+    fixed_param_prefix : list of str, optional
+        Parameters whose names contain one of these are not trained (e.g. ``['conv1']``).
+    cache_size : int
+        How many shapes keep their executors (least recently used dropped first).
+
+    Examples
+    --------
+    >>> net = mxlearn.models.conv_net(num_classes=3)                      # doctest: +SKIP
+    >>> mod = mxlearn.MutableModule(net, max_data_shapes=[('data', (16, 1, 32, 32))])  # doctest: +SKIP
+    >>> mod.fit(images_iter, num_epoch=5)  # batches of 16x16 to 32x32 images  # doctest: +SKIP
+    >>> mod.inspector.text()                                              # doctest: +SKIP
+    '6 shapes in 90 batches; 81 changes of shape: 76 from the cache, 5 rebinds (8 ms), 0 evicted'
+    """
+
+    def __init__(
+        self,
+        symbol,
+        data_names=("data",),
+        label_names=("softmax_label",),
+        logger=logging,
+        context=mx.cpu(),
+        work_load_list=None,
+        max_data_shapes=None,
+        max_label_shapes=None,
+        fixed_param_prefix=None,
+        cache_size: int = 32,
+    ):
+        if isinstance(fixed_param_prefix, str):
+            fixed_param_prefix = [fixed_param_prefix]
+        fixed = [
+            name
+            for name in symbol.list_arguments()
+            if any(prefix in name for prefix in fixed_param_prefix or [])
+        ] if isinstance(symbol, mx.sym.Symbol) else None  # fmt: skip
+        super().__init__(symbol, data_names, label_names, logger, context, work_load_list,
+                         fixed_param_names=fixed or None)  # fmt: skip
+        if cache_size < 1:
+            raise InputError(
+                f"MutableModule(cache_size={cache_size}): the cache holds at least one shape.",
+                fix="MutableModule(..., cache_size=32)",
+            )
+        self._max_data_shapes = _descs(max_data_shapes)
+        self._max_label_shapes = _descs(max_label_shapes)
+        for kind, descs, names in (("data", self._max_data_shapes, self._data_names),
+                                   ("label", self._max_label_shapes, self._label_names)):  # fmt: skip
+            unknown = [d.name for d in descs if d.name not in names]
+            if unknown:
+                raise InputError(
+                    f"MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
+                    f"{kind}_names are {list(names)}.",
+                    fix=f"max_{kind}_shapes=[('{names[0] if names else kind}', (batch, ...))]",
+                )
+        self._fixed_param_prefix = list(fixed_param_prefix or [])
+        self._cache_size = cache_size
+        self._groups: OrderedDict = OrderedDict()  # shapes key -> executor group, LRU order
+        self._max_group = None
+        self._max_shapes: dict[str, tuple] = {}
+        self._monitor = None
+        self.inspector = ShapeInspector()
+
+    # ------------------------------------------------------------------ bind at the maximum
+    def bind(
+        self,
+        data_shapes,
+        label_shapes=None,
+        for_training=True,
+        inputs_need_grad=False,
+        force_rebind=False,
+        shared_module=None,
+        grad_req="write",
+    ):
+        if self.binded and not force_rebind:
+            return super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
+                                force_rebind, shared_module, grad_req)  # fmt: skip
+        given_data = _descs(data_shapes)
+        given_label = _descs(label_shapes) if label_shapes is not None else None
+        largest = {
+            d.name: tuple(d.shape) for d in [*self._max_data_shapes, *self._max_label_shapes]
+        }
+        max_data = [mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
+                    for d in given_data]  # fmt: skip
+        max_label = None
+        if given_label is not None:
+            max_label = [mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
+                         for d in given_label]  # fmt: skip
+        self._max_shapes = {d.name: tuple(d.shape) for d in [*max_data, *(max_label or [])]}
+        self._check_within_max(given_data, given_label, "mod.bind()")
+        super().bind(max_data, max_label, for_training, inputs_need_grad, force_rebind,
+                     shared_module, grad_req)  # fmt: skip
+        self._max_group = self._exec_group
+        self._groups = OrderedDict({_key(max_data, max_label): self._max_group})
+        self.inspector = ShapeInspector()
+
+    def _check_within_max(self, data_descs, label_descs, called: str) -> None:
+        for desc in [*data_descs, *(label_descs or [])]:
+            largest = self._max_shapes.get(desc.name)
+            if largest is None:
+                continue
+            shape = tuple(desc.shape)
+            fix = (
+                f"MutableModule(..., max_{'label' if label_descs and desc in label_descs else 'data'}"
+                f"_shapes=[('{desc.name}', {_widest(shape, largest)})])"
+            )
+            if len(shape) != len(largest):
+                raise InputError(
+                    f"{called}: '{desc.name}' is shaped {shape}, with {len(shape)} dimensions; "
+                    f"the module was bound for {len(largest)} ({largest}).",
+                    fix=fix,
+                )
+            for dim, (size, limit) in enumerate(zip(shape, largest)):
+                if size > limit:
+                    raise InputError(
+                        f"{called}: '{desc.name}' is shaped {shape}: dimension {dim} is {size}, "
+                        f"more than its maximum {limit} (the module is bound at {largest}, and "
+                        "every other shape shares that memory; a larger one could not).",
+                        fix=fix,
+                    )
+
+    # ------------------------------------------------------------------ switching shapes
+    def forward(self, data_batch, is_train=None):
+        if self.binded and self.params_initialized and not isinstance(data_batch, list):
+            data = getattr(data_batch, "data", None)
+            if isinstance(data, (list, tuple)) and all(isinstance(a, mx.nd.NDArray) for a in data):
+                shapes = [tuple(a.shape) for a in data]
+                if shapes != [tuple(d.shape) for d in self._data_shapes]:
+                    self._use_shapes(data_batch)
+                else:
+                    self._count_batch()
+        super().forward(data_batch, is_train)
+
+    def reshape(self, data_shapes, label_shapes=None):
+        self._require_bound("mod.reshape()")
+        self._switch(_descs(data_shapes), _descs(label_shapes) if label_shapes else None)
+
+    def _use_shapes(self, batch) -> None:
+        data = [mx.io.DataDesc(name, a.shape, a.dtype)
+                for name, a in zip(self._data_names, batch.data)]  # fmt: skip
+        labels = None
+        if batch.label and self._label_shapes is not None:
+            labels = [mx.io.DataDesc(name, a.shape, a.dtype)
+                      for name, a in zip(self._label_names, batch.label)]  # fmt: skip
+        self._switch(data, labels)
+
+    def _count_batch(self) -> None:
+        key = _key(self._data_shapes, self._label_shapes)
+        self.inspector.shapes_seen[key] = self.inspector.shapes_seen.get(key, 0) + 1
+
+    def _switch(self, data_descs, label_descs) -> None:
+        self._check_within_max(data_descs, label_descs, "mod.forward()")
+        key = _key(data_descs, label_descs)
+        group = self._groups.get(key)
+        if group is not None:
+            self._groups.move_to_end(key)
+            self.inspector.hits += 1
+        else:
+            group = self._bind_shapes(data_descs, label_descs)
+            self._groups[key] = group
+            self.inspector.misses += 1
+            self._evict()
+        self._exec_group = group
+        self._data_shapes, self._label_shapes = group.data_shapes, group.label_shapes
+        self._count_batch()
+
+    def _bind_shapes(self, data_descs, label_descs):
+        started = time.perf_counter()
+        group = mx.module.executor_group.DataParallelExecutorGroup(
+            self._symbol,
+            self._context,
+            self._work_load_list,
+            data_descs,
+            label_descs,
+            self._param_names,
+            self.for_training,
+            self.inputs_need_grad,
+            shared_group=self._max_group,
+            logger=self.logger,
+            fixed_param_names=self._fixed_param_names,
+            grad_req=self._grad_req,
+            state_names=self._state_names,
+            group2ctxs=self._group2ctxs,
+        )
+        if self._monitor is not None:
+            group.install_monitor(self._monitor)
+        self.inspector.bind_seconds += time.perf_counter() - started
+        return group
+
+    def _evict(self) -> None:
+        while len(self._groups) > self._cache_size + 1:  # +1: the max group never leaves
+            for key, group in self._groups.items():
+                if group is not self._max_group and group is not self._exec_group:
+                    del self._groups[key]
+                    self.inspector.evictions += 1
+                    break
+
+    def install_monitor(self, mon):
+        self._monitor = mon
+        super().install_monitor(mon)
+
+    # ------------------------------------------------------------------ reading
+    @property
+    def max_shapes(self) -> dict[str, tuple]:
+        """The shape each input is bound at: no batch may exceed it."""
+        return dict(self._max_shapes)
+
+    def _extra_summary_rows(self) -> list[tuple[str, str]]:
+        if not self.binded:
+            return []
+        maximum = ", ".join(f"{n} {s}" for n, s in self._max_shapes.items())
+        return [("max shapes", maximum), ("shape changes", self.inspector.text())]
+
+
+def _widest(shape: tuple, largest: tuple) -> tuple:
+    if len(shape) != len(largest):
+        return shape
+    return tuple(max(a, b) for a, b in zip(shape, largest))

@@ -1,0 +1,92 @@
+"""Data whose shape changes from batch to batch, for MutableModule: images of several sizes.
+
+``ShapeVaryingIter`` serves batches from groups of equally shaped examples; a batch never mixes
+shapes, and each batch's ``provide_data`` gives its own shape. Its own ``provide_data`` is the
+largest shape of any batch, so a MutableModule bound from it needs no ``max_data_shapes``.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ._compat import mx
+from .errors import InputError
+
+
+def striped_images(
+    sizes=(12, 16, 20, 24, 28, 32), per_size: int = 64, seed: int = 0
+) -> list[tuple[np.ndarray, np.ndarray]]:
+    """Grey images with stripes, one group per size: label 0 horizontal, 1 vertical, 2
+    diagonal. Period, phase and noise vary, so the class is in the direction only; a network
+    must look at neighbouring pixels (convolutions) to tell them apart.
+
+    Returns ``[(X, y), ...]`` with ``X`` shaped (per_size, 1, size, size), float32.
+    """
+    rng = np.random.default_rng(seed)
+    groups = []
+    for size in sizes:
+        rows, cols = np.mgrid[0:size, 0:size].astype(np.float32)
+        labels = rng.integers(0, 3, size=per_size)
+        images = np.empty((per_size, 1, size, size), dtype=np.float32)
+        for i, label in enumerate(labels):
+            coordinate = (rows, cols, rows + cols)[label]
+            period, phase = rng.uniform(3.0, 6.0), rng.uniform(0, 2 * np.pi)
+            stripes = np.sin(2 * np.pi * coordinate / period + phase)
+            images[i, 0] = stripes + 0.3 * rng.normal(size=(size, size))
+        groups.append((images, labels.astype(np.float32)))
+    return groups
+
+
+class ShapeVaryingIter(mx.io.DataIter):
+    """Batches of ``batch_size`` from each group of equally shaped examples, in a shuffled
+    order of batches (seeded) when ``shuffle``; a group's last batch is padded from its start
+    (``batch.pad`` says how many rows), like ``NDArrayIter``."""
+
+    def __init__(self, groups, batch_size: int, shuffle: bool = False, seed: int = 0,
+                 data_name: str = "data", label_name: str = "softmax_label"):  # fmt: skip
+        super().__init__(batch_size)
+        if not groups:
+            raise InputError("ShapeVaryingIter needs at least one group of examples.",
+                             fix="ShapeVaryingIter(mxlearn.shaped_data.striped_images(), 16)")  # fmt: skip
+        for X, y in groups:
+            if len(X) != len(y) or len(X) == 0:
+                raise InputError(
+                    f"ShapeVaryingIter: a group has {len(X)} examples and {len(y)} labels.",
+                    fix="give each group as (X, y) with one label per example",
+                )
+        self.groups = [(np.asarray(X, np.float32), np.asarray(y, np.float32)) for X, y in groups]
+        self.data_name, self.label_name = data_name, label_name
+        self.shuffle, self._rng = shuffle, np.random.default_rng(seed)
+        self._plan = [(g, start) for g, (X, _) in enumerate(self.groups)
+                      for start in range(0, len(X), batch_size)]  # fmt: skip
+        self.reset()
+
+    @property
+    def provide_data(self):
+        widest = np.max([X.shape[1:] for X, _ in self.groups], axis=0)
+        return [mx.io.DataDesc(self.data_name, (self.batch_size, *map(int, widest)))]
+
+    @property
+    def provide_label(self):
+        return [mx.io.DataDesc(self.label_name, (self.batch_size,))]
+
+    def reset(self):
+        self._order = list(range(len(self._plan)))
+        if self.shuffle:
+            self._rng.shuffle(self._order)
+        self._cursor = 0
+
+    def next(self):
+        if self._cursor >= len(self._order):
+            raise StopIteration
+        group, start = self._plan[self._order[self._cursor]]
+        self._cursor += 1
+        X, y = self.groups[group]
+        rows = np.arange(start, start + self.batch_size) % len(X)  # wraps: pads from the start
+        pad = max(0, start + self.batch_size - len(X))
+        data, label = mx.nd.array(X[rows]), mx.nd.array(y[rows])
+        return mx.io.DataBatch(
+            [data], [label], pad=pad,
+            provide_data=[mx.io.DataDesc(self.data_name, data.shape)],
+            provide_label=[mx.io.DataDesc(self.label_name, label.shape)],
+        )  # fmt: skip

@@ -1,0 +1,169 @@
+"""MutableModule: each shape computes what a Module bound at it computes, training on mixed
+shapes equals the same updates shape by shape, memory is shared, and limits are explained."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+from conftest import seed_all
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.errors import InputError
+from mxlearn.shaped_data import ShapeVaryingIter, striped_images
+
+SIZES = (12, 20, 32)
+
+
+def _batches(sizes=SIZES, batch_size=8, seed=0):
+    groups = striped_images(sizes=sizes, per_size=batch_size, seed=seed)
+    return list(ShapeVaryingIter(groups, batch_size))
+
+
+def _mutable(net=None, **kwargs):
+    seed_all(0)
+    mod = mxlearn.MutableModule(net or mxlearn.models.conv_net(), **kwargs)
+    mod.bind([("data", (8, 1, 32, 32))], [("softmax_label", (8,))])
+    mod.init_params(mx.init.Xavier())
+    return mod
+
+
+def _module_at(batch, arg_params, aux_params):
+    """A plain MXNet Module bound at this batch's shape, holding the same parameters."""
+    ref = mx.mod.Module(mxlearn.models.conv_net())
+    ref.bind(batch.provide_data, batch.provide_label)
+    ref.set_params(arg_params, aux_params)
+    return ref
+
+
+def _grads(mod):
+    group = mod._exec_group
+    return {n: g[0].asnumpy() for n, g in zip(group.param_names, group.grad_arrays)}
+
+
+def test_each_shape_computes_what_a_module_bound_at_it_computes():
+    mod = _mutable()
+    for batch in _batches():
+        args, auxs = mod.get_params()
+        ref = _module_at(batch, args, auxs)
+        for module in (mod, ref):
+            module.forward(batch, is_train=True)
+            module.backward()
+        assert mod.get_outputs()[0].shape == (8, 3)
+        np.testing.assert_array_equal(
+            mod.get_outputs()[0].asnumpy(), ref.get_outputs()[0].asnumpy()
+        )
+        expected = _grads(ref)
+        for name, grad in _grads(mod).items():
+            np.testing.assert_array_equal(grad, expected[name], err_msg=name)
+    assert mod.inspector.misses == 2 and len(mod.inspector.shapes_seen) == 3
+
+
+def test_training_on_mixed_shapes_equals_the_same_updates_shape_by_shape():
+    batches = _batches() * 3  # 12 -> 20 -> 32 -> 12 ...: every step changes shape
+
+    def optimizer():  # momentum: state that must carry across shapes
+        return mx.optimizer.SGD(learning_rate=0.05, momentum=0.9, wd=1e-4, rescale_grad=1 / 8)
+
+    mod = _mutable()
+    start_args, start_auxs = (
+        {k: v.copy() for k, v in params.items()} for params in mod.get_params()
+    )
+    mod.init_optimizer(optimizer=optimizer())
+    for batch in batches:
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    # Reference: for each batch a fresh MXNet Module bound at its shape, and one updater
+    updater = mx.optimizer.get_updater(optimizer())
+    args, auxs = start_args, start_auxs
+    for batch in batches:
+        ref = _module_at(batch, args, auxs)
+        ref.forward(batch, is_train=True)
+        ref.backward()
+        group = ref._exec_group
+        for index, (weight, grad) in enumerate(zip(group.param_arrays, group.grad_arrays)):
+            updater(index, grad[0], weight[0])
+        ref._params_dirty = True  # updated behind the module's back: read from the device
+        mx.nd.waitall()  # plain MXNet: BatchNorm's statistics may be unwritten yet (#18610)
+        args, auxs = ref.get_params()
+    got_args, got_auxs = mod.get_params()
+    for name in args:
+        np.testing.assert_array_equal(got_args[name].asnumpy(), args[name].asnumpy(), err_msg=name)
+    for name in auxs:  # BatchNorm's running statistics, shared across shapes too
+        np.testing.assert_array_equal(got_auxs[name].asnumpy(), auxs[name].asnumpy(), err_msg=name)
+
+
+def test_fit_score_predict_and_checkpoints_on_varying_shapes(tmp_path):
+    seed_all(0)
+    train = ShapeVaryingIter(striped_images(per_size=48), 16, shuffle=True)
+    val = ShapeVaryingIter(striped_images(per_size=24, seed=7), 16)
+    mod = mxlearn.MutableModule(mxlearn.models.conv_net())
+    prefix = str(tmp_path / "conv")
+    mod.fit(train, eval_data=val, optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+            num_epoch=4, checkpoint=prefix, live=mxlearn.LivePlot(backend="console"))  # fmt: skip
+    accuracy = dict(mod.score(val, "acc"))["accuracy"]
+    assert accuracy > 0.9  # chance is 1/3
+    assert mod.history.last("accuracy", "validation") == pytest.approx(accuracy)
+    # predict: one row per example, all sizes through the same module (padding dropped)
+    assert mod.predict(val).shape == (6 * 24, 3)
+    assert mod.max_shapes["data"] == (16, 1, 32, 32)
+    assert "6 shapes in" in repr(mod) and "rebinds" in repr(mod)
+    resumed = mxlearn.MutableModule(mxlearn.models.conv_net())
+    resumed.fit(train, eval_data=val, num_epoch=5, resume=prefix)
+    assert resumed.history.series("accuracy", "validation", "epoch")[0] == [0, 1, 2, 3, 4]
+
+
+def test_a_batch_larger_than_the_maximum_names_the_dimension():
+    mod = _mutable()
+    (big,) = _batches(sizes=(40,))
+    with pytest.raises(InputError) as info:
+        mod.forward(big, is_train=True)
+    message = str(info.value)
+    assert "dimension 2 is 40, more than its maximum 32" in message
+    assert "max_data_shapes=[('data', (8, 1, 40, 40))]" in message
+    (small,) = _batches(sizes=(16,))
+    mod.forward(small, is_train=True)  # nothing lost: the module still works
+
+
+def test_max_shapes_must_name_the_inputs():
+    with pytest.raises(InputError, match=r"names \['image'\], but the module's data_names"):
+        mxlearn.MutableModule(mxlearn.models.conv_net(), max_data_shapes=[("image", (8, 1, 9, 9))])
+
+
+def test_the_lru_cache_keeps_at_most_cache_size_shapes():
+    mod = _mutable(cache_size=2)
+    batches = _batches(sizes=(10, 12, 14, 16))
+    for batch in batches * 2:
+        mod.forward(batch, is_train=False)
+    assert len(mod._groups) == 3  # two cached shapes plus the maximum, which always stays
+    assert mod.inspector.misses == 8 and mod.inspector.evictions == 6
+    for batch in batches[-2:]:  # the two most recent are hits
+        mod.forward(batch, is_train=False)
+    assert mod.inspector.hits == 2
+
+
+def test_fixed_param_prefix_keeps_those_parameters():
+    mod = _mutable(fixed_param_prefix=["conv1"])
+    before = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    for batch in _batches():
+        mod.forward_backward(batch)
+        mod.update()
+    after = {k: v.asnumpy() for k, v in mod.get_params()[0].items()}
+    assert np.array_equal(before["conv1_weight"], after["conv1_weight"])
+    assert not np.array_equal(before["conv2_weight"], after["conv2_weight"])
+
+
+def test_memory_stays_flat_over_200_changes_among_20_shapes():
+    # The benchmark's own measurement, in a fresh process (figures: benchmarks/README.md).
+    import json
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    script = Path(__file__).resolve().parents[1] / "benchmarks" / "shape_memory.py"
+    out = subprocess.run([sys.executable, str(script), "--variant", "mutable"],
+                         capture_output=True, text=True, check=True, timeout=300)  # fmt: skip
+    result = json.loads(out.stdout.strip().splitlines()[-1])
+    assert result["growth_mb"] < 30  # measured here: 0.3 MB (the warm-up itself: 39 MB)
