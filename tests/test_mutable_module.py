@@ -167,3 +167,18 @@ def test_memory_stays_flat_over_200_changes_among_20_shapes():
                          capture_output=True, text=True, check=True, timeout=300)  # fmt: skip
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["growth_mb"] < 30  # measured here: 0.3 MB (the warm-up itself: 39 MB)
+
+
+def test_two_devices_and_load_from_a_checkpoint(tmp_path):
+    seed_all(0)
+    data = ShapeVaryingIter(striped_images(per_size=32), 16)
+    mod = mxlearn.MutableModule(mxlearn.models.conv_net(), context=[mx.cpu(0), mx.cpu(1)])
+    mod.fit(data, num_epoch=2, kvstore="device",
+            optimizer_params={"learning_rate": 0.1, "momentum": 0.9})  # fmt: skip
+    assert mod.inspector.misses == 5  # six sizes: the maximum plus five binds, on both devices
+    mod.save_checkpoint(str(tmp_path / "m"), 2)
+    loaded = mxlearn.MutableModule.load(str(tmp_path / "m"), 2)
+    assert isinstance(loaded, mxlearn.MutableModule)
+    # one device against two (8 rows each): the same up to float rounding
+    np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(),
+                               rtol=1e-6, atol=1e-7)  # fmt: skip
