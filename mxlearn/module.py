@@ -9,6 +9,7 @@ anything that reads device memory happens once, on the first training batch.
 from __future__ import annotations
 
 import logging
+import math
 import os
 import warnings
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from .errors import (
     ArgumentTypeError,
     InputError,
     LifecycleError,
+    TrainingWarning,
     UnknownAttributeError,
     closest,
     did_you_mean,
@@ -653,12 +655,43 @@ class Module(mx.mod.Module):
         if self.optimizer_initialized and not force_init:
             self._check_same_optimizer(key, optimizer, optimizer_params, called)
             return super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
-        super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
+        with warnings.catch_warnings():
+            # MXNet's "rescale_grad is not normalized ... Is this intended?": explained below
+            warnings.filterwarnings("ignore", message="Optimizer created manually")
+            super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
         self._optimizer_settings = (key, _optimizer_text(optimizer, optimizer_params))
+        if isinstance(optimizer, mx.optimizer.Optimizer):
+            self._check_rescale_grad(optimizer)
         if self._pending_optimizer is not None:  # resuming: the checkpoint's optimizer state
             arrays, description = self._pending_optimizer
             self._pending_optimizer = None
             optimizer_state.restore(self, arrays, description)
+
+    def gradient_scale(self) -> tuple[float, str]:
+        """The rescale_grad MXNet gives an optimizer made from a name, and why."""
+        batch = self._exec_group.batch_size
+        kvstore = self._kvstore
+        workers = kvstore.num_workers if kvstore and "dist" in kvstore.type else 1
+        synchronous = kvstore is not None and "_sync" in kvstore.type and workers > 1
+        rows = batch * workers if synchronous else batch
+        how = f"batch {batch} x {workers} workers" if synchronous else f"batch {batch}"
+        return 1.0 / rows, f"1/{rows} (1 / ({how}))"
+
+    def _check_rescale_grad(self, optimizer) -> None:
+        expected, why = self.gradient_scale()
+        if math.isclose(optimizer.rescale_grad, expected, rel_tol=1e-6):
+            return
+        factor = optimizer.rescale_grad / expected
+        warnings.warn(
+            f"The optimizer was made outside the module with rescale_grad="
+            f"{optimizer.rescale_grad:g}. Gradients here are sums over the rows of a batch "
+            f"(over every device and worker), and MXNet scales them by {why} = {expected:g} so "
+            f"that a step follows the average; with {optimizer.rescale_grad:g} each step is "
+            f"{factor:g} times that. Fix: make it with rescale_grad={expected:g}, or pass the "
+            "optimizer by name (optimizer='sgd', optimizer_params={...}) and MXNet sets it.",
+            TrainingWarning,
+            stacklevel=3,
+        )
 
     def _check_same_optimizer(self, key, optimizer, optimizer_params, called) -> None:
         if self._optimizer_settings is None or self._optimizer_settings[0] == key:

@@ -31,6 +31,26 @@ def _shapes(descs) -> str:
     return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs) if descs else "-"
 
 
+def batch_split_text(mod) -> str:
+    """How data parallelism divides a batch: which rows each device computes."""
+    group = mod._exec_group
+    parts = [f"rows {s.start}-{s.stop - 1} on {ctx}" for s, ctx in zip(group.slices, mod._context)]
+    kvstore = mod._kvstore.type if mod._kvstore is not None else "local"
+    return (
+        f"each batch of {group.batch_size}: " + ", ".join(parts) + "; every device holds all "
+        f"parameters, and their gradients are summed (kvstore '{kvstore}') before each update"
+    )
+
+
+def gradient_scale_text(mod) -> str:
+    scale = mod._optimizer.rescale_grad
+    expected, why = mod.gradient_scale()
+    text = f"rescale_grad={scale:g}"
+    if abs(scale - expected) <= 1e-6 * expected:
+        return text + f" = {why}: gradients are sums over rows, so a step follows their average"
+    return text + f", not {why} = {expected:g} (set by hand)"
+
+
 def summary_rows(mod) -> list[tuple[str, str]]:
     """(label, value) rows shared by the text and HTML summaries."""
     contexts = ", ".join(str(c) for c in mod._context)
@@ -55,8 +75,11 @@ def summary_rows(mod) -> list[tuple[str, str]]:
         rows += [(f"  {n}", str(s)) for n, s in shapes.items()]
     else:
         rows.append(("parameters", ", ".join(mod._param_names) + " (shapes known after bind)"))
+    if mod.binded and len(mod._context) > 1:
+        rows.append(("batch split", batch_split_text(mod)))
     if mod.optimizer_initialized and mod._optimizer_settings:
         rows.append(("optimizer", mod._optimizer_settings[1]))
+        rows.append(("gradient scale", gradient_scale_text(mod)))
     rows += mod._extra_summary_rows()
     rows.append(("next", next_step(mod)))
     return rows
