@@ -1,4 +1,4 @@
-"""Command line: ``python -m mxlearn tour | doctor``."""
+"""Command line: ``python -m mxlearn tour | doctor | launch``."""
 
 from __future__ import annotations
 
@@ -13,6 +13,15 @@ def main(argv: list[str] | None = None) -> int:
     tour.add_argument("--out", default="runs/tour", help="folder for checkpoints (runs/tour)")
     tour.add_argument("--epochs", type=int, default=5, help="epochs per training phase (5)")
     commands.add_parser("doctor", help="versions, device, and whether widgets will render")
+    launch = commands.add_parser(
+        "launch",
+        help="run a dist_sync training script as workers + servers + scheduler on 127.0.0.1",
+    )
+    launch.add_argument("-n", "--workers", type=int, default=2, help="worker processes (2)")
+    launch.add_argument("-s", "--servers", type=int, default=1, help="server processes (1)")
+    launch.add_argument("--timeout", type=float, help="stop the whole job after this many s")
+    launch.add_argument("script", help="the training script (fit(..., kvstore='dist_sync'))")
+    launch.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
     args = parser.parse_args(argv)
 
     from .errors import MXLearnError
@@ -22,6 +31,12 @@ def main(argv: list[str] | None = None) -> int:
             from .tour import run_tour
 
             run_tour(args.out, epochs=args.epochs)
+        elif args.command == "launch":
+            from .distributed import launch as run_job
+
+            result = run_job(args.script, args.script_args, args.workers, args.servers,
+                             args.timeout)  # fmt: skip
+            print(f"mxlearn launch: {args.workers} workers finished in {result.seconds:.1f} s.")
         else:
             from .doctor import run_doctor
 

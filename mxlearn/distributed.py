@@ -1,0 +1,241 @@
+"""Run MXNet's parameter-server training on this machine: one job, watched and stopped as one.
+
+``kvstore='dist_sync'`` needs a scheduler, one or more servers and the workers, each a process
+told its role through DMLC environment variables. MXNet's own ``tools/launch.py`` does not run
+on Python 3.11, advertises the machine's external address, lets an exported ``PORT`` move the
+server onto the scheduler's port, and leaves every other process waiting forever when one dies.
+:func:`launch` starts them all on 127.0.0.1 with a free port, each in its own process group,
+prefixes every output line with its role, and when a process fails or the time limit passes
+stops all of them and says which one failed and how.
+
+    python -m mxlearn launch -n 2 -s 1 train.py --epochs 5
+
+The worker script is an ordinary training script with ``fit(..., kvstore='dist_sync')``; the
+workers are numbered in ``$MXLEARN_WORKER_INDEX`` (MXNet's ``kv.rank`` may differ).
+"""
+
+from __future__ import annotations
+
+import os
+import signal
+import socket
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+
+from .errors import InputError, MXLearnError
+
+LOOPBACK = "127.0.0.1"
+POLL_SECONDS = 0.1
+STOP_GRACE_SECONDS = 3.0  # after SIGTERM, before SIGKILL
+FINISH_GRACE_SECONDS = 15.0  # for servers and scheduler to exit once the workers are done
+
+
+class DistributedJobError(MXLearnError, RuntimeError):
+    """A process of a distributed job failed, or the job ran past its time limit."""
+
+
+@dataclass
+class JobProcess:
+    role: str  # 'scheduler', 'server 0', 'worker 1', ...
+    kind: str  # the DMLC role: scheduler, server or worker
+    popen: subprocess.Popen
+    last_lines: deque = field(default_factory=lambda: deque(maxlen=15))
+    reader: threading.Thread | None = None
+
+    @property
+    def pid(self) -> int:
+        return self.popen.pid
+
+    def how_it_ended(self) -> str:
+        code = self.popen.returncode
+        if code is None:
+            return "is still running"
+        if code < 0:
+            try:
+                name = signal.Signals(-code).name
+            except ValueError:
+                name = f"signal {-code}"
+            return f"was killed by {name}"
+        return f"exited with status {code}"
+
+
+@dataclass
+class JobResult:
+    seconds: float
+    pids: list[int]
+
+
+def free_port() -> int:
+    """A TCP port on 127.0.0.1 that nothing listens on now."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+        probe.bind((LOOPBACK, 0))
+        return probe.getsockname()[1]
+
+
+def job_environment(workers: int, servers: int, port: int, base: dict | None = None) -> dict:
+    """The environment every process of the job shares (its role is added per process)."""
+    env = {k: v for k, v in (base if base is not None else os.environ).items()
+           if not k.startswith("DMLC_") and k != "PORT"}  # fmt: skip
+    # ps-lite reads PORT as the node's own port: an exported one puts a server on the
+    # scheduler's port. The DMLC_ variables of an earlier job would mix two jobs.
+    env.update(
+        DMLC_PS_ROOT_URI=LOOPBACK,
+        DMLC_PS_ROOT_PORT=str(port),
+        DMLC_NODE_HOST=LOOPBACK,  # else ps-lite advertises the machine's external address
+        DMLC_NUM_WORKER=str(workers),
+        DMLC_NUM_SERVER=str(servers),
+        PYTHONUNBUFFERED="1",  # lines reach the launcher as they are printed
+    )
+    # the workers do the arithmetic: share the cores among them unless told otherwise
+    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+    return env
+
+
+class Job:
+    def __init__(self, script: str, args, workers: int, servers: int, timeout: float | None,
+                 python: str, output) -> None:  # fmt: skip
+        self.script, self.args = script, list(args)
+        self.workers, self.servers, self.timeout = workers, servers, timeout
+        self.python, self.output = python, output
+        self.processes: list[JobProcess] = []
+        self._print_lock = threading.Lock()
+
+    # ---------------------------------------------------------------- starting
+    def start(self) -> None:
+        env = job_environment(self.workers, self.servers, free_port())
+        # servers and scheduler: importing MXNet with their role runs their loop, then exits
+        server_code = ["-c", "import mxlearn"]
+        self._spawn("scheduler", "scheduler", server_code, env)
+        for i in range(self.servers):
+            self._spawn(f"server {i}", "server", server_code, env)
+        for i in range(self.workers):
+            self._spawn(f"worker {i}", "worker", [self.script, *self.args], env,
+                        MXLEARN_WORKER_INDEX=str(i))  # fmt: skip
+
+    def _spawn(self, role: str, kind: str, argv, env: dict, **extra) -> None:
+        popen = subprocess.Popen(
+            [self.python, *argv],
+            env={**env, "DMLC_ROLE": kind, **extra},
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.DEVNULL,
+            text=True,
+            errors="replace",
+            start_new_session=True,  # its own process group: stopped with all it started
+        )
+        process = JobProcess(role, kind, popen)
+        process.reader = threading.Thread(target=self._relay, args=(process,), daemon=True)
+        process.reader.start()
+        self.processes.append(process)
+
+    def _relay(self, process: JobProcess) -> None:
+        for line in process.popen.stdout:
+            line = line.rstrip("\n")
+            process.last_lines.append(line)
+            with self._print_lock:
+                print(f"[{process.role}] {line}", file=self.output, flush=True)
+
+    # ---------------------------------------------------------------- watching
+    def watch(self) -> None:
+        """Return when every worker succeeded; raise DistributedJobError otherwise."""
+        started = time.monotonic()
+        workers = [p for p in self.processes if p.kind == "worker"]
+        others = [p for p in self.processes if p.kind != "worker"]
+        servers_done_at = None
+        while True:
+            for process in self.processes:
+                code = process.popen.poll()
+                if code is not None and code != 0:
+                    self._fail(process, f"{process.role} (pid {process.pid}) "
+                                        f"{process.how_it_ended()}")  # fmt: skip
+            if self._all_done(workers):
+                break
+            # Servers and the scheduler end (status 0) once every worker has said goodbye,
+            # sometimes a moment before the workers themselves have exited.
+            if servers_done_at is None and all(p.popen.poll() == 0 for p in others):
+                servers_done_at = time.monotonic()
+            if servers_done_at and time.monotonic() - servers_done_at > FINISH_GRACE_SECONDS:
+                running = [p for p in workers if p.popen.poll() is None]
+                self._fail(running[0], f"{running[0].role} (pid {running[0].pid}) was still "
+                                       "running after the servers and the scheduler had ended")  # fmt: skip
+            if self.timeout is not None and time.monotonic() - started > self.timeout:
+                running = [p.role for p in self.processes if p.popen.poll() is None]
+                self._fail(None, f"the time limit of {self.timeout:g} s passed; still running: "
+                                 f"{', '.join(running)}")  # fmt: skip
+            time.sleep(POLL_SECONDS)
+        # servers and the scheduler leave once the workers have said goodbye
+        deadline = time.monotonic() + FINISH_GRACE_SECONDS
+        while time.monotonic() < deadline and any(p.popen.poll() is None for p in others):
+            time.sleep(POLL_SECONDS)
+        self.stop()
+
+    @staticmethod
+    def _all_done(workers) -> bool:
+        return all(p.popen.poll() == 0 for p in workers)
+
+    def _fail(self, culprit: JobProcess | None, what: str) -> None:
+        self.stop()
+        tail = ""
+        if culprit is not None and culprit.last_lines:
+            tail = " Its last output:\n    " + "\n    ".join(culprit.last_lines)
+        raise DistributedJobError(
+            f"The distributed job stopped: {what}. Every other process of the job was stopped "
+            f"too (in MXNet's parameter server the others would wait for it forever).{tail}",
+            fix="read the failing process's output above (lines prefixed with its role); a "
+            "worker that was killed (SIGKILL) often ran out of memory",
+        )
+
+    # ---------------------------------------------------------------- stopping
+    def stop(self) -> None:
+        """Stop every process still running: SIGTERM to its group, then SIGKILL."""
+        self._signal_all(signal.SIGTERM)
+        deadline = time.monotonic() + STOP_GRACE_SECONDS
+        while time.monotonic() < deadline and any(p.popen.poll() is None for p in self.processes):
+            time.sleep(POLL_SECONDS)
+        self._signal_all(signal.SIGKILL)
+        for process in self.processes:
+            process.popen.wait()
+            if process.reader is not None:
+                process.reader.join(timeout=5)
+
+    def _signal_all(self, sig) -> None:
+        for process in self.processes:
+            try:
+                os.killpg(process.pid, sig)  # the group: whatever the process started, too
+            except ProcessLookupError:
+                pass
+
+
+def launch(script: str, args=(), workers: int = 2, servers: int = 1,
+           timeout: float | None = None, python: str = sys.executable,
+           output=None) -> JobResult:  # fmt: skip
+    """Run ``script`` as ``workers`` workers with ``servers`` servers and a scheduler, all on
+    127.0.0.1; return when every worker has finished, or raise DistributedJobError.
+
+    Examples
+    --------
+    >>> mxlearn.distributed.launch('train.py', ['--epochs', '3'], workers=2)  # doctest: +SKIP
+    """
+    if workers < 1 or servers < 1:
+        raise InputError(
+            f"launch(workers={workers}, servers={servers}): a job needs at least one of each.",
+            fix="python -m mxlearn launch -n 2 -s 1 train.py",
+        )
+    if not os.path.isfile(script):
+        raise InputError(f"launch(): there is no script '{script}'.",
+                         fix="python -m mxlearn launch -n 2 path/to/train.py")  # fmt: skip
+    job = Job(script, args, workers, servers, timeout, python, output or sys.stdout)
+    started = time.monotonic()
+    try:
+        job.start()
+        job.watch()
+    except BaseException as error:  # KeyboardInterrupt included: never leave processes behind
+        job.stop()
+        if isinstance(error, MXLearnError):
+            error.pids = [p.pid for p in job.processes]
+        raise
+    return JobResult(time.monotonic() - started, [p.pid for p in job.processes])

@@ -1,0 +1,110 @@
+"""mxlearn.distributed: MXNet's dist_sync on 127.0.0.1 (scheduler, server, workers) as one job
+that finishes together or is stopped together, saying which process failed."""
+
+from __future__ import annotations
+
+import io
+import os
+import subprocess
+import sys
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from mxlearn import mx
+from mxlearn.distributed import DistributedJobError, job_environment, launch
+
+WORKER_SCRIPT = textwrap.dedent(
+    """
+    import os, sys, time
+    import mxlearn
+    from mxlearn import mx
+
+    mxlearn.seed(0)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=512, num_features=16,
+                                                     num_classes=4, seed=1)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+
+    def die_if_asked(param):
+        if os.environ.get("DIE") == os.environ["MXLEARN_WORKER_INDEX"] and param.epoch == 1:
+            open(os.path.join(sys.argv[1], "killed-at"), "w").write(repr(time.time()))
+            os.kill(os.getpid(), 9)
+
+    mod.fit(mx.io.NDArrayIter(X, y, 32), kvstore="dist_sync", num_epoch=3,
+            optimizer_params={"learning_rate": 0.1}, batch_end_callback=die_if_asked)
+    args, _ = mod.get_params()
+    mx.nd.save(os.path.join(sys.argv[1], "worker%d.params" % mod._kvstore.rank), args)
+    print("gradient scale:", mod._optimizer.rescale_grad)
+    """
+)
+
+
+def _script(tmp_path, text=WORKER_SCRIPT) -> str:
+    path = tmp_path / "train.py"
+    path.write_text(text)
+    return str(path)
+
+
+def _gone(pid: int) -> bool:
+    return not Path(f"/proc/{pid}").exists()
+
+
+def test_two_workers_and_a_server_reach_identical_weights(tmp_path):
+    output = io.StringIO()
+    result = launch(_script(tmp_path), [str(tmp_path)], workers=2, servers=1, timeout=120,
+                    output=output)  # fmt: skip
+    first = mx.nd.load(str(tmp_path / "worker0.params"))
+    second = mx.nd.load(str(tmp_path / "worker1.params"))
+    assert sorted(first) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
+    for name in first:
+        assert first[name].asnumpy().tobytes() == second[name].asnumpy().tobytes(), name
+    lines = output.getvalue().splitlines()
+    assert any(line.startswith("[worker 0] Epoch[2] Train-accuracy") for line in lines)
+    assert any(line.startswith("[worker 1] Epoch[2] Train-accuracy") for line in lines)
+    # dist_sync sums the gradients of both workers: MXNet scales them by 1 / (32 x 2)
+    assert "[worker 0] gradient scale: 0.015625" in lines
+    assert all(_gone(pid) for pid in result.pids) and len(result.pids) == 4
+
+
+def test_a_killed_worker_ends_the_whole_job_with_a_clear_error(tmp_path, monkeypatch):
+    monkeypatch.setenv("DIE", "1")
+    with pytest.raises(DistributedJobError) as info:
+        launch(_script(tmp_path), [str(tmp_path)], timeout=120, output=io.StringIO())
+    ended = time.time()
+    killed_at = float((tmp_path / "killed-at").read_text())
+    assert ended - killed_at < 30  # the others would otherwise wait forever
+    message = str(info.value)
+    assert "worker 1" in message and "killed by SIGKILL" in message
+    assert "Every other process of the job was stopped" in message
+    assert all(_gone(pid) for pid in info.value.pids) and len(info.value.pids) == 4
+
+
+def test_the_time_limit_stops_every_process(tmp_path):
+    script = _script(tmp_path, "import time\ntime.sleep(600)\n")
+    started = time.monotonic()
+    with pytest.raises(DistributedJobError, match="time limit of 2 s passed") as info:
+        launch(script, workers=2, timeout=2, output=io.StringIO())
+    assert time.monotonic() - started < 30
+    assert "still running: scheduler, server 0, worker 0, worker 1" in str(info.value)
+    assert all(_gone(pid) for pid in info.value.pids)
+
+
+def test_the_command_line_reports_a_failing_script(tmp_path):
+    script = _script(tmp_path, "raise ValueError('the data file is missing')\n")
+    done = subprocess.run([sys.executable, "-m", "mxlearn", "launch", "-n", "1", "--timeout",
+                           "60", script], capture_output=True, text=True, timeout=120)  # fmt: skip
+    assert done.returncode == 1
+    assert "worker 0 (pid" in done.stderr and "exited with status 1" in done.stderr
+    assert "ValueError: the data file is missing" in done.stderr  # its last output, quoted
+
+
+def test_job_environment_is_loopback_only_with_a_scrubbed_port():
+    base = {"PORT": "9091", "DMLC_ROLE": "server", "DMLC_PS_ROOT_PORT": "1", "HOME": "/root"}
+    env = job_environment(workers=2, servers=1, port=45678, base=base)
+    assert "PORT" not in env and "DMLC_ROLE" not in env and env["HOME"] == "/root"
+    assert env["DMLC_PS_ROOT_URI"] == env["DMLC_NODE_HOST"] == "127.0.0.1"
+    assert env["DMLC_PS_ROOT_PORT"] == "45678"
+    assert (env["DMLC_NUM_WORKER"], env["DMLC_NUM_SERVER"]) == ("2", "1")
+    assert env["OMP_NUM_THREADS"] == str(max(1, (os.cpu_count() or 1) // 2))
