@@ -9,6 +9,14 @@ import subprocess
 
 from ._compat import mx
 from .errors import ArgumentTypeError, DeviceError
+from .gpus import (
+    GpuInfo,
+    build_architectures,
+    has_kernels,
+    installed_mxnet,
+    nvidia_gpus,
+    unsupported_reason,
+)
 
 
 def gpu_count() -> int:
@@ -23,14 +31,58 @@ def _build_has_cuda() -> bool:
     return mx.runtime.Features().is_enabled("CUDA")
 
 
-def no_gpu_reason() -> str:
+def no_gpu_reason(gpus=None, build=None) -> str:
+    """Why MXNet sees no GPU, naming the fix when a GPU is in fact here."""
+    gpus = nvidia_gpus() if gpus is None else gpus
+    build = installed_mxnet() if build is None else build
     if not _build_has_cuda():
-        return f"the installed MXNet {mx.__version__} is the CPU build"
+        reason = f"the installed MXNet {mx.__version__} is the CPU build"
+        if gpus:
+            gpu = gpus[0]
+            wheel = ("mxnet-cu112", "1.9.1")
+            if has_kernels(gpu, build_architectures(wheel)) is False:
+                return (
+                    f"{reason}, and although {gpu.describe()} is here, the GPU build "
+                    f"({unsupported_reason(gpu, wheel, build_architectures(wheel))})"
+                )
+            return f"{reason}, though {gpu.describe()} is here: `make setup MXNET=gpu` installs the GPU build"
+        return reason
     return "MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)"
 
 
+def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "") -> tuple[str, str]:
+    """('gpu' or 'cpu', why): the first GPU when MXNet sees one that its build can run on.
+
+    ``forced`` is $MXLEARN_DEVICE: 'cpu' always takes the CPU, 'gpu' refuses to fall back.
+    """
+    forced = forced.strip().lower()
+    if forced not in ("", "cpu", "gpu"):
+        raise DeviceError(f"MXLEARN_DEVICE={forced!r} is not a device kind.",
+                          fix="MXLEARN_DEVICE=gpu (or cpu), or unset it")  # fmt: skip
+    if forced == "cpu":
+        return "cpu", "MXLEARN_DEVICE=cpu asks for it"
+    if mxnet_gpus > 0:
+        first = next((g for g in gpus if g.index == 0), None)
+        architectures = build_architectures(build)
+        if first is not None and has_kernels(first, architectures) is False:
+            why = unsupported_reason(first, build, architectures)
+            if forced == "gpu":
+                raise DeviceError(f"MXLEARN_DEVICE=gpu, but {why}.",
+                                  fix="run on the CPU (unset MXLEARN_DEVICE), or on a GPU "
+                                  "from Maxwell to Ada (sm_50-sm_89)")  # fmt: skip
+            return "cpu", f"{why}; the CPU works instead"
+        return "gpu", "MXNet sees a GPU" + (f": {first.describe()}" if first else "")
+    why = no_gpu_reason(gpus, build)
+    if forced == "gpu":
+        raise DeviceError(f"MXLEARN_DEVICE=gpu, but {why}.",
+                          fix="on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset "
+                          "MXLEARN_DEVICE to run on the CPU")  # fmt: skip
+    return "cpu", why
+
+
 def auto_context(verbose: bool = True):
-    """``mx.gpu(0)`` when MXNet sees a GPU, else ``mx.cpu()``; prints why in one line.
+    """``mx.gpu(0)`` when MXNet sees a GPU its build has kernels for, else ``mx.cpu()``; prints
+    why in one line. ``$MXLEARN_DEVICE`` (cpu or gpu) overrides the choice.
 
     Examples
     --------
@@ -38,13 +90,28 @@ def auto_context(verbose: bool = True):
     >>> ctx.device_type in ('cpu', 'gpu')
     True
     """
-    if gpu_count() > 0:
-        ctx, why = mx.gpu(0), "MXNet sees a GPU"
-    else:
-        ctx, why = mx.cpu(), no_gpu_reason()
+    seen = gpu_count()
+    gpus = nvidia_gpus() if seen or _build_has_cuda() else []
+    kind, why = choose_device(seen, gpus, installed_mxnet(),
+                              os.environ.get("MXLEARN_DEVICE", ""))  # fmt: skip
+    ctx = mx.gpu(0) if kind == "gpu" else mx.cpu()
     if verbose:
         print(f"Using {describe(ctx)}: {why}.")
     return ctx
+
+
+def gpu_memory_text(contexts) -> str:
+    """'GPU memory 1.2/16.0 GiB' over the GPUs among ``contexts`` ('' when none)."""
+    used = total = 0
+    for ctx in contexts:
+        if ctx.device_type != "gpu":
+            continue
+        try:
+            free, size = mx.context.gpu_memory_info(ctx.device_id)
+        except mx.base.MXNetError:
+            continue
+        used, total = used + size - free, total + size
+    return f"GPU memory {used / 2**30:.1f}/{total / 2**30:.1f} GiB" if total else ""
 
 
 def _cpu_name() -> str:

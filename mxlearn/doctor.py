@@ -9,6 +9,15 @@ import sys
 
 from ._compat import ENV_DEFAULTS, mx
 from .devices import auto_context
+from .gpus import (
+    architectures_text,
+    build_architectures,
+    has_kernels,
+    installed_mxnet,
+    nvidia_gpus,
+)
+
+GPU_WHEEL = ("mxnet-cu112", "1.9.1")  # what `make setup MXNET=gpu` installs
 
 PACKAGES = (
     "mxnet",
@@ -47,6 +56,35 @@ def widget_support() -> tuple[bool, str]:
     return True, f"ipywidgets {_version('ipywidgets')} with its JupyterLab manager installed"
 
 
+def gpu_rows() -> None:
+    """Each GPU the driver shows, and whether MXNet's GPU build can run on it."""
+    gpus = nvidia_gpus()
+    if not gpus:
+        _row("gpus", "none (no NVIDIA driver, or it shows no GPU: nvidia-smi tells)")
+        return
+    build = installed_mxnet()
+    gpu_build = build if build and build[0] != "mxnet" else None
+    wheel = gpu_build or GPU_WHEEL
+    architectures = build_architectures(wheel)
+    for gpu in gpus:
+        used = f", {gpu.memory_used_mib / 1024:.1f} GiB in use" if gpu.memory_used_mib else ""
+        _row(f"gpu {gpu.index}", gpu.describe() + used)
+        runs = has_kernels(gpu, architectures)
+        owner = "the installed" if gpu_build else "the GPU build"
+        if runs is None:
+            verdict = f"unknown for {wheel[0]} {wheel[1]} (its architectures are not on record)"
+        elif runs:
+            verdict = f"yes: {owner} {wheel[0]} {wheel[1]} has kernels for it"
+        else:
+            verdict = (
+                f"NO: {owner} {wheel[0]} {wheel[1]} carries {architectures_text(architectures)} "
+                "only (no PTX); mxlearn.auto_context() uses the CPU"
+            )
+        _row("  mxnet kernels", verdict)
+    if not gpu_build:
+        _row("  note", "the CPU build of MXNet is installed: `make setup MXNET=gpu` for the GPU")
+
+
 def _row(label: str, value: str) -> None:
     print(f"{label:<23} {value}")
 
@@ -60,6 +98,7 @@ def run_doctor() -> None:
     features = mx.runtime.Features()
     flags = [f for f in ("CUDA", "CUDNN", "MKLDNN", "DIST_KVSTORE") if features.is_enabled(f)]
     _row("mxnet build", ", ".join(flags) or "no optional features")
+    gpu_rows()
     for name in ENV_DEFAULTS:
         _row(name, str(os.environ.get(name)))
     print(f"{'device':<23} ", end="")

@@ -20,7 +20,7 @@ from . import network, optimizer_state
 from ._compat import mx
 from .callbacks import FitFeed
 from .checkpoint import load_checkpoint, load_params, optimizer_states_file
-from .devices import check_context
+from .devices import check_context, gpu_memory_text
 from .early_stopping import EarlyStopping
 from .epoch_report import EpochReport, StopTraining
 from .errors import (
@@ -1111,6 +1111,8 @@ class Module(mx.mod.Module):
         )
         if state is not None:
             feed.recorder.history = state.history()
+        if any(ctx.device_type == "gpu" for ctx in self._context):
+            feed.recorder.status = lambda: gpu_memory_text(self._context)
         self.history = feed.recorder.history
         # fit's own callbacks run first: they name each batch before a user's callback reads it
         watchdog = DivergenceWatchdog(self)

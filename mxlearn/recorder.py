@@ -30,6 +30,8 @@ class TrainingRecorder:
         self.samples_per_epoch: int | None = None
         self.expects_validation = False  # fit with eval_data: an epoch ends after validation
         self.flush_sources: list[Callable[[], None]] = []  # called before values are read
+        # more for the progress line, read when it is drawn (fit on a GPU: its memory in use)
+        self.status: Callable[[], str] | None = None
 
     # ---------------------------------------------------------------- lifecycle
     def begin(
@@ -133,4 +135,9 @@ class TrainingRecorder:
         batches = f"/{self.batches_per_epoch}" if self.batches_per_epoch else ""
         eta = self.eta_seconds()
         eta_text = f" · ETA {int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else ""
-        return f"Epoch[{self.epoch}]{total} · batch {self.batch + 1}{batches} · {rate}{eta_text}"
+        extra = self.status() if self.status is not None else ""
+        extra = f" · {extra}" if extra else ""
+        return (
+            f"Epoch[{self.epoch}]{total} · batch {self.batch + 1}{batches} · {rate}{eta_text}"
+            f"{extra}"
+        )
