@@ -6,7 +6,12 @@
 
 PYTHON ?= python3.11
 MXNET ?= cpu
-VENV := .venv
+# Python 3.11 is the main one; 3.12 works too (NumPy 1.26.4): `make test PYTHON=python3.12`
+# or `make test-py312`, each version in its own venv.
+PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
+VENV := $(if $(filter 3.11,$(PYVER)),.venv,.venv-$(PYVER))
+# A working python3.12: on PATH, else the newest pyenv one (its shim fails when not selected).
+PYTHON312 ?= $(firstword $(foreach p,$(shell command -v python3.12) $(wildcard $(HOME)/.pyenv/versions/3.12*/bin/python3.12) /usr/bin/python3.12,$(if $(shell $(p) -c 'print(1)' 2>/dev/null),$(p))))
 BIN := $(VENV)/bin
 STAMP := $(VENV)/.installed-$(MXNET)
 
@@ -17,12 +22,12 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test lab bench doctor lint lock clean
+.PHONY: setup tour test test-py312 lab bench doctor lint lock clean
 
 setup: $(STAMP)
 
 $(STAMP): pyproject.toml requirements/lock.txt
-	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] == (3, 11) else "mxlearn needs Python 3.11 (MXNet 1.9.1 has no wheels for newer ones); set PYTHON=/path/to/python3.11")'
+	@$(PYTHON) -c 'import sys; sys.exit(0 if sys.version_info[:2] in ((3, 11), (3, 12)) else "mxlearn needs Python 3.11 or 3.12 (MXNet 1.9.1 needs NumPy < 2, which has no wheels for newer Pythons); set PYTHON=/path/to/python3.11")'
 	test -x $(BIN)/python || $(PYTHON) -m venv $(VENV)
 	@# The two MXNet wheels overwrite each other's files: remove the one not chosen.
 	$(BIN)/python -m pip uninstall --quiet --yes $(if $(filter gpu,$(MXNET)),mxnet,mxnet-cu112) 2>/dev/null || true
@@ -35,6 +40,10 @@ tour: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+test-py312:
+	@test -n "$(PYTHON312)" || { echo "make test-py312: no working python3.12 found (set PYTHON312=/path/to/python3.12)"; exit 1; }
+	$(MAKE) test PYTHON=$(PYTHON312)
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/
@@ -52,8 +61,11 @@ lock: setup
 	mv requirements/lock.new requirements/lock.txt
 
 clean:
-	rm -rf $(VENV) runs .pytest_cache
+	rm -rf .venv .venv-* runs .pytest_cache
 
 lint: setup
 	$(BIN)/ruff check mxlearn tests benchmarks
 	$(BIN)/ruff format --check mxlearn tests benchmarks
+
+print-python312:
+	@echo $(PYTHON312)
