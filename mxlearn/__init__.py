@@ -1,9 +1,9 @@
 """mxlearn: learn Apache MXNet's Module API in Jupyter, on the real MXNet engine."""
 
-from . import checkpoint, checks, datasets, errors, models
+from . import checkpoint, checks, datasets, distributed, errors, models
 from ._compat import mx
 from .checkpoint import load_checkpoint
-from .devices import auto_context, describe
+from .devices import auto_context, context_list, describe
 from .early_stopping import EarlyStopping
 from .epoch_report import EpochReport, StopTraining
 from .errors import MXLearnError
@@ -29,10 +29,12 @@ __all__ = [
     "TrainingInterrupted",
     "MXLearnError",
     "auto_context",
+    "context_list",
     "checkpoint",
     "checks",
     "create_metric",
     "datasets",
+    "distributed",
     "describe",
     "errors",
     "load_checkpoint",

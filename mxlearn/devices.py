@@ -100,6 +100,26 @@ def auto_context(verbose: bool = True):
     return ctx
 
 
+def context_list(count: int = 2, verbose: bool = True) -> list:
+    """``count`` devices for data parallelism: GPUs when MXNet sees that many it can use, else
+    ``count`` CPU contexts (which share the same cores: they show the mechanics, not a speedup).
+
+    Examples
+    --------
+    >>> context_list(2, verbose=False)[0].device_type in ('cpu', 'gpu')
+    True
+    """
+    first = auto_context(verbose=False)
+    if first.device_type == "gpu" and gpu_count() >= count:
+        contexts, why = [mx.gpu(i) for i in range(count)], f"MXNet sees {gpu_count()} GPUs"
+    else:
+        contexts = [mx.cpu(i) for i in range(count)]
+        why = f"{count} CPU contexts on the same {os.cpu_count()} cores (no {count} usable GPUs)"
+    if verbose:
+        print(f"Using {', '.join(str(c) for c in contexts)}: {why}.")
+    return contexts
+
+
 def gpu_memory_text(contexts) -> str:
     """'GPU memory 1.2/16.0 GiB' over the GPUs among ``contexts`` ('' when none)."""
     used = total = 0
