@@ -35,6 +35,7 @@ from .errors import (
     CheckpointExistsError,
     DamagedCheckpointError,
     NonFiniteError,
+    closest,
 )
 
 MANIFEST_FORMAT = "mxlearn.checkpoint/1"
@@ -363,6 +364,29 @@ def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
     return arg_params, aux_params
 
 
+def prefixes_in(folder: str) -> list[str]:
+    """The checkpoint prefixes saved in ``folder`` (each has a ``-symbol.json``)."""
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return []
+    return sorted(
+        os.path.join(folder, name[: -len("-symbol.json")])
+        if folder
+        else name[: -len("-symbol.json")]
+        for name in names
+        if name.endswith("-symbol.json")
+    )
+
+
+class CheckpointParams(dict):
+    """A parameter dict that remembers the checkpoint it came from (prefix, epoch), so that
+    ``fit`` can tell which ``begin_epoch`` continues it."""
+
+    prefix: str | None = None
+    epoch: int | None = None
+
+
 def load_checkpoint(prefix: str, epoch: int):
     """``mx.model.load_checkpoint`` with the missing file explained: (symbol, arg_params, aux_params).
 
@@ -371,11 +395,17 @@ def load_checkpoint(prefix: str, epoch: int):
     >>> sym, arg_params, aux_params = load_checkpoint('runs/mx_mlp', 3)  # doctest: +SKIP
     """
     if not os.path.exists(symbol_file(prefix)):
+        saved = prefixes_in(os.path.dirname(prefix))
+        near = closest(prefix, saved, n=1)
+        where = os.path.dirname(prefix) or "this folder"
+        listed = ", ".join(f"'{p}'" for p in saved) + "." if saved else "none."
         raise CheckpointError(
             f"load_checkpoint('{prefix}', {epoch}): there is no '{symbol_file(prefix)}', so no "
-            "checkpoint was saved under this prefix.",
+            f"checkpoint was saved under this prefix. Saved in {where}: {listed}"
+            + (f" Did you mean '{near[0]}'?" if near else ""),
             fix="use the prefix given to mx.callback.do_checkpoint(prefix) or "
-            "mod.save_checkpoint(prefix, epoch), including its folder",
+            "mod.save_checkpoint(prefix, epoch), including its folder (a variable named "
+            "module_prefix in one cell and model_prefix in another is a classic)",
         )
     if not os.path.exists(params_file(prefix, epoch)):
         epochs = saved_epochs(prefix)
@@ -391,6 +421,9 @@ def load_checkpoint(prefix: str, epoch: int):
         expected = read_manifest(prefix, epoch)["files"]["params"]
     symbol = load_symbol(prefix)
     arg_params, aux_params = load_params(params_file(prefix, epoch), expected)
+    arg_params, aux_params = CheckpointParams(arg_params), CheckpointParams(aux_params)
+    for params in (arg_params, aux_params):
+        params.prefix, params.epoch = prefix, epoch
     return symbol, arg_params, aux_params
 
 

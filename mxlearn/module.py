@@ -8,6 +8,7 @@ anything that reads device memory happens once, on the first training batch.
 
 from __future__ import annotations
 
+import inspect
 import logging
 import math
 import os
@@ -38,7 +39,7 @@ from .metrics import check_metric_fits, create_metric
 from .optimizers import check_optimizer, settings_dict
 from .progress import visible_epoch_log
 from .recorder import TrainingRecorder
-from .resuming import Checkpoint, load_resume_state
+from .resuming import Checkpoint, begin_epoch_note, load_resume_state
 from .summary import module_summary_html, module_summary_text, next_step
 from .watchdog import DivergenceWatchdog
 
@@ -376,7 +377,9 @@ class Module(mx.mod.Module):
         force_rebind=False,
         shared_module=None,
         grad_req="write",
+        **unknown,
     ):
+        _refuse_unknown("mod.bind()", unknown, Module.bind)
         data_descs = _as_descs(data_shapes, "data_shapes")
         label_descs = _as_descs(label_shapes, "label_shapes") if label_shapes is not None else None
         request = (data_descs, label_descs, for_training, inputs_need_grad, grad_req)
@@ -546,7 +549,9 @@ class Module(mx.mod.Module):
         allow_missing=False,
         force_init=False,
         allow_extra=False,
+        **unknown,
     ):
+        _refuse_unknown("mod.init_params()", unknown, Module.init_params)
         if self.params_initialized and not force_init:
             return super().init_params(
                 initializer, arg_params, aux_params, allow_missing, force_init, allow_extra
@@ -646,7 +651,9 @@ class Module(mx.mod.Module):
         optimizer="sgd",
         optimizer_params=(("learning_rate", 0.01),),
         force_init=False,
+        **unknown,
     ):
+        _refuse_unknown("mod.init_optimizer()", unknown, Module.init_optimizer)
         called = "mod.init_optimizer()"
         self._require_params(called)
         self._require_training(called)
@@ -953,7 +960,9 @@ class Module(mx.mod.Module):
         reset=True,
         always_output_list=False,
         sparse_row_id_fn=None,
+        **unknown,
     ):
+        _refuse_unknown("mod.predict()", unknown, Module.predict)
         self._prepare_inference("mod.predict()", eval_data)
         self._in_predict = True  # an array forward keeps MXNet's is_train=None; it needs no label
         try:
@@ -974,7 +983,9 @@ class Module(mx.mod.Module):
         reset=True,
         epoch=0,
         sparse_row_id_fn=None,
+        **unknown,
     ):
+        _refuse_unknown("mod.score()", unknown, Module.score)
         self._prepare_inference("mod.score()", eval_data)
         if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
             raise ArgumentTypeError(
@@ -1023,6 +1034,7 @@ class Module(mx.mod.Module):
         resume=None,
         early_stopping=None,
         epoch_report_callback=None,
+        **unknown,
     ):
         """Train the module: MXNet's ``fit``, plus ``live`` curves and ``mod.history``.
 
@@ -1055,6 +1067,7 @@ class Module(mx.mod.Module):
         >>> mod.fit(train_iter, eval_data=val_iter, optimizer_params={'learning_rate': 0.1},
         ...         num_epoch=5, live=True)  # doctest: +SKIP
         """
+        _refuse_unknown("mod.fit()", unknown, Module.fit)
         called = "mod.fit()"
         saver = Checkpoint.of(checkpoint)
         stopper = EarlyStopping.of(early_stopping)
@@ -1078,6 +1091,9 @@ class Module(mx.mod.Module):
                 "0, so num_epoch=5 trains epochs 0..4).",
                 fix="mod.fit(train_iter, num_epoch=5)",
             )
+        note = begin_epoch_note(arg_params, begin_epoch, _as_list(epoch_end_callback))
+        if note and state is None:
+            print(note)
         if begin_epoch >= num_epoch:
             raise InputError(
                 f"mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: "
@@ -1303,6 +1319,19 @@ def _interrupt_text(saver, num_epoch) -> str:
         "Training stopped; no checkpoint was being written, so only the module in memory holds "
         "the progress. The data iterator was reset. Next time pass checkpoint='runs/name' to fit "
         "to keep every completed epoch on disk."
+    )
+
+
+def _refuse_unknown(called: str, unknown: dict, method) -> None:
+    """A misspelled keyword (the seed tutorial's ``optimizer_param=``) named with the right one,
+    instead of Python's bare "unexpected keyword argument"."""
+    if not unknown:
+        return
+    name = next(iter(unknown))
+    known = [p for p in inspect.signature(method).parameters if p not in ("self", "unknown")]
+    raise ArgumentTypeError(
+        f"{called} has no argument '{name}'. " + did_you_mean(name, known),
+        fix=f"{called[:-1]}{(closest(name, known) or known)[0]}=...)",
     )
 
 

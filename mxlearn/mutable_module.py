@@ -142,7 +142,10 @@ class MutableModule(Module):
         force_rebind=False,
         shared_module=None,
         grad_req="write",
+        **unknown,
     ):
+        if unknown:  # a misspelled keyword: Module.bind names the right one
+            super().bind(data_shapes, label_shapes, **unknown)
         if self.binded and not force_rebind:
             return super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
                                 force_rebind, shared_module, grad_req)  # fmt: skip

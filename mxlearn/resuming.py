@@ -165,3 +165,42 @@ class Checkpoint:
                 if os.path.exists(path):
                     os.unlink(path)
             self.saved.remove(epoch)
+
+
+def _checkpoint_callback_prefix(callback) -> str | None:
+    """The prefix of an ``mx.callback.do_checkpoint(prefix)`` callback, else None."""
+    code = getattr(callback, "__code__", None)
+    if code is None or "do_checkpoint" not in getattr(callback, "__qualname__", ""):
+        return None
+    cells = dict(zip(code.co_freevars, callback.__closure__ or ()))
+    cell = cells.get("prefix")
+    return cell.cell_contents if cell is not None else None
+
+
+def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str | None:
+    """What a student should hear when ``fit`` gets parameters and begin_epoch=0: the seed
+    tutorial's classic is resuming a checkpoint without begin_epoch, which numbers the epochs
+    from 0 again and overwrites the early checkpoints."""
+    if arg_params is None or begin_epoch != 0:
+        return None
+    saved_from = getattr(arg_params, "epoch", None)
+    overwrites = []
+    for callback in epoch_end_callbacks:
+        prefix = _checkpoint_callback_prefix(callback)
+        if prefix and files.saved_epochs(prefix):
+            overwrites.append(f"'{files.params_file(prefix, 1)}'")
+    if saved_from is None and not overwrites:
+        return None
+    origin = (
+        f"the parameters of checkpoint {saved_from} of '{arg_params.prefix}'"
+        if saved_from
+        else "parameters"
+    )
+    text = f"Note: fit() got {origin} and begin_epoch=0, so epochs are counted from 0 again"
+    if overwrites:
+        text += f", and do_checkpoint will write {', '.join(overwrites)} again over the saved one"
+    continue_with = f"begin_epoch={saved_from}" if saved_from else "begin_epoch=<that number>"
+    return (
+        text + f". To continue after a checkpoint, pass its number: {continue_with} (for "
+        "fine-tuning from other weights, 0 is right)."
+    )

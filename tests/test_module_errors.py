@@ -457,3 +457,37 @@ def test_predict_after_load_without_bind_binds_from_the_data(
     small_iter.reset()
     loaded.fit(small_iter, num_epoch=1)
     assert loaded.state == "ready"
+
+
+def test_the_seed_tutorials_misspelled_keywords_are_named(ready_module, small_iter):
+    with explained(ArgumentTypeError, "no argument 'optimizer_param'", "'optimizer_params'"):
+        ready_module.init_optimizer(optimizer="sgd", optimizer_param=(("learning_rate", 0.1),),
+                                    force_init=True)  # fmt: skip
+    with explained(ArgumentTypeError, "no argument 'num_epochs'", "mod.fit(num_epoch=...)"):
+        ready_module.fit(small_iter, num_epochs=2)
+    with pytest.raises(TypeError):  # still a TypeError, as Python's own would be
+        ready_module.score(small_iter, eval_metrics="acc")
+
+
+def test_a_misspelled_checkpoint_prefix_lists_the_saved_ones(ready_module, tmp_path):
+    ready_module.save_checkpoint(str(tmp_path / "mx_mlp"), 3)
+    wrong = str(tmp_path / "mx_mpl")
+    with explained(CheckpointError, "Saved in", f"'{tmp_path / 'mx_mlp'}'", "Did you mean"):
+        mxlearn.load_checkpoint(wrong, 3)
+
+
+def test_resuming_without_begin_epoch_says_what_happens(small_net, small_iter, tmp_path, capsys):
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, num_epoch=2, epoch_end_callback=mx.callback.do_checkpoint(prefix))
+    _, args, auxs = mxlearn.load_checkpoint(prefix, 2)
+    capsys.readouterr()
+    again = mxlearn.Module(small_net)
+    again.fit(small_iter, num_epoch=1, arg_params=args, aux_params=auxs,
+              epoch_end_callback=mx.callback.do_checkpoint(prefix))  # fmt: skip
+    out = capsys.readouterr().out
+    assert f"checkpoint 2 of '{prefix}' and begin_epoch=0" in out
+    assert f"write '{prefix}-0001.params' again" in out and "begin_epoch=2" in out
+    resumed = mxlearn.Module(small_net)
+    resumed.fit(small_iter, num_epoch=3, arg_params=args, aux_params=auxs, begin_epoch=2)
+    assert "Note: fit() got" not in capsys.readouterr().out
