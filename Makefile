@@ -1,5 +1,6 @@
 # Everything a user or CI needs starts here; every target sets itself up first.
-#   make tour   the headless walk-through of the Module API (python -m mxlearn tour)
+#   make tour   the headless walk-through of the Module API, then every course notebook
+#               (both editions) executed into runs/course/ with an HTML copy of each
 #   make test   the test suite
 #   make lab    JupyterLab on notebooks/
 # MXNET=gpu installs the GPU wheel (mxnet-cu112) instead of the CPU wheel.
@@ -37,6 +38,7 @@ $(STAMP): pyproject.toml requirements/lock.txt
 
 tour: setup
 	$(BIN)/python -m mxlearn tour
+	$(BIN)/python -m mxlearn course --notebooks notebooks --out runs/course
 
 test: setup
 	$(BIN)/python -m pytest

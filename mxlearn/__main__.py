@@ -1,4 +1,4 @@
-"""Command line: ``python -m mxlearn tour | doctor | launch``."""
+"""Command line: ``python -m mxlearn tour | course | doctor | launch``."""
 
 from __future__ import annotations
 
@@ -12,6 +12,9 @@ def main(argv: list[str] | None = None) -> int:
     tour = commands.add_parser("tour", help="the Module API walk-through, headless")
     tour.add_argument("--out", default="runs/tour", help="folder for checkpoints (runs/tour)")
     tour.add_argument("--epochs", type=int, default=5, help="epochs per training phase (5)")
+    course = commands.add_parser("course", help="run every course notebook headless, with HTML")
+    course.add_argument("--notebooks", default="notebooks", help="the course folder (notebooks)")
+    course.add_argument("--out", default="runs/course", help="where the copies go (runs/course)")
     commands.add_parser("doctor", help="versions, device, and whether widgets will render")
     launch = commands.add_parser(
         "launch",
@@ -31,6 +34,11 @@ def main(argv: list[str] | None = None) -> int:
             from .tour import run_tour
 
             run_tour(args.out, epochs=args.epochs)
+        elif args.command == "course":
+            from .course import run_course
+
+            if any(run.error for run in run_course(args.notebooks, args.out)):
+                return 1
         elif args.command == "launch":
             from .distributed import launch as run_job
 

@@ -1,4 +1,5 @@
-"""Every notebook runs top to bottom, and none is committed with outputs."""
+"""Every notebook runs top to bottom, none is committed with outputs, and the course reads as one:
+each English notebook has its Chinese twin with the very same code."""
 
 from __future__ import annotations
 
@@ -10,13 +11,27 @@ from nbclient import NotebookClient
 
 NOTEBOOKS = sorted((Path(__file__).resolve().parents[1] / "notebooks").rglob("*.ipynb"))
 NOTEBOOKS = [p for p in NOTEBOOKS if ".ipynb_checkpoints" not in p.parts]
+ROOT = Path(__file__).resolve().parents[1] / "notebooks"
+ENGLISH = sorted(ROOT.glob("*.ipynb"))
+SECTIONS = {  # every notebook opens with what it teaches and ends with a recap and exercises
+    "en": ["**What you will learn**", "## Common mistakes", "## Recap", "## Exercises"],
+    "zh": ["**你将学到**", "## 常见错误", "## 小结", "## 练习"],
+}
+
+
+def _name(path: Path) -> str:
+    return str(path.relative_to(ROOT))
+
+
+def _cells(path: Path, kind: str) -> list[str]:
+    return [c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == kind]
 
 
 def test_there_are_notebooks():
     assert NOTEBOOKS, "notebooks/ holds no notebook"
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_name)
 def test_notebook_is_stored_without_outputs(path):
     nb = nbformat.read(path, as_version=4)
     for cell in nb.cells:
@@ -24,7 +39,29 @@ def test_notebook_is_stored_without_outputs(path):
             assert not cell.outputs and cell.execution_count is None, cell.source[:60]
 
 
-@pytest.mark.parametrize("path", NOTEBOOKS, ids=lambda p: p.name)
+@pytest.mark.parametrize("path", ENGLISH, ids=_name)
+def test_the_chinese_edition_has_the_same_code_and_chinese_prose(path):
+    twin = ROOT / "zh" / path.name
+    assert twin.exists(), f"notebooks/zh/{path.name} is missing"
+    assert _cells(twin, "code") == _cells(path, "code")  # identical, cell for cell
+    prose = _cells(twin, "markdown")
+    assert len(prose) == len(_cells(path, "markdown"))
+    for text in prose:
+        assert any("\u4e00" <= ch <= "\u9fff" for ch in text), text[:80]
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_name)
+def test_each_notebook_teaches_then_recaps_with_exercises_and_checks(path):
+    text = "\n".join(_cells(path, "markdown"))
+    for heading in SECTIONS["zh" if path.parent.name == "zh" else "en"]:
+        assert heading in text, f"{_name(path)} has no {heading!r}"
+    code = "\n".join(_cells(path, "code"))
+    assert "mxlearn.checks." in code and "auto_context()" in code  # checked, and says its device
+    if "letter_" in code:  # the UCI letters: credited where they are used
+        assert "UCI Machine Learning Repository" in text and "CC BY 4.0" in text
+
+
+@pytest.mark.parametrize("path", NOTEBOOKS, ids=_name)
 def test_notebook_runs(path, tmp_path):
     nb = nbformat.read(path, as_version=4)
     # run in tmp_path, so whatever the notebook writes (checkpoints) lands there

@@ -1,0 +1,115 @@
+"""``python -m mxlearn course``: run every course notebook headless, and keep a copy to read.
+
+Each notebook (English in ``notebooks/``, Chinese in ``notebooks/zh/``) runs top to bottom in a
+fresh kernel, in its own folder under ``runs/course/`` (so the checkpoints and scripts it writes
+land there), and is saved twice: executed (``.ipynb``) and as HTML that shows the curves offline.
+The HTML holds every figure as an embedded PNG (a live plot leaves its final figure as one) and
+loads no script from the internet: widget views are dropped in favour of that PNG, and scripts
+that would fetch code from outside the file (MathJax, the Mermaid loader) are removed.
+"""
+
+from __future__ import annotations
+
+import re
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
+# a <script> that loads anything from the internet: by src=, or an import() in its body
+EXTERNAL_SCRIPT = re.compile(
+    r"<script\b[^>]*\bsrc=[\"']https?://[^>]*>\s*</script>"
+    r"|<script\b[^>]*>(?:(?!</script>).)*?import\(\s*[\"']https?://(?:(?!</script>).)*?</script>",
+    re.I | re.S,
+)
+
+
+@dataclass
+class NotebookRun:
+    source: Path
+    executed: Path
+    html: Path
+    seconds: float
+    error: str | None  # the first error's name and message, when a cell failed
+
+
+def course_notebooks(folder: Path) -> list[Path]:
+    """The course: notebooks/*.ipynb, then each edition in a subfolder (notebooks/zh/)."""
+    english = sorted(folder.glob("*.ipynb"))
+    editions = sorted(p for p in folder.iterdir() if p.is_dir() and not p.name.startswith("."))
+    return english + [nb for edition in editions for nb in sorted(edition.glob("*.ipynb"))]
+
+
+def offline_outputs(nb) -> None:
+    """Keep what a browser can show without a kernel or the internet: a widget whose final
+    PNG is in the same output shows as that PNG; a widget alone (a progress bar) is dropped."""
+    for cell in nb.cells:
+        if cell.cell_type != "code":
+            continue
+        kept = []
+        for output in cell.outputs:
+            data = output.get("data", {})
+            if WIDGET_VIEW in data:
+                data.pop(WIDGET_VIEW)
+                if not any(key.startswith("image/") for key in data):
+                    continue
+            kept.append(output)
+        cell.outputs = kept
+
+
+def html_page(nb) -> str:
+    from nbconvert import HTMLExporter
+
+    exporter = HTMLExporter()  # the JupyterLab look; images are already inline as base64
+    body, _ = exporter.from_notebook_node(nb)
+    return EXTERNAL_SCRIPT.sub("", body)
+
+
+def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> NotebookRun:
+    import nbformat
+    from nbclient import NotebookClient
+    from nbclient.exceptions import CellExecutionError
+
+    out_folder.mkdir(parents=True, exist_ok=True)
+    nb = nbformat.read(source, as_version=4)
+    started = time.perf_counter()
+    error = None
+    client = NotebookClient(
+        nb,
+        timeout=timeout,
+        kernel_name="python3",
+        resources={"metadata": {"path": str(out_folder)}},  # the kernel's working folder
+        store_widget_state=False,
+    )
+    try:
+        client.execute()
+    except CellExecutionError as failure:
+        error = f"{failure.ename}: {failure.evalue}"
+    seconds = time.perf_counter() - started
+    executed = out_folder / source.name
+    nbformat.write(nb, executed)
+    offline_outputs(nb)
+    html = executed.with_suffix(".html")
+    html.write_text(html_page(nb), encoding="utf-8")
+    return NotebookRun(source, executed, html, seconds, error)
+
+
+def run_course(notebooks: str = "notebooks", out: str = "runs/course") -> list[NotebookRun]:
+    """Run every course notebook; print a line per notebook and where the copies are."""
+    folder, out_root = Path(notebooks), Path(out)
+    runs = []
+    started = time.perf_counter()
+    for source in course_notebooks(folder):
+        edition = source.parent.relative_to(folder)
+        target = out_root / ("en" if str(edition) == "." else edition)
+        run = run_notebook(source, target)
+        runs.append(run)
+        status = "ok" if run.error is None else f"FAILED: {run.error}"
+        print(f"  {str(source):48s} {run.seconds:5.1f} s  {status}", flush=True)
+    failed = [r for r in runs if r.error]
+    print(
+        f"{len(runs)} notebooks in {time.perf_counter() - started:.0f} s, {len(failed)} failed. "
+        f"Executed notebooks and HTML copies (curves included, readable offline): "
+        f"{out_root.resolve()}/"
+    )
+    return runs
