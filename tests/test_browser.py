@@ -1,4 +1,5 @@
-"""The live plot in a real browser: JupyterLab on 127.0.0.1, driven in headless Chromium.
+"""The live plot and every English course notebook in a real browser: JupyterLab on 127.0.0.1,
+driven in headless Chromium.
 
 Chromium comes from the system (Debian's `chromium`; `.ci/run` installs it), never downloaded
 by Playwright. Outside CI, a machine without Chromium skips this test with the reason; in CI
@@ -16,8 +17,12 @@ import subprocess
 import sys
 import time
 import urllib.request
+from pathlib import Path
 
 import pytest
+from conftest import SHARED_DATA
+
+COURSE = sorted((Path(__file__).resolve().parents[1] / "notebooks").glob("*.ipynb"))
 
 CHROMIUM_FLAGS = [
     "--no-sandbox",
@@ -70,18 +75,30 @@ def _write_notebook(path) -> None:
     nbformat.write(nb, path)
 
 
-@pytest.fixture
-def jupyterlab(tmp_path):
+@pytest.fixture(scope="module")
+def jupyterlab(tmp_path_factory):
+    """One JupyterLab for the module's tests; yields (base url, token, its root folder)."""
+    tmp_path = tmp_path_factory.mktemp("jupyterlab")
     root = tmp_path / "lab"
     root.mkdir()
-    _write_notebook(root / "live.ipynb")
+    settings = tmp_path / "settings" / "@jupyterlab" / "notebook-extension"
+    settings.mkdir(parents=True)
+    # every cell stays in the page (JupyterLab 4 otherwise detaches cells scrolled out of view),
+    # so that each widget can be seen to have rendered
+    (settings / "tracker.jupyterlab-settings").write_text('{"windowingMode": "none"}')
     port, token = _free_port(), secrets.token_hex(16)
     env = {
         **os.environ,
         "JUPYTER_CONFIG_DIR": str(tmp_path / "jupyter-config"),
         "JUPYTER_DATA_DIR": str(tmp_path / "jupyter-data"),
         "JUPYTERLAB_WORKSPACES_DIR": str(tmp_path / "workspaces"),
+        "JUPYTERLAB_SETTINGS_DIR": str(tmp_path / "settings"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),
+        "IPYTHONDIR": str(tmp_path / "ipython"),
+        "MPLCONFIGDIR": str(tmp_path / "matplotlib"),
     }
+    if SHARED_DATA.is_dir():
+        env["MXLEARN_DATA"] = str(SHARED_DATA)
     env.pop("MXLEARN_LIVE_BACKEND", None)
     command = [
         sys.executable,
@@ -117,7 +134,7 @@ def jupyterlab(tmp_path):
                     + (tmp_path / "jupyterlab.log").read_text()[-3000:]
                 )
             time.sleep(0.3)
-    yield base, token
+    yield base, token, root
     server.terminate()
     try:
         server.wait(timeout=20)
@@ -126,22 +143,45 @@ def jupyterlab(tmp_path):
     log.close()
 
 
+@pytest.fixture(autouse=True)
+def _stop_kernels_afterwards(request):
+    """Each test leaves no kernel running: the next notebook gets the machine to itself."""
+    yield
+    if "jupyterlab" not in request.fixturenames:
+        return
+    base, token, _ = request.getfixturevalue("jupyterlab")
+    with urllib.request.urlopen(f"{base}/api/sessions?token={token}", timeout=10) as r:
+        sessions = json.load(r)
+    for session in sessions:
+        stop = urllib.request.Request(
+            f"{base}/api/sessions/{session['id']}?token={token}", method="DELETE"
+        )
+        urllib.request.urlopen(stop, timeout=30).close()
+
+
+def _open_when_kernel_idle(page, url: str) -> None:
+    page.goto(url)  # a URL with ?reset: a fresh workspace, not the tabs a previous test left
+    page.wait_for_function(
+        "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
+        " const k = w && w.sessionContext && w.sessionContext.session"
+        " && w.sessionContext.session.kernel;"
+        " return k && k.status === 'idle'; }",
+        timeout=90_000,
+    )
+
+
 def test_live_plot_renders_and_updates_in_jupyterlab(jupyterlab, tmp_path):
     chromium = _chromium()
     from playwright.sync_api import sync_playwright
 
-    base, token = jupyterlab
+    base, token, root = jupyterlab
+    _write_notebook(root / "live.ipynb")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
-            page.goto(f"{base}/lab/tree/live.ipynb?token={token}")
-            page.wait_for_function(
-                "() => { const w = window.jupyterapp && window.jupyterapp.shell.currentWidget;"
-                " const k = w && w.sessionContext && w.sessionContext.session"
-                " && w.sessionContext.session.kernel;"
-                " return k && k.status === 'idle'; }",
-                timeout=90_000,
+            _open_when_kernel_idle(
+                page, f"{base}/lab/workspaces/live/tree/live.ipynb?reset&token={token}"
             )
             # not awaited: the command's promise settles only when every cell has run
             page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
@@ -180,3 +220,67 @@ def test_live_plot_renders_and_updates_in_jupyterlab(jupyterlab, tmp_path):
     assert any(t.startswith("done:") for t in texts + [final]) or "done:" in final
     assert bar is not None and bar["width"] == "100%" and "success" in bar["cls"]
     assert (tmp_path / "jupyterlab-live-plot.png").stat().st_size > 10_000
+
+
+# What the notebook model says once Run All has finished: cells run, errors, widget outputs.
+NOTEBOOK_STATE = """() => {
+  const panel = window.jupyterapp.shell.currentWidget;
+  const session = panel && panel.sessionContext && panel.sessionContext.session;
+  const kernel = session && session.kernel;
+  const code = panel.content.widgets.filter(c => c.model.type === 'code');
+  const outputs = code.map(c => c.model.outputs.toJSON());
+  const widgetViews = outputs.flat().filter(
+    o => o.data && o.data['application/vnd.jupyter.widget-view+json']).length;
+  const areas = [...document.querySelectorAll('.jp-OutputArea-output')];
+  return {
+    idle: !!kernel && kernel.status === 'idle',
+    kernel: kernel ? kernel.status : 'none',
+    pending: code.filter(c => c.model.executionCount === null).length,
+    running: code.filter(c => c.node.querySelector('.jp-InputPrompt') &&
+                              c.node.querySelector('.jp-InputPrompt').textContent.includes('*')).length,
+    errors: outputs.flat().filter(o => o.output_type === 'error')
+                   .map(o => o.ename + ': ' + o.evalue),
+    widgetViews: widgetViews,
+    widgetsShown: areas.filter(a => a.querySelector(':scope > .jupyter-widgets, .jupyter-widgets')).length,
+    widgetErrors: areas.filter(a => a.innerText.includes('Error displaying widget')).length,
+  };
+}"""
+
+
+@pytest.mark.parametrize("notebook", COURSE, ids=lambda p: p.name)
+def test_course_notebook_runs_in_jupyterlab_with_every_widget_rendered(
+    jupyterlab, notebook, tmp_path
+):
+    chromium = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    base, token, root = jupyterlab
+    shutil.copy(notebook, root / notebook.name)
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            _open_when_kernel_idle(
+                page,
+                f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}",
+            )
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            deadline = time.monotonic() + 420
+            state = page.evaluate(NOTEBOOK_STATE)
+            while time.monotonic() < deadline:
+                state = page.evaluate(NOTEBOOK_STATE)
+                if state["errors"] or (
+                    state["idle"] and not state["pending"] and not state["running"]
+                ):
+                    break
+                time.sleep(0.5)
+            page.wait_for_timeout(1000)  # widgets render once the kernel is idle
+            state = page.evaluate(NOTEBOOK_STATE)
+            page.screenshot(path=str(tmp_path / f"{notebook.stem}.png"), full_page=True)
+        finally:
+            browser.close()
+
+    assert not state["errors"], state["errors"]
+    assert state["pending"] == 0 and state["idle"], state
+    assert state["widgetErrors"] == 0
+    assert state["widgetsShown"] >= state["widgetViews"], state
