@@ -158,8 +158,9 @@ class Job:
             # sometimes a moment before the workers themselves have exited.
             if servers_done_at is None and all(p.popen.poll() == 0 for p in others):
                 servers_done_at = time.monotonic()
-            if servers_done_at and time.monotonic() - servers_done_at > FINISH_GRACE_SECONDS:
-                running = [p for p in workers if p.popen.poll() is None]
+            late = servers_done_at and time.monotonic() - servers_done_at > FINISH_GRACE_SECONDS
+            running = [p for p in workers if p.popen.poll() is None]
+            if late and running:
                 self._fail(running[0], f"{running[0].role} (pid {running[0].pid}) was still "
                                        "running after the servers and the scheduler had ended")  # fmt: skip
             if self.timeout is not None and time.monotonic() - started > self.timeout:
