@@ -81,10 +81,13 @@ def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> Notebook
         resources={"metadata": {"path": str(out_folder)}},  # the kernel's working folder
         store_widget_state=False,
     )
-    try:
-        client.execute()
-    except CellExecutionError as failure:
-        error = f"{failure.ename}: {failure.evalue}"
+    # The kernel process's own messages (not the cells' output, which the notebook keeps) go to
+    # a log beside the copy instead of the terminal.
+    with open(out_folder / f"{source.stem}.kernel.log", "w") as kernel_log:
+        try:
+            client.execute(stderr=kernel_log)
+        except CellExecutionError as failure:
+            error = f"{failure.ename}: {failure.evalue}"
     seconds = time.perf_counter() - started
     executed = out_folder / source.name
     nbformat.write(nb, executed)
