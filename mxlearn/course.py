@@ -68,7 +68,7 @@ def html_page(nb) -> str:
 def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> NotebookRun:
     import nbformat
     from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError
+    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     out_folder.mkdir(parents=True, exist_ok=True)
     nb = nbformat.read(source, as_version=4)
@@ -88,6 +88,10 @@ def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> Notebook
             client.execute(stderr=kernel_log)
         except CellExecutionError as failure:
             error = f"{failure.ename}: {failure.evalue}"
+        except (CellTimeoutError, DeadKernelError) as failure:  # the run stops; the copy stays
+            error = (
+                f"{type(failure).__name__}: {str(failure).splitlines()[0]} (see {kernel_log.name})"
+            )
     seconds = time.perf_counter() - started
     executed = out_folder / source.name
     nbformat.write(nb, executed)

@@ -52,3 +52,10 @@ def test_a_failing_notebook_is_reported_and_still_saved(tmp_path):
     run = run_notebook(source, tmp_path / "out")
     assert run.error == "ZeroDivisionError: division by zero"
     assert run.html.exists() and "before" in run.html.read_text(encoding="utf-8")
+
+
+def test_a_kernel_that_dies_is_reported_and_the_run_goes_on(tmp_path):
+    source = _notebook(tmp_path / "dies.ipynb", "print('before')", "import os\nos._exit(1)")
+    run = run_notebook(source, tmp_path / "out")
+    assert run.error.startswith("DeadKernelError") and "dies.kernel.log" in run.error
+    assert run.html.exists()
