@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import os
 import platform
-import shutil
-import subprocess
 
 from ._compat import mx
 from .errors import ArgumentTypeError, DeviceError
@@ -145,23 +143,11 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
-def _gpu_name(index: int) -> str:
-    if shutil.which("nvidia-smi"):
-        out = subprocess.run(
-            ["nvidia-smi", f"--id={index}", "--query-gpu=name", "--format=csv,noheader"],
-            capture_output=True,
-            text=True,
-            timeout=10,
-        )
-        if out.returncode == 0 and out.stdout.strip():
-            return out.stdout.strip()
-    return "NVIDIA GPU"
-
-
 def describe(ctx) -> str:
     """A one-line name for a context: its kind, model and (on a GPU) memory."""
     if ctx.device_type == "gpu":
-        text = f"gpu({ctx.device_id}) {_gpu_name(ctx.device_id)}"
+        name = next((g.name for g in nvidia_gpus() if g.index == ctx.device_id), "NVIDIA GPU")
+        text = f"gpu({ctx.device_id}) {name}"
         try:
             free, total = mx.context.gpu_memory_info(ctx.device_id)
             text += f", {total / 2**30:.1f} GiB ({free / 2**30:.1f} GiB free)"

@@ -1091,8 +1091,9 @@ class Module(mx.mod.Module):
                 "0, so num_epoch=5 trains epochs 0..4).",
                 fix="mod.fit(train_iter, num_epoch=5)",
             )
-        note = begin_epoch_note(arg_params, begin_epoch, _as_list(epoch_end_callback))
-        if note and state is None:
+        note = None if state else begin_epoch_note(arg_params, begin_epoch,
+                                                    _as_list(epoch_end_callback))  # fmt: skip
+        if note:
             print(note)
         if begin_epoch >= num_epoch:
             raise InputError(

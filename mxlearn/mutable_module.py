@@ -128,6 +128,7 @@ class MutableModule(Module):
         self._cache_size = cache_size
         self._groups: OrderedDict = OrderedDict()  # shapes key -> executor group, LRU order
         self._max_group = None
+        self._current_key: tuple | None = None  # the shapes of the executors in use
         self._max_shapes: dict[str, tuple] = {}
         self._monitor = None
         self.inspector = ShapeInspector()
@@ -165,7 +166,8 @@ class MutableModule(Module):
         super().bind(max_data, max_label, for_training, inputs_need_grad, force_rebind,
                      shared_module, grad_req)  # fmt: skip
         self._max_group = self._exec_group
-        self._groups = OrderedDict({_key(max_data, max_label): self._max_group})
+        self._current_key = _key(max_data, max_label)
+        self._groups = OrderedDict({self._current_key: self._max_group})
         self.inspector = ShapeInspector()
 
     def _check_within_max(self, data_descs, label_descs, called: str) -> None:
@@ -219,8 +221,8 @@ class MutableModule(Module):
         self._switch(data, labels)
 
     def _count_batch(self) -> None:
-        key = _key(self._data_shapes, self._label_shapes)
-        self.inspector.shapes_seen[key] = self.inspector.shapes_seen.get(key, 0) + 1
+        seen = self.inspector.shapes_seen  # per batch: the key was made when the shape changed
+        seen[self._current_key] = seen.get(self._current_key, 0) + 1
 
     def _switch(self, data_descs, label_descs) -> None:
         self._check_within_max(data_descs, label_descs, "mod.forward()")
@@ -234,7 +236,7 @@ class MutableModule(Module):
             self._groups[key] = group
             self.inspector.misses += 1
             self._evict()
-        self._exec_group = group
+        self._exec_group, self._current_key = group, key
         self._data_shapes, self._label_shapes = group.data_shapes, group.label_shapes
         self._count_batch()
 

@@ -55,6 +55,13 @@ class ShapeVaryingIter(mx.io.DataIter):
                     fix="give each group as (X, y) with one label per example",
                 )
         self.groups = [(np.asarray(X, np.float32), np.asarray(y, np.float32)) for X, y in groups]
+        dimensions = {X.ndim for X, _ in self.groups}
+        if len(dimensions) != 1:
+            raise InputError(
+                f"ShapeVaryingIter: the groups' examples have {sorted(dimensions)} dimensions; "
+                "shapes may vary in size, not in the number of dimensions.",
+                fix="give every group the same layout, e.g. (n, channels, height, width)",
+            )
         self.data_name, self.label_name = data_name, label_name
         self.shuffle, self._rng = shuffle, np.random.default_rng(seed)
         self._plan = [(g, start) for g, (X, _) in enumerate(self.groups)

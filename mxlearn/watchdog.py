@@ -17,9 +17,9 @@ a step too large).
 
 from __future__ import annotations
 
-import json
 import math
 import warnings
+from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,45 +28,53 @@ from ._compat import mx
 from .errors import DivergenceError, NonFiniteError, TrainingWarning
 
 
+def _cross_entropy(outputs: np.ndarray, labels: np.ndarray) -> float | None:
+    if outputs.ndim != 2 or labels.shape != (outputs.shape[0],):
+        return None
+    rows = np.arange(len(labels))
+    classes = np.clip(labels.astype(np.int64), 0, outputs.shape[1] - 1)
+    return float(-np.mean(np.log(np.maximum(outputs[rows, classes], 1e-12))))
+
+
+def _binary_cross_entropy(outputs: np.ndarray, targets: np.ndarray) -> float:
+    p = np.clip(outputs, 1e-12, 1 - 1e-12)
+    return float(-np.mean(targets * np.log(p) + (1 - targets) * np.log(1 - p)))
+
+
+def _absolute_error(outputs: np.ndarray, targets: np.ndarray) -> float:
+    return float(np.mean(np.abs(outputs - targets)))
+
+
+def _squared_error(outputs: np.ndarray, targets: np.ndarray) -> float:
+    return float(np.mean((outputs - targets) ** 2))
+
+
 @dataclass(frozen=True)
 class LossKind:
     name: str
     growth: float  # how many times its starting value the loss may reach
     classifier: bool
+    measure: Callable[[np.ndarray, np.ndarray], float | None]
 
 
 # The output layers whose loss the watchdog knows how to compute from (outputs, labels).
 LOSS_KINDS = {
-    "SoftmaxOutput": LossKind("cross-entropy", 2.0, True),
-    "LogisticRegressionOutput": LossKind("binary cross-entropy", 2.0, False),
-    "LinearRegressionOutput": LossKind("squared error", 10.0, False),
-    "MAERegressionOutput": LossKind("absolute error", 10.0, False),
+    "SoftmaxOutput": LossKind("cross-entropy", 2.0, True, _cross_entropy),
+    "LogisticRegressionOutput": LossKind(
+        "binary cross-entropy", 2.0, False, _binary_cross_entropy
+    ),  # fmt: skip
+    "LinearRegressionOutput": LossKind("squared error", 10.0, False, _squared_error),
+    "MAERegressionOutput": LossKind("absolute error", 10.0, False, _absolute_error),
 }
-
-
-def output_layer(symbol) -> str | None:
-    """The operator of the network's first output, e.g. 'SoftmaxOutput'."""
-    graph = json.loads(symbol.tojson())
-    return graph["nodes"][graph["heads"][0][0]]["op"]
 
 
 def batch_loss(kind: LossKind, outputs: np.ndarray, labels: np.ndarray) -> float | None:
     """The mean loss over one batch, or None when the shapes are not the usual ones."""
     if kind.classifier:
-        if outputs.ndim != 2 or labels.shape != (outputs.shape[0],):
-            return None
-        rows = np.arange(len(labels))
-        classes = np.clip(labels.astype(np.int64), 0, outputs.shape[1] - 1)
-        return float(-np.mean(np.log(np.maximum(outputs[rows, classes], 1e-12))))
-    labels = labels.reshape(outputs.shape) if labels.size == outputs.size else None
-    if labels is None:
+        return kind.measure(outputs, labels)
+    if labels.size != outputs.size:
         return None
-    if kind.name == "binary cross-entropy":
-        p = np.clip(outputs, 1e-12, 1 - 1e-12)
-        return float(-np.mean(labels * np.log(p) + (1 - labels) * np.log(1 - p)))
-    if kind.name == "absolute error":
-        return float(np.mean(np.abs(outputs - labels)))
-    return float(np.mean((outputs - labels) ** 2))
+    return kind.measure(outputs, labels.reshape(outputs.shape))
 
 
 class DivergenceWatchdog:
@@ -74,7 +82,14 @@ class DivergenceWatchdog:
         self.module = module
         self.every = every
         self.patience = patience
-        self.kind = LOSS_KINDS.get(output_layer(module.symbol))
+        # the first loss layer the watchdog can read, with its label and its output
+        watched = next((li for li in module._label_inputs.values() if li.op in LOSS_KINDS), None)
+        self.kind = LOSS_KINDS[watched.op] if watched else None
+        self.label_name = watched.name if watched else None
+        outputs = module.output_names
+        self.output_index = (
+            outputs.index(watched.output_name) if watched and watched.output_name in outputs else 0
+        )
         self.start_loss: float | None = None
         self.limit: float | None = None
         self.over_limit: list[tuple[str, float]] = []  # (where, loss) of the current streak
@@ -175,11 +190,10 @@ class DivergenceWatchdog:
         if self.kind is None:
             return None
         group = self.module._exec_group
-        label_name = (self.module._label_names or [None])[0]
-        if label_name is None:
+        if self.label_name not in group.execs[0].arg_dict:  # bound without labels
             return None
-        outputs = np.concatenate([e.outputs[0].asnumpy() for e in group.execs])
-        labels = np.concatenate([e.arg_dict[label_name].asnumpy() for e in group.execs])
+        outputs = np.concatenate([e.outputs[self.output_index].asnumpy() for e in group.execs])
+        labels = np.concatenate([e.arg_dict[self.label_name].asnumpy() for e in group.execs])
         with np.errstate(over="ignore", invalid="ignore"):  # an infinite loss is reported
             loss = batch_loss(self.kind, outputs, labels)
         if loss is None:
@@ -191,7 +205,7 @@ class DivergenceWatchdog:
         """A classifier's loss when it gives every class the same probability: ln(classes)."""
         if not (self.kind and self.kind.classifier):
             return None
-        classes = self.module.output_shapes[0][1][1]
+        classes = self.module.output_shapes[self.output_index][1][1]
         return math.log(classes)
 
     def _learning_rate(self) -> float | None:

@@ -182,3 +182,10 @@ def test_two_devices_and_load_from_a_checkpoint(tmp_path):
     # one device against two (8 rows each): the same up to float rounding
     np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(),
                                rtol=1e-6, atol=1e-7)  # fmt: skip
+
+
+def test_groups_must_share_their_number_of_dimensions():
+    flat = (np.zeros((4, 1, 8, 8), np.float32), np.zeros(4, np.float32))
+    odd = (np.zeros((4, 8, 8), np.float32), np.zeros(4, np.float32))
+    with pytest.raises(InputError, match=r"\[3, 4\] dimensions"):
+        ShapeVaryingIter([flat, odd], 4)
