@@ -28,8 +28,13 @@ import sys
 import numpy as np
 
 SIZES = list(range(13, 33))
-VARIANTS = ("mutable", "mutable-cache8", "mxnet-module", "mxnet-bucketing",
-            "mxnet-module-unbounded")  # fmt: skip
+VARIANTS = (
+    "mutable",
+    "mutable-cache8",
+    "mxnet-module",
+    "mxnet-bucketing",
+    "mxnet-module-unbounded",
+)
 # the last: MXNet's own oneDNN cache default (-1: one entry per shape, kept forever)
 ENVIRONMENT = {"mxnet-module-unbounded": {"MXNET_MKLDNN_CACHE_NUM": "-1"}}
 
@@ -47,10 +52,11 @@ def batch_for(mx, size, rng):
     data = mx.nd.array(rng.normal(size=(16, 1, height, width)))
     label = mx.nd.array(rng.integers(0, 3, size=16))
     return mx.io.DataBatch(
-        [data], [label],
+        [data],
+        [label],
         provide_data=[mx.io.DataDesc("data", data.shape)],
         provide_label=[mx.io.DataDesc("softmax_label", label.shape)],
-    )  # fmt: skip
+    )
 
 
 def make_module(variant: str):
@@ -65,8 +71,9 @@ def make_module(variant: str):
     elif variant == "mxnet-module":
         mod = mx.mod.Module(net)
     else:
-        mod = mx.mod.BucketingModule(lambda key: (net, ("data",), ("softmax_label",)),
-                                     default_bucket_key=32)  # fmt: skip
+        mod = mx.mod.BucketingModule(
+            lambda key: (net, ("data",), ("softmax_label",)), default_bucket_key=32
+        )
     mod.bind(biggest, labels)
     mod.init_params(mx.init.Xavier())
     mod.init_optimizer(optimizer_params={"learning_rate": 0.01})
@@ -119,8 +126,11 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--changes", type=int, default=200)
     parser.add_argument("--repeats", type=int, default=3)
-    parser.add_argument("--distinct", action="store_true",
-                        help="every change a new shape (rectangles), instead of 20 shapes")  # fmt: skip
+    parser.add_argument(
+        "--distinct",
+        action="store_true",
+        help="every change a new shape (rectangles), instead of 20 shapes",
+    )
     parser.add_argument("--variant", help=argparse.SUPPRESS)  # one measurement, in a child
     args = parser.parse_args()
     if args.variant:
@@ -133,15 +143,19 @@ def main() -> None:
             out = subprocess.run(
                 [sys.executable, __file__, "--variant", variant, "--changes", str(args.changes)]
                 + (["--distinct"] if args.distinct else []),
-                capture_output=True, text=True, check=True,
+                capture_output=True,
+                text=True,
+                check=True,
                 env={**os.environ, **ENVIRONMENT.get(variant, {})},
-            )  # fmt: skip
+            )
             result = json.loads(out.stdout.strip().splitlines()[-1])
             growth[variant].append(result["growth_mb"])
             warm_up[variant].append(result["warm_up_mb"])
     among = "new shapes each time" if args.distinct else f"among {len(SIZES)} shapes"
-    print(f"RSS growth over {args.changes} shape changes, {among}, after "
-          f"warm-up (median of {args.repeats} processes; the warm-up's own growth beside):")  # fmt: skip
+    print(
+        f"RSS growth over {args.changes} shape changes, {among}, after "
+        f"warm-up (median of {args.repeats} processes; the warm-up's own growth beside):"
+    )
     for variant, values in growth.items():
         runs = ", ".join(f"{v:.1f}" for v in values)
         print(

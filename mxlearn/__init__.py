@@ -2,22 +2,20 @@
 
 from . import checkpoint, checks, datasets, distributed, errors, models
 from ._compat import mx
-from .checkpoint import load_checkpoint
+from .checkpoint import Checkpoint, load_checkpoint
 from .devices import auto_context, context_list, describe
-from .early_stopping import EarlyStopping
-from .epoch_report import EpochReport, StopTraining
 from .errors import MXLearnError
-from .history import MetricHistory
 from .live import LivePlot
-from .metrics import create_metric
-from .module import Module, TrainingInterrupted
-from .mutable_module import MutableModule
-from .resuming import Checkpoint, resume
+from .metrics import MetricHistory, create_metric
+from .module import Module, MutableModule, resume
 from .seeding import seed
+from .training import Callback, EarlyStopping, EpochReport, RunContext, StopTraining
+from .training.loop import TrainingInterrupted
 
 __version__ = "0.1.0"
 
 __all__ = [
+    "Callback",
     "Checkpoint",
     "EarlyStopping",
     "EpochReport",
@@ -25,6 +23,7 @@ __all__ = [
     "MetricHistory",
     "Module",
     "MutableModule",
+    "RunContext",
     "StopTraining",
     "TrainingInterrupted",
     "MXLearnError",

@@ -31,22 +31,23 @@ def main(argv: list[str] | None = None) -> int:
 
     try:
         if args.command == "tour":
-            from .tour import run_tour
+            from .commands.tour import run_tour
 
             run_tour(args.out, epochs=args.epochs)
         elif args.command == "course":
-            from .course import run_course
+            from .commands.course import run_course
 
             if any(run.error for run in run_course(args.notebooks, args.out)):
                 return 1
         elif args.command == "launch":
             from .distributed import launch as run_job
 
-            result = run_job(args.script, args.script_args, args.workers, args.servers,
-                             args.timeout)  # fmt: skip
+            result = run_job(
+                args.script, args.script_args, args.workers, args.servers, args.timeout
+            )
             print(f"mxlearn launch: {args.workers} workers finished in {result.seconds:.1f} s.")
         else:
-            from .doctor import run_doctor
+            from .commands.doctor import run_doctor
 
             run_doctor()
     except MXLearnError as err:

@@ -32,30 +32,35 @@ def snapshot(mod) -> dict:
 def parameters_changed(mod, before: dict) -> None:
     """After ``update``: every trained parameter moved."""
     now = snapshot(mod)
-    fixed = set(getattr(mod, "_fixed_param_names", []) or [])
-    same = [k for k in mod._param_names if k not in fixed and np.array_equal(now[k], before[k])]
+    group = mod.executor_group
+    fixed = set(group.fixed_param_names or [])
+    trained = [k for k in group.param_names if k not in fixed]
+    same = [k for k in trained if np.array_equal(now[k], before[k])]
     if same:
         raise CheckFailed(
             f"These parameters did not change: {same}. An update changes every trained weight "
             "unless the gradients were zero or no update ran.",
             fix="per batch: mod.forward(batch, is_train=True); mod.backward(); mod.update()",
         )
-    _ok(f"all {len(mod._param_names) - len(fixed)} parameter arrays changed in the update.")
+    _ok(f"all {len(trained)} parameter arrays changed in the update.")
 
 
 def gradients_computed(mod) -> None:
     """After ``backward``: gradients are finite and not all zero."""
+    group = mod.executor_group
     grads = {
         name: devices[0].asnumpy()
-        for name, devices in zip(mod._exec_group.param_names, mod._exec_group.grad_arrays)
+        for name, devices in zip(group.param_names, group.grad_arrays)
         if devices and devices[0] is not None
     }
     if not grads:
         raise CheckFailed("The module keeps no gradients: it was bound with for_training=False.")
     bad = [n for n, g in grads.items() if not np.isfinite(g).all()]
     if bad:
-        raise CheckFailed(f"Gradients of {bad} hold NaN or infinite values.",
-                          fix="check the data for NaN/Inf and lower the learning rate")  # fmt: skip
+        raise CheckFailed(
+            f"Gradients of {bad} hold NaN or infinite values.",
+            fix="check the data for NaN/Inf and lower the learning rate",
+        )
     if all(not g.any() for g in grads.values()):
         raise CheckFailed(
             "Every gradient is zero: backward has not run since the last training forward.",

@@ -55,8 +55,10 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
     """
     forced = forced.strip().lower()
     if forced not in ("", "cpu", "gpu"):
-        raise DeviceError(f"MXLEARN_DEVICE={forced!r} is not a device kind.",
-                          fix="MXLEARN_DEVICE=gpu (or cpu), or unset it")  # fmt: skip
+        raise DeviceError(
+            f"MXLEARN_DEVICE={forced!r} is not a device kind.",
+            fix="MXLEARN_DEVICE=gpu (or cpu), or unset it",
+        )
     if forced == "cpu":
         return "cpu", "MXLEARN_DEVICE=cpu asks for it"
     if mxnet_gpus > 0:
@@ -65,16 +67,20 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
         if first is not None and has_kernels(first, architectures) is False:
             why = unsupported_reason(first, build, architectures)
             if forced == "gpu":
-                raise DeviceError(f"MXLEARN_DEVICE=gpu, but {why}.",
-                                  fix="run on the CPU (unset MXLEARN_DEVICE), or on a GPU "
-                                  "from Maxwell to Ada (sm_50-sm_89)")  # fmt: skip
+                raise DeviceError(
+                    f"MXLEARN_DEVICE=gpu, but {why}.",
+                    fix="run on the CPU (unset MXLEARN_DEVICE), or on a GPU "
+                    "from Maxwell to Ada (sm_50-sm_89)",
+                )
             return "cpu", f"{why}; the CPU works instead"
         return "gpu", "MXNet sees a GPU" + (f": {first.describe()}" if first else "")
     why = no_gpu_reason(gpus, build)
     if forced == "gpu":
-        raise DeviceError(f"MXLEARN_DEVICE=gpu, but {why}.",
-                          fix="on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset "
-                          "MXLEARN_DEVICE to run on the CPU")  # fmt: skip
+        raise DeviceError(
+            f"MXLEARN_DEVICE=gpu, but {why}.",
+            fix="on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset "
+            "MXLEARN_DEVICE to run on the CPU",
+        )
     return "cpu", why
 
 
@@ -90,8 +96,7 @@ def auto_context(verbose: bool = True):
     """
     seen = gpu_count()
     gpus = nvidia_gpus() if seen or _build_has_cuda() else []
-    kind, why = choose_device(seen, gpus, installed_mxnet(),
-                              os.environ.get("MXLEARN_DEVICE", ""))  # fmt: skip
+    kind, why = choose_device(seen, gpus, installed_mxnet(), os.environ.get("MXLEARN_DEVICE", ""))
     ctx = mx.gpu(0) if kind == "gpu" else mx.cpu()
     if verbose:
         print(f"Using {describe(ctx)}: {why}.")

@@ -78,8 +78,11 @@ def free_port() -> int:
 
 def job_environment(workers: int, servers: int, port: int, base: dict | None = None) -> dict:
     """The environment every process of the job shares (its role is added per process)."""
-    env = {k: v for k, v in (base if base is not None else os.environ).items()
-           if not k.startswith("DMLC_") and k != "PORT"}  # fmt: skip
+    env = {
+        k: v
+        for k, v in (base if base is not None else os.environ).items()
+        if not k.startswith("DMLC_") and k != "PORT"
+    }
     # ps-lite reads PORT as the node's own port: an exported one puts a server on the
     # scheduler's port. The DMLC_ variables of an earlier job would mix two jobs.
     env.update(
@@ -96,8 +99,16 @@ def job_environment(workers: int, servers: int, port: int, base: dict | None = N
 
 
 class Job:
-    def __init__(self, script: str, args, workers: int, servers: int, timeout: float | None,
-                 python: str, output) -> None:  # fmt: skip
+    def __init__(
+        self,
+        script: str,
+        args,
+        workers: int,
+        servers: int,
+        timeout: float | None,
+        python: str,
+        output,
+    ) -> None:
         self.script, self.args = script, list(args)
         self.workers, self.servers, self.timeout = workers, servers, timeout
         self.python, self.output = python, output
@@ -113,8 +124,9 @@ class Job:
         for i in range(self.servers):
             self._spawn(f"server {i}", "server", server_code, env)
         for i in range(self.workers):
-            self._spawn(f"worker {i}", "worker", [self.script, *self.args], env,
-                        MXLEARN_WORKER_INDEX=str(i))  # fmt: skip
+            self._spawn(
+                f"worker {i}", "worker", [self.script, *self.args], env, MXLEARN_WORKER_INDEX=str(i)
+            )
 
     def _spawn(self, role: str, kind: str, argv, env: dict, **extra) -> None:
         popen = subprocess.Popen(
@@ -150,8 +162,9 @@ class Job:
             for process in self.processes:
                 code = process.popen.poll()
                 if code is not None and code != 0:
-                    self._fail(process, f"{process.role} (pid {process.pid}) "
-                                        f"{process.how_it_ended()}")  # fmt: skip
+                    self._fail(
+                        process, f"{process.role} (pid {process.pid}) {process.how_it_ended()}"
+                    )
             if self._all_done(workers):
                 break
             # Servers and the scheduler end (status 0) once every worker has said goodbye,
@@ -161,12 +174,18 @@ class Job:
             late = servers_done_at and time.monotonic() - servers_done_at > FINISH_GRACE_SECONDS
             running = [p for p in workers if p.popen.poll() is None]
             if late and running:
-                self._fail(running[0], f"{running[0].role} (pid {running[0].pid}) was still "
-                                       "running after the servers and the scheduler had ended")  # fmt: skip
+                self._fail(
+                    running[0],
+                    f"{running[0].role} (pid {running[0].pid}) was still "
+                    "running after the servers and the scheduler had ended",
+                )
             if self.timeout is not None and time.monotonic() - started > self.timeout:
                 running = [p.role for p in self.processes if p.popen.poll() is None]
-                self._fail(None, f"the time limit of {self.timeout:g} s passed; still running: "
-                                 f"{', '.join(running)}")  # fmt: skip
+                self._fail(
+                    None,
+                    f"the time limit of {self.timeout:g} s passed; still running: "
+                    f"{', '.join(running)}",
+                )
             time.sleep(POLL_SECONDS)
         # servers and the scheduler leave once the workers have said goodbye
         deadline = time.monotonic() + FINISH_GRACE_SECONDS
@@ -211,9 +230,15 @@ class Job:
                 pass
 
 
-def launch(script: str, args=(), workers: int = 2, servers: int = 1,
-           timeout: float | None = None, python: str = sys.executable,
-           output=None) -> JobResult:  # fmt: skip
+def launch(
+    script: str,
+    args=(),
+    workers: int = 2,
+    servers: int = 1,
+    timeout: float | None = None,
+    python: str = sys.executable,
+    output=None,
+) -> JobResult:
     """Run ``script`` as ``workers`` workers with ``servers`` servers and a scheduler, all on
     127.0.0.1; return when every worker has finished, or raise DistributedJobError.
 
@@ -227,8 +252,10 @@ def launch(script: str, args=(), workers: int = 2, servers: int = 1,
             fix="python -m mxlearn launch -n 2 -s 1 train.py",
         )
     if not os.path.isfile(script):
-        raise InputError(f"launch(): there is no script '{script}'.",
-                         fix="python -m mxlearn launch -n 2 path/to/train.py")  # fmt: skip
+        raise InputError(
+            f"launch(): there is no script '{script}'.",
+            fix="python -m mxlearn launch -n 2 path/to/train.py",
+        )
     job = Job(script, args, workers, servers, timeout, python, output or sys.stdout)
     started = time.monotonic()
     try:

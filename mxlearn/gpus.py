@@ -70,10 +70,15 @@ def nvidia_gpus() -> list[GpuInfo]:
         return []
     try:
         out = subprocess.run(
-            ["nvidia-smi", "--query-gpu=index,name,compute_cap,memory.total,memory.used",
-             "--format=csv,noheader,nounits"],
-            capture_output=True, text=True, timeout=15,
-        )  # fmt: skip
+            [
+                "nvidia-smi",
+                "--query-gpu=index,name,compute_cap,memory.total,memory.used",
+                "--format=csv,noheader,nounits",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=15,
+        )
     except (OSError, subprocess.SubprocessError):
         return []
     return parse_nvidia_smi(out.stdout) if out.returncode == 0 else []

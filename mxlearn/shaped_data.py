@@ -42,12 +42,21 @@ class ShapeVaryingIter(mx.io.DataIter):
     order of batches (seeded) when ``shuffle``; a group's last batch is padded from its start
     (``batch.pad`` says how many rows), like ``NDArrayIter``."""
 
-    def __init__(self, groups, batch_size: int, shuffle: bool = False, seed: int = 0,
-                 data_name: str = "data", label_name: str = "softmax_label"):  # fmt: skip
+    def __init__(
+        self,
+        groups,
+        batch_size: int,
+        shuffle: bool = False,
+        seed: int = 0,
+        data_name: str = "data",
+        label_name: str = "softmax_label",
+    ):
         super().__init__(batch_size)
         if not groups:
-            raise InputError("ShapeVaryingIter needs at least one group of examples.",
-                             fix="ShapeVaryingIter(mxlearn.shaped_data.striped_images(), 16)")  # fmt: skip
+            raise InputError(
+                "ShapeVaryingIter needs at least one group of examples.",
+                fix="ShapeVaryingIter(mxlearn.shaped_data.striped_images(), 16)",
+            )
         for X, y in groups:
             if len(X) != len(y) or len(X) == 0:
                 raise InputError(
@@ -64,8 +73,11 @@ class ShapeVaryingIter(mx.io.DataIter):
             )
         self.data_name, self.label_name = data_name, label_name
         self.shuffle, self._rng = shuffle, np.random.default_rng(seed)
-        self._plan = [(g, start) for g, (X, _) in enumerate(self.groups)
-                      for start in range(0, len(X), batch_size)]  # fmt: skip
+        self._plan = [
+            (g, start)
+            for g, (X, _) in enumerate(self.groups)
+            for start in range(0, len(X), batch_size)
+        ]
         self.reset()
 
     @property
@@ -93,7 +105,9 @@ class ShapeVaryingIter(mx.io.DataIter):
         pad = max(0, start + self.batch_size - len(X))
         data, label = mx.nd.array(X[rows]), mx.nd.array(y[rows])
         return mx.io.DataBatch(
-            [data], [label], pad=pad,
+            [data],
+            [label],
+            pad=pad,
             provide_data=[mx.io.DataDesc(self.data_name, data.shape)],
             provide_label=[mx.io.DataDesc(self.label_name, label.shape)],
-        )  # fmt: skip
+        )

@@ -251,9 +251,7 @@ def test_trusted_mxnet_states_load_and_train_on(tmp_path, small_iter):
 
 
 def optimizer_state_of(mod):
-    from mxlearn.optimizer_state import updater_of
-
-    return [s for s in updater_of(mod).states.values() if s is not None]
+    return [s for s in mod.updater.states.values() if s is not None]
 
 
 def test_resuming_another_architecture_names_every_difference(tmp_path):
@@ -318,8 +316,14 @@ def test_early_stopping_after_validation_restores_the_best_epoch(tmp_path, capsy
     mod = mxlearn.Module(mxlearn.models.mlp())
     # min_delta=1.0: no epoch can improve on the first, so it stops after the second
     stopper = mxlearn.EarlyStopping("accuracy", patience=1, min_delta=1.0)
-    mod.fit(_iter(), eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=10,
-            early_stopping=stopper, checkpoint=prefix)  # fmt: skip
+    mod.fit(
+        _iter(),
+        eval_data=val,
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=10,
+        early_stopping=stopper,
+        checkpoint=prefix,
+    )
     assert "Early stopping" in capsys.readouterr().out
     assert mod.history.series("accuracy", "validation", "epoch")[0] == [0, 1]
     assert ckpt.manifested_epochs(prefix) == [1, 2]  # the stopping epoch is saved too

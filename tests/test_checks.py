@@ -43,8 +43,9 @@ def test_begin_epoch_check(tmp_path, small_iter):
         checks.begin_epoch_matches(prefix, 7, 7)
 
 
-def test_learned_passes_a_trained_network_and_explains_an_untrained_one(small_net, small_iter,
-                                                                       capsys):  # fmt: skip
+def test_learned_passes_a_trained_network_and_explains_an_untrained_one(
+    small_net, small_iter, capsys
+):
     mod = mxlearn.Module(small_net)
     mod.fit(small_iter, num_epoch=3, optimizer_params={"learning_rate": 0.1})
     checks.learned(mod, small_iter, above=0.5)

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import nbformat
 
-from mxlearn.course import course_notebooks, run_notebook
+from mxlearn.commands.course import course_notebooks, run_notebook
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
 

@@ -26,23 +26,34 @@ def _train(context, kvstore="local", **fit_args):
     seed_all(0)
     train, val = _letters()
     mod = mxlearn.Module(mxlearn.models.mlp(), context=context)
-    mod.fit(train, eval_data=val, kvstore=kvstore, num_epoch=3,
-            optimizer_params={"learning_rate": 0.1, "momentum": 0.5}, **fit_args)  # fmt: skip
+    mod.fit(
+        train,
+        eval_data=val,
+        kvstore=kvstore,
+        num_epoch=3,
+        optimizer_params={"learning_rate": 0.1, "momentum": 0.5},
+        **fit_args,
+    )
     return mod
 
 
 @pytest.mark.parametrize("kvstore", ["local", "device"])
 def test_two_devices_train_like_one(kvstore, tmp_path):
     one = _train(mx.cpu())
-    two = _train(TWO_CPUS, kvstore, live=mxlearn.LivePlot(backend="console"),
-                 checkpoint=str(tmp_path / "two"))  # fmt: skip
+    two = _train(
+        TWO_CPUS,
+        kvstore,
+        live=mxlearn.LivePlot(backend="console"),
+        checkpoint=str(tmp_path / "two"),
+    )
     # Each device sums its half of the batch, and the halves are added: the same sum in another
     # order, so equal up to float rounding (measured: at most 5.4e-7 apart after 3 epochs, with
     # weights up to 0.94; validation accuracy 0.441 on both).
     expected = one.get_params()[0]
     for name, value in two.get_params()[0].items():
-        np.testing.assert_allclose(value.asnumpy(), expected[name].asnumpy(), rtol=1e-4,
-                                   atol=1e-5, err_msg=name)  # fmt: skip
+        np.testing.assert_allclose(
+            value.asnumpy(), expected[name].asnumpy(), rtol=1e-4, atol=1e-5, err_msg=name
+        )
     for phase in ("train", "validation"):
         assert two.history.last("accuracy", phase) == pytest.approx(
             one.history.last("accuracy", phase), abs=2 / 512

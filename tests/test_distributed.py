@@ -53,8 +53,9 @@ def _gone(pid: int) -> bool:
 
 def test_two_workers_and_a_server_reach_identical_weights(tmp_path):
     output = io.StringIO()
-    result = launch(_script(tmp_path), [str(tmp_path)], workers=2, servers=1, timeout=120,
-                    output=output)  # fmt: skip
+    result = launch(
+        _script(tmp_path), [str(tmp_path)], workers=2, servers=1, timeout=120, output=output
+    )
     first = mx.nd.load(str(tmp_path / "worker0.params"))
     second = mx.nd.load(str(tmp_path / "worker1.params"))
     assert sorted(first) == ["fc1_bias", "fc1_weight", "fc2_bias", "fc2_weight"]
@@ -93,8 +94,12 @@ def test_the_time_limit_stops_every_process(tmp_path):
 
 def test_the_command_line_reports_a_failing_script(tmp_path):
     script = _script(tmp_path, "raise ValueError('the data file is missing')\n")
-    done = subprocess.run([sys.executable, "-m", "mxlearn", "launch", "-n", "1", "--timeout",
-                           "60", script], capture_output=True, text=True, timeout=120)  # fmt: skip
+    done = subprocess.run(
+        [sys.executable, "-m", "mxlearn", "launch", "-n", "1", "--timeout", "60", script],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert done.returncode == 1
     assert "worker 0 (pid" in done.stderr and "exited with status 1" in done.stderr
     assert "ValueError: the data file is missing" in done.stderr  # its last output, quoted

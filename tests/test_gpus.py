@@ -38,9 +38,15 @@ def test_nvidia_smi_lines_are_read():
 
 @pytest.mark.parametrize(
     "name, runs",
-    [("H100", False), ("A100", True), ("RTX 4090", True), ("T4", True), ("GTX 980", True),
-     ("K80", False)],
-)  # fmt: skip
+    [
+        ("H100", False),
+        ("A100", True),
+        ("RTX 4090", True),
+        ("T4", True),
+        ("GTX 980", True),
+        ("K80", False),
+    ],
+)
 def test_which_gpus_the_cu112_wheel_runs_on(name, runs):
     # sm_50, 60, 70, 80, 86 and no PTX: same major version, minor at least the kernel's
     assert has_kernels(_gpu(name), build_architectures(CU112)) is runs
@@ -76,7 +82,7 @@ def test_the_cpu_wheel_beside_a_gpu_names_the_fix():
 def test_the_progress_line_carries_the_gpu_memory_when_training_on_a_gpu():
     from mxlearn import mx
     from mxlearn.devices import gpu_memory_text
-    from mxlearn.recorder import TrainingRecorder
+    from mxlearn.metrics.recorder import TrainingRecorder
 
     assert gpu_memory_text([mx.cpu(0), mx.cpu(1)]) == ""  # fit adds it for GPU contexts only
     recorder = TrainingRecorder(clock=lambda: 1.0)

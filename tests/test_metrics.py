@@ -9,7 +9,7 @@ from conftest import SHARED_DATA, seed_all
 import mxlearn
 from mxlearn import mx
 from mxlearn.errors import InputError
-from mxlearn.metrics import F1, create_metric
+from mxlearn.metrics.catalogue import F1, create_metric
 
 
 def _reference_f1(truth, guess, average):

@@ -461,8 +461,9 @@ def test_predict_after_load_without_bind_binds_from_the_data(
 
 def test_the_seed_tutorials_misspelled_keywords_are_named(ready_module, small_iter):
     with explained(ArgumentTypeError, "no argument 'optimizer_param'", "'optimizer_params'"):
-        ready_module.init_optimizer(optimizer="sgd", optimizer_param=(("learning_rate", 0.1),),
-                                    force_init=True)  # fmt: skip
+        ready_module.init_optimizer(
+            optimizer="sgd", optimizer_param=(("learning_rate", 0.1),), force_init=True
+        )
     with explained(ArgumentTypeError, "no argument 'num_epochs'", "mod.fit(num_epoch=...)"):
         ready_module.fit(small_iter, num_epochs=2)
     with pytest.raises(TypeError):  # still a TypeError, as Python's own would be
@@ -483,8 +484,13 @@ def test_resuming_without_begin_epoch_says_what_happens(small_net, small_iter, t
     _, args, auxs = mxlearn.load_checkpoint(prefix, 2)
     capsys.readouterr()
     again = mxlearn.Module(small_net)
-    again.fit(small_iter, num_epoch=1, arg_params=args, aux_params=auxs,
-              epoch_end_callback=mx.callback.do_checkpoint(prefix))  # fmt: skip
+    again.fit(
+        small_iter,
+        num_epoch=1,
+        arg_params=args,
+        aux_params=auxs,
+        epoch_end_callback=mx.callback.do_checkpoint(prefix),
+    )
     out = capsys.readouterr().out
     assert f"checkpoint 2 of '{prefix}' and begin_epoch=0" in out
     assert f"write '{prefix}-0001.params' again" in out and "begin_epoch=2" in out

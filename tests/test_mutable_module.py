@@ -100,8 +100,14 @@ def test_fit_score_predict_and_checkpoints_on_varying_shapes(tmp_path):
     val = ShapeVaryingIter(striped_images(per_size=24, seed=7), 16)
     mod = mxlearn.MutableModule(mxlearn.models.conv_net())
     prefix = str(tmp_path / "conv")
-    mod.fit(train, eval_data=val, optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
-            num_epoch=4, checkpoint=prefix, live=mxlearn.LivePlot(backend="console"))  # fmt: skip
+    mod.fit(
+        train,
+        eval_data=val,
+        optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+        num_epoch=4,
+        checkpoint=prefix,
+        live=mxlearn.LivePlot(backend="console"),
+    )
     accuracy = dict(mod.score(val, "acc"))["accuracy"]
     assert accuracy > 0.9  # chance is 1/3
     assert mod.history.last("accuracy", "validation") == pytest.approx(accuracy)
@@ -163,8 +169,13 @@ def test_memory_stays_flat_over_200_changes_among_20_shapes():
     from pathlib import Path
 
     script = Path(__file__).resolve().parents[1] / "benchmarks" / "shape_memory.py"
-    out = subprocess.run([sys.executable, str(script), "--variant", "mutable"],
-                         capture_output=True, text=True, check=True, timeout=300)  # fmt: skip
+    out = subprocess.run(
+        [sys.executable, str(script), "--variant", "mutable"],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=300,
+    )
     result = json.loads(out.stdout.strip().splitlines()[-1])
     assert result["growth_mb"] < 30  # measured here: 0.3 MB (the warm-up itself: 39 MB)
 
@@ -173,15 +184,20 @@ def test_two_devices_and_load_from_a_checkpoint(tmp_path):
     seed_all(0)
     data = ShapeVaryingIter(striped_images(per_size=32), 16)
     mod = mxlearn.MutableModule(mxlearn.models.conv_net(), context=[mx.cpu(0), mx.cpu(1)])
-    mod.fit(data, num_epoch=2, kvstore="device",
-            optimizer_params={"learning_rate": 0.1, "momentum": 0.9})  # fmt: skip
+    mod.fit(
+        data,
+        num_epoch=2,
+        kvstore="device",
+        optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+    )
     assert mod.inspector.misses == 5  # six sizes: the maximum plus five binds, on both devices
     mod.save_checkpoint(str(tmp_path / "m"), 2)
     loaded = mxlearn.MutableModule.load(str(tmp_path / "m"), 2)
     assert isinstance(loaded, mxlearn.MutableModule)
     # one device against two (8 rows each): the same up to float rounding
-    np.testing.assert_allclose(loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(),
-                               rtol=1e-6, atol=1e-7)  # fmt: skip
+    np.testing.assert_allclose(
+        loaded.predict(data).asnumpy(), mod.predict(data).asnumpy(), rtol=1e-6, atol=1e-7
+    )
 
 
 def test_groups_must_share_their_number_of_dimensions():

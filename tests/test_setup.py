@@ -93,7 +93,7 @@ def test_fit_in_a_fresh_interpreter_prints_epochs_without_logging_setup():
 
 
 def test_tour_runs_and_learns(tmp_path, capsys):
-    from mxlearn.tour import run_tour
+    from mxlearn.commands.tour import run_tour
 
     result = run_tour(str(tmp_path / "tour"))
     out = capsys.readouterr().out

@@ -43,8 +43,12 @@ def _fit_letters(learning_rate, num_epoch=1, **fit_args):
     mod = mxlearn.Module(mxlearn.models.mlp())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        mod.fit(train, optimizer_params={"learning_rate": learning_rate}, num_epoch=num_epoch,
-                **fit_args)  # fmt: skip
+        mod.fit(
+            train,
+            optimizer_params={"learning_rate": learning_rate},
+            num_epoch=num_epoch,
+            **fit_args,
+        )
     return mod, [w for w in caught if issubclass(w.category, TrainingWarning)]
 
 
@@ -104,8 +108,12 @@ def test_an_epoch_whose_loss_is_past_the_limit_is_not_checkpointed(tmp_path, cap
     mod = mxlearn.Module(mxlearn.models.mlp())
     with pytest.raises((DivergenceError, NonFiniteError)):
         # 32 batches an epoch: checked at each epoch end, and every one is past the limit
-        mod.fit(mx.io.NDArrayIter(X[:1024], y[:1024], 32),
-                optimizer_params={"learning_rate": 100.0}, num_epoch=5, checkpoint=prefix)  # fmt: skip
+        mod.fit(
+            mx.io.NDArrayIter(X[:1024], y[:1024], 32),
+            optimizer_params={"learning_rate": 100.0},
+            num_epoch=5,
+            checkpoint=prefix,
+        )
     assert "not written: the training loss is past the divergence limit" in capsys.readouterr().out
     assert ckpt.manifested_epochs(prefix) == []
 
@@ -127,7 +135,7 @@ def test_healthy_or_slow_classifiers_get_no_warning(learning_rate):
 
 
 def test_batch_loss_matches_mxnets_metrics():
-    from mxlearn.watchdog import LOSS_KINDS, batch_loss
+    from mxlearn.training.watchdog import LOSS_KINDS, batch_loss
 
     rng = np.random.default_rng(0)
     probs = rng.dirichlet(np.ones(5), size=16).astype(np.float32)

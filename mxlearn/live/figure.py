@@ -15,15 +15,10 @@ import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..history import MetricHistory
-from ..metrics import higher_is_better
+from ..metrics.catalogue import value_range
+from ..metrics.history import MetricHistory
 
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
-
-
-def is_bounded(metric: str) -> bool:
-    """Accuracy-like metrics live in [0, 1]: a fixed y-axis that never needs re-laying out."""
-    return higher_is_better(metric)
 
 
 class _Smoother:
@@ -129,7 +124,7 @@ class TrainingFigure:
             ax.set_title(metric)
             ax.set_xlabel("epochs completed")
             ax.grid(alpha=0.3)
-            if self.log_scale and not is_bounded(metric):
+            if self.log_scale and value_range(metric) is None:
                 ax.set_yscale("log")
             ax.legend(loc="best", fontsize="small")
             self._axes[metric] = ax
@@ -189,8 +184,10 @@ class TrainingFigure:
             ax.set_xlim(lo, max(hi, lo + 1))
             ys = np.concatenate([c.batch_y, c.train_y, c.val_y])
             ys = ys[np.isfinite(ys)]
-            if is_bounded(metric):
-                ax.set_ylim(0.0, 1.02)
+            bounds = value_range(metric)
+            if bounds is not None:  # a fixed axis never needs re-laying out
+                lo, hi = bounds
+                ax.set_ylim(lo, hi + 0.02 * (hi - lo))
             elif len(ys):
                 y0, y1 = float(ys.min()), float(ys.max())
                 if ax.get_yscale() == "log":

@@ -5,8 +5,10 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..metric_tracking import BatchValues
-from ..recorder import TrainingRecorder
+from ..errors import ArgumentTypeError
+from ..metrics.deferred import BatchValues
+from ..metrics.recorder import TrainingRecorder
+from ..training.callback import Callback, RunContext
 from .backends import choose_backend
 from .figure import TrainingFigure
 from .renderers import make_renderer
@@ -15,10 +17,11 @@ from .throttle import Throttle
 PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text change)
 
 
-class LivePlot(TrainingRecorder):
+class LivePlot(Callback):
     """Live training curves: one subplot per metric, train and validation on the same axes.
 
-    Use it with ``fit``::
+    It draws what a :class:`~mxlearn.metrics.TrainingRecorder` holds (``live.history``), and
+    takes part in ``fit`` as a callback::
 
         mod.fit(train_iter, eval_data=val_iter, num_epoch=5, live=True)   # or live=LivePlot()
 
@@ -64,12 +67,13 @@ class LivePlot(TrainingRecorder):
         figsize: tuple[float, float] | None = None,
         clock: Callable[[], float] = time.perf_counter,
     ):
-        super().__init__(clock=clock)
+        self.clock = clock
+        self.recorder = TrainingRecorder(clock=clock)
+        self.recorder.total_epochs = epochs
         self.backend = choose_backend(backend)
         self.renderer = make_renderer(self.backend, png_path)
         self.figure = TrainingFigure(log_scale=log_scale, smoothing=smoothing, figsize=figsize)
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
-        self.total_epochs = epochs
         self.saved_path: str | None = None
         self._frame: bytes | None = None
         self._frame_version = -1
@@ -97,17 +101,19 @@ class LivePlot(TrainingRecorder):
         ``metric`` is the metric the loop updates (reset at each epoch start); ``batch`` (the
         DataBatch) gives the number of samples, padding excluded.
         """
+        recorder = self.recorder
         if self._manual_epoch is None:
-            self.begin(begin_epoch=epoch, total_epochs=self.total_epochs)
+            recorder.begin(begin_epoch=epoch, total_epochs=recorder.total_epochs)
+            self._start()
         elif epoch != self._manual_epoch:
             self._end_manual_epoch()
             self._batch_values.restart()
-            self.batch = -1
+            recorder.batch = -1
         self._manual_epoch = epoch
         values = self._batch_values.read(metric)
         samples = _batch_samples(batch) if batch is not None else 0
-        seen = self.advance(epoch, self.batch + 1, samples)
-        self.record_batch(epoch, self.batch, seen, values)
+        seen = recorder.advance(epoch, recorder.batch + 1, samples)
+        recorder.record_batch(epoch, recorder.batch, seen, values)
         self._manual_epoch_values = metric.get_global_name_value()
         self.tick()
 
@@ -116,13 +122,16 @@ class LivePlot(TrainingRecorder):
         if hasattr(name_values, "get_name_value"):
             name_values = name_values.get_name_value()
         if self._manual_epoch == epoch:
-            self._end_manual_epoch()
-        self.record_epoch(epoch, "validation", name_values)
+            self._end_manual_epoch(draw=False)
+        self.recorder.record_epoch(epoch, "validation", name_values)
+        self.epoch_done()
 
-    def _end_manual_epoch(self) -> None:
+    def _end_manual_epoch(self, draw: bool = True) -> None:
         if self._manual_epoch_values is not None:
-            self.record_epoch(self._manual_epoch, "train", self._manual_epoch_values)
+            self.recorder.record_epoch(self._manual_epoch, "train", self._manual_epoch_values)
             self._manual_epoch_values = None
+            if draw:
+                self.epoch_done()
 
     def close(self) -> None:
         """End of training: the last values, a final exact figure, and (console) the PNG path."""
@@ -135,9 +144,41 @@ class LivePlot(TrainingRecorder):
     def __exit__(self, *exc) -> None:
         self.close()
 
+    # ---------------------------------------------------------------- fit's hooks
+    @classmethod
+    def of(cls, spec) -> LivePlot | None:
+        """What ``fit(live=spec)`` draws with: True a new LivePlot, False or None nothing."""
+        if spec is None or spec is False:
+            return None
+        if spec is True:
+            return cls()
+        if isinstance(spec, LivePlot):
+            return spec
+        raise ArgumentTypeError(
+            f"mod.fit(live={spec!r}): live is True, False or a LivePlot.",
+            fix="mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))",
+        )
+
+    def on_train_begin(self, run: RunContext) -> None:
+        self.recorder = run.recorder
+        self._start()
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        self.tick()
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        self.epoch_done()
+
+    def on_train_end(self, run: RunContext) -> None:
+        self.finish()
+
     # ---------------------------------------------------------------- drawing
-    def begin(self, **kwargs) -> None:
-        super().begin(**kwargs)
+    @property
+    def history(self):
+        """The values drawn: the recorder's MetricHistory (``mod.history`` after fit)."""
+        return self.recorder.history
+
+    def _start(self) -> None:
         self.throttle.restart()
         self._closed = False
         self._show()
@@ -148,32 +189,30 @@ class LivePlot(TrainingRecorder):
         now = self.clock()
         if now - self._last_progress >= PROGRESS_INTERVAL:
             self._last_progress = now
-            self.renderer.progress(self.progress_text(), self._fraction())
+            self.renderer.progress(self.recorder.progress_text(), self._fraction())
         if self.throttle.due():
             self.draw()
 
-    def after_epoch(self, phase: str) -> None:
-        # fit records validation after train: draw once per epoch, after the last of the two
-        if phase == "validation" or not self.expects_validation:
-            self.renderer.epoch(self._epoch_text())
-            if self.renderer.wants_figure:
-                self.draw()
+    def epoch_done(self) -> None:
+        """An epoch's values are complete (validation included): its line, and a fresh figure."""
+        self.renderer.epoch(self._epoch_text())
+        if self.renderer.wants_figure:
+            self.draw()
 
     def draw(self) -> None:
         """Draw now (the throttle decides when this is called during training)."""
         started = self.clock()
-        for flush in self.flush_sources:
-            flush()
+        self.recorder.flush()
         if self.renderer.wants_figure:
             self.renderer.figure(self._current_frame())
-        self.renderer.progress(self.progress_text(), self._fraction())
+        self.renderer.progress(self.recorder.progress_text(), self._fraction())
         self.throttle.drew(self.clock() - started)
 
     def _current_frame(self) -> bytes:
         """The figure with every value recorded so far, as a JPEG frame; drawn again only if
         something is new."""
         if self._frame is None or self._frame_version != self.history.version:
-            self.figure.update(self.history, self.batches_per_epoch, self._x_range())
+            self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
             self.figure.draw()
             self._frame, self._frame_version = self.figure.jpeg(), self.history.version
         return self._frame
@@ -182,43 +221,45 @@ class LivePlot(TrainingRecorder):
         if self._closed:
             return
         self._closed = True
-        for flush in self.flush_sources:
-            flush()
+        self.recorder.flush()
         frame = png = None
         if len(self.history):
             frame = self._current_frame()
             png = self.figure.png()
-        self.saved_path = self.renderer.finish(frame, png, self.progress_text(done=True))
+        self.saved_path = self.renderer.finish(frame, png, self.recorder.progress_text(done=True))
 
     def save(self, path) -> None:
         """Write the current figure, exactly drawn, as a PNG file."""
-        self.figure.update(self.history, self.batches_per_epoch, self._x_range())
+        self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
         self.figure.save(path)
 
     # ---------------------------------------------------------------- text
     def _x_range(self):
-        if self.total_epochs:
+        r = self.recorder
+        if r.total_epochs:
             # a resumed run shows the epochs before it too
-            first = self.history.records[0].epoch if self.history.records else self.begin_epoch
-            return (float(min(first, self.begin_epoch)), float(self.total_epochs))
+            first = self.history.records[0].epoch if self.history.records else r.begin_epoch
+            return (float(min(first, r.begin_epoch)), float(r.total_epochs))
         return None
 
     def _fraction(self) -> float | None:
-        if not (self.total_epochs and self.samples_per_epoch):
+        r = self.recorder
+        if not (r.total_epochs and r.samples_per_epoch):
             return None
-        total = (self.total_epochs - self.begin_epoch) * self.samples_per_epoch
-        done = (self.epoch - self.begin_epoch) * self.samples_per_epoch + self.epoch_samples
+        total = (r.total_epochs - r.begin_epoch) * r.samples_per_epoch
+        done = (r.epoch - r.begin_epoch) * r.samples_per_epoch + r.epoch_samples
         return done / total if total else None
 
     def _epoch_text(self) -> str:
-        parts = [f"Epoch[{self.epoch}]"]
+        epoch = self.recorder.epoch
+        parts = [f"Epoch[{epoch}]"]
         for metric in self.history.metrics():
             for phase in ("train", "validation"):
                 r = self.history.last_record(metric, phase)
-                if r is not None and r.epoch == self.epoch:
+                if r is not None and r.epoch == epoch:
                     parts.append(f"{phase} {metric} {r.value:.4f}")
-        parts.append(f"{self.samples_per_second():,.0f} samples/s")
-        eta = self.eta_seconds()
+        parts.append(f"{self.recorder.samples_per_second():,.0f} samples/s")
+        eta = self.recorder.eta_seconds()
         if eta is not None:
             parts.append(f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
         return "  ".join(parts)

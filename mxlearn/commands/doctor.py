@@ -7,9 +7,9 @@ import os
 import platform
 import sys
 
-from ._compat import ENV_DEFAULTS, mx
-from .devices import auto_context
-from .gpus import (
+from .._compat import ENV_DEFAULTS, mx
+from ..devices import auto_context
+from ..gpus import (
     architectures_text,
     build_architectures,
     has_kernels,

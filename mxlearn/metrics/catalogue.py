@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import numpy as np
 
-from ._compat import mx
-from .errors import ArgumentTypeError, InputError, did_you_mean
+from .. import network
+from .._compat import mx
+from ..errors import ArgumentTypeError, InputError, did_you_mean
+from .deferred import leaf_metrics
 
-# Accuracy-like metrics: they live in [0, 1] and larger is better; for the others (losses,
-# distances) smaller is better. Plots, best checkpoints and early stopping all read this.
+# Accuracy-like metrics: larger is better; for the others (losses, distances) smaller is better.
+# Best checkpoints and early stopping read this.
 ACCURACY_LIKE = ("acc", "f1", "mcc", "top_k", "pearson")
 
 
@@ -22,6 +24,22 @@ def improves(metric_name: str, value: float, best: float | None, min_delta: floa
         return True
     gain = value - best if higher_is_better(metric_name) else best - value
     return gain > min_delta
+
+
+# Where a metric's values can lie, when that is fixed: a plot keeps its axis on that range.
+# Correlations (MCC, Pearson) go down to -1; accuracy-like counts stay within [0, 1].
+_CORRELATIONS = ("mcc", "pearson")
+_FRACTIONS = ("acc", "f1", "top_k")
+
+
+def value_range(metric_name: str) -> tuple[float, float] | None:
+    """The interval a metric's values always lie in, or None for unbounded ones (losses)."""
+    name = metric_name.lower()
+    if any(key in name for key in _CORRELATIONS):
+        return (-1.0, 1.0)
+    if any(key in name for key in _FRACTIONS):
+        return (0.0, 1.0)
+    return None
 
 
 def metric_names() -> list[str]:
@@ -61,14 +79,18 @@ class F1(mx.metric.EvalMetric):
     per-batch values, which depends on the batch size.
     """
 
-    def __init__(self, name: str = "f1", average: str = "macro", output_names=None,
-                 label_names=None):  # fmt: skip
+    def __init__(
+        self, name: str = "f1", average: str = "macro", output_names=None, label_names=None
+    ):
         if average not in ("macro", "micro"):
-            raise InputError(f"F1(average={average!r}): average is 'macro' or 'micro'.",
-                             fix="F1(average='macro')")  # fmt: skip
+            raise InputError(
+                f"F1(average={average!r}): average is 'macro' or 'micro'.",
+                fix="F1(average='macro')",
+            )
         self.average = average
-        super().__init__(name, output_names=output_names, label_names=label_names,
-                         has_global_stats=True)  # fmt: skip
+        super().__init__(
+            name, output_names=output_names, label_names=label_names, has_global_stats=True
+        )
 
     def reset(self):
         self._counts = np.zeros((0, 3), dtype=np.int64)  # per class: TP, FP, FN
@@ -213,16 +235,21 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
         raise InputError(f"{called}: cannot create the metric {spec!r}: {err}") from None
 
 
-_CLASSIFICATION_METRICS = (mx.metric.Accuracy, mx.metric.TopKAccuracy, mx.metric.F1, F1,
-                           mx.metric.CrossEntropy, mx.metric.NegativeLogLikelihood,
-                           mx.metric.Perplexity, mx.metric.MCC)  # fmt: skip
+_CLASSIFICATION_METRICS = (
+    mx.metric.Accuracy,
+    mx.metric.TopKAccuracy,
+    mx.metric.F1,
+    F1,
+    mx.metric.CrossEntropy,
+    mx.metric.NegativeLogLikelihood,
+    mx.metric.Perplexity,
+    mx.metric.MCC,
+)
 _REGRESSION_METRICS = (mx.metric.MSE, mx.metric.RMSE, mx.metric.MAE)
 
 
 def check_metric_fits(metric, output_kind: str | None, classes: int | None, called: str) -> None:
     """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier)."""
-    from .metric_tracking import leaf_metrics
-
     for leaf in leaf_metrics(metric):
         if output_kind == "classification" and isinstance(leaf, _REGRESSION_METRICS):
             raise InputError(
@@ -243,3 +270,23 @@ def check_metric_fits(metric, output_kind: str | None, classes: int | None, call
                 f"right (the true class is always among the top {leaf.top_k}).",
                 fix=f"mx.metric.TopKAccuracy(top_k={max(2, classes // 2)}), or 'acc'",
             )
+
+
+def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, called: str) -> None:
+    """:func:`check_metric_fits` for a network: its kind from its loss layers (``label_inputs``:
+    label name -> network.LabelInput), its classes from its output shape."""
+    layers = list(label_inputs.values())
+    if any(layer.is_classification for layer in layers):
+        kind = "classification"
+    elif any(layer.op in network.REGRESSION_OUTPUTS for layer in layers):
+        kind = "regression"
+    else:
+        kind = None
+    classes = None
+    try:
+        _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in data_descs})
+        if kind == "classification" and out_shapes and len(out_shapes[0]) == 2:
+            classes = out_shapes[0][1]
+    except mx.base.MXNetError:
+        pass  # the bind that follows explains shape problems
+    check_metric_fits(metric, kind, classes, called)

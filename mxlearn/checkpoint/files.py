@@ -22,21 +22,20 @@ import hashlib
 import json
 import os
 import re
-import struct
-import tempfile
-from collections.abc import Callable
 
 import numpy as np
 
-from . import optimizer_state
-from ._compat import mx
-from .errors import (
+from .._compat import mx
+from ..atomic_write import atomic_write, atomic_write_bytes
+from ..errors import (
     CheckpointError,
     CheckpointExistsError,
     DamagedCheckpointError,
     NonFiniteError,
     closest,
 )
+from . import optimizer_state
+from .ndarray_file import check_ndarray_file
 
 MANIFEST_FORMAT = "mxlearn.checkpoint/1"
 
@@ -83,42 +82,6 @@ def manifested_epochs(prefix: str) -> list[int]:
 
 
 # ---------------------------------------------------------------- writing
-def _fsync_folder(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
-
-
-def atomic_write(path: str, write: Callable[[str], None]) -> None:
-    """Let ``write(tmp_path)`` create the file, then give it its final name atomically."""
-    folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=folder, prefix=f".{os.path.basename(path)}.", suffix=".tmp")
-    os.close(fd)
-    try:
-        write(tmp)
-        with open(tmp, "rb+") as f:
-            os.fsync(f.fileno())
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-    _fsync_folder(folder)
-
-
-def atomic_write_bytes(path: str, data: bytes) -> None:
-    def write(tmp: str) -> None:
-        with open(tmp, "wb") as f:
-            f.write(data)
-
-    atomic_write(path, write)
-
-
 def _digest(path: str) -> dict:
     h = hashlib.sha256()
     with open(path, "rb") as f:
@@ -178,7 +141,7 @@ def save(
     files = {"symbol": symbol_file(prefix), "params": params_file(prefix, epoch)}
     optimizer = None
     if module.optimizer_initialized:
-        arrays, description = optimizer_state.capture(module)
+        arrays, description = optimizer_state.capture(module.updater)
         atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
         files["optimizer"] = optimizer_file(prefix, epoch)
         optimizer = {**description, "settings": optimizer_settings}
@@ -255,87 +218,6 @@ def latest(prefix: str) -> tuple[int, dict]:
         f"No complete mxlearn checkpoint under '{prefix}'{detail}.{hint}",
         fix="train with mod.fit(..., checkpoint=prefix) to write resumable checkpoints",
     )
-
-
-_LIST_MAGIC = 0x112
-_ARRAY_MAGICS = {0xF993FAC9, 0xF993FACA}  # NDArray V2 and V3 (NumPy shape semantics)
-# MXNet's type flags and their sizes in bytes
-_DTYPE_SIZES = {0: 4, 1: 8, 2: 2, 3: 1, 4: 4, 5: 1, 6: 8, 7: 1, 12: 2}
-_MAX_NDIM = 32
-
-
-def check_ndarray_file(path: str) -> int:
-    """Walk an MXNet NDArray file's structure in Python and return its number of arrays.
-
-    MXNet's own parser trusts the counts and shapes in the file: a damaged one can make it read
-    past the end or allocate without bound, and crash the process (a notebook kernel). This
-    reads every count, shape and type against the file's length first.
-    """
-    size = os.path.getsize(path)
-    with open(path, "rb") as f:
-        data = f.read()
-
-    def fail(what: str) -> DamagedCheckpointError:
-        return DamagedCheckpointError(
-            f"'{path}' is not a complete MXNet parameter file: {what}.",
-            fix="use an earlier checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
-            "good one), or save the parameters again",
-        )
-
-    position = 0
-
-    def take(fmt: str):
-        nonlocal position
-        width = struct.calcsize(fmt)
-        if position + width > size:
-            raise fail(f"it ends at byte {size}, inside a field at byte {position}")
-        values = struct.unpack_from(fmt, data, position)
-        position += width
-        return values if len(values) > 1 else values[0]
-
-    magic, _reserved = take("<QQ")
-    if magic != _LIST_MAGIC:
-        raise fail(f"it starts with {magic:#x}, not MXNet's {_LIST_MAGIC:#x}")
-    count = take("<Q")
-    if count > size // 24:
-        raise fail(f"it claims {count} arrays, more than its {size} bytes can hold")
-    for index in range(count):
-        marker = take("<I")
-        if marker not in _ARRAY_MAGICS:
-            raise fail(f"array {index} does not start with an NDArray marker")
-        if take("<i") != 0:
-            raise fail(f"array {index} is sparse, which this check does not read")
-        ndim = take("<i")
-        numpy_shapes = marker == max(_ARRAY_MAGICS)  # V3: ndim 0 is a scalar, -1 is empty
-        if numpy_shapes and ndim == -1 or not numpy_shapes and ndim == 0:
-            continue  # an empty array: nothing follows its shape
-        if not 0 <= ndim <= _MAX_NDIM:
-            raise fail(f"array {index} claims {ndim} dimensions")
-        shape = [take("<q") for _ in range(ndim)]
-        if any(d < 0 for d in shape):
-            raise fail(f"array {index} has a negative dimension {shape}")
-        _dev_type, _dev_id, dtype = take("<iii")
-        if dtype not in _DTYPE_SIZES:
-            raise fail(f"array {index} has the unknown type flag {dtype}")
-        nbytes = int(np.prod(shape, dtype=np.float64)) * _DTYPE_SIZES[dtype]
-        if position + nbytes > size:
-            raise fail(f"array {index} {tuple(shape)} needs {nbytes} bytes; the file ends first")
-        position += nbytes
-    names = take("<Q")
-    if names not in (0, count):
-        raise fail(f"it names {names} arrays but holds {count}")
-    for index in range(names):
-        length = take("<Q")
-        if position + length > size:
-            raise fail(f"the name of array {index} runs past the end")
-        try:
-            data[position : position + length].decode("utf-8")
-        except UnicodeDecodeError:
-            raise fail(f"the name of array {index} is not text") from None
-        position += length
-    if position != size:
-        raise fail(f"{size - position} bytes follow its last array")
-    return count
 
 
 def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from ._compat import mx
+from .._compat import mx
 
 
 def leaf_metrics(metric) -> list:

@@ -9,11 +9,12 @@ training pass when there is no ``eval_data``. Raising :class:`StopTraining` insi
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 
+from .callback import Callback, RunContext, StopTraining
 
-class StopTraining(Exception):
-    """Raise it inside a fit callback to end training after this epoch; fit catches it."""
+__all__ = ["EpochReport", "EpochReporting", "StopTraining"]
 
 
 @dataclass(frozen=True)
@@ -40,3 +41,15 @@ class EpochReport:
         parts = [f"train {k}={v:.4f}" for k, v in self.train.items()]
         parts += [f"validation {k}={v:.4f}" for k, v in self.validation.items()]
         return f"Epoch[{self.epoch}] " + ", ".join(parts)
+
+
+class EpochReporting(Callback):
+    """Calls each ``fit(epoch_report_callback=...)`` function with the epoch's report."""
+
+    def __init__(self, functions: list[Callable[[EpochReport], None]]) -> None:
+        self.functions = functions
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        report = EpochReport.of(run.module, epoch, run.history)
+        for function in self.functions:
+            function(report)

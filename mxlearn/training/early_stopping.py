@@ -3,15 +3,16 @@
 
 from __future__ import annotations
 
-from .epoch_report import StopTraining
-from .errors import InputError
-from .metrics import improves
+from ..errors import InputError
+from ..metrics.catalogue import improves
+from .callback import Callback, RunContext, StopTraining
 
 
-class EarlyStopping:
+class EarlyStopping(Callback):
     """Stop when the validation ``metric`` has not improved for ``patience`` epochs.
 
-    ``restore_best`` puts the best epoch's parameters back into the module at the end.
+    ``restore_best`` puts the best epoch's parameters back into the module when it stops
+    training (in its own ``on_train_end``).
 
     Examples
     --------
@@ -19,8 +20,13 @@ class EarlyStopping:
     ...         early_stopping=mxlearn.EarlyStopping('accuracy', patience=3))  # doctest: +SKIP
     """
 
-    def __init__(self, metric: str | None = None, patience: int = 3, min_delta: float = 0.0,
-                 restore_best: bool = True):  # fmt: skip
+    def __init__(
+        self,
+        metric: str | None = None,
+        patience: int = 3,
+        min_delta: float = 0.0,
+        restore_best: bool = True,
+    ):
         if patience < 1:
             raise InputError(
                 f"EarlyStopping(patience={patience}): patience counts epochs, at least 1.",
@@ -45,7 +51,8 @@ class EarlyStopping:
             fix="mod.fit(..., eval_data=val_iter, early_stopping=3)",
         )
 
-    def after_validation(self, module, epoch: int, history) -> None:
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        history = run.history
         name = self.metric or history.metrics()[0]
         value = history.last(name, "validation")
         if value is None:
@@ -57,14 +64,20 @@ class EarlyStopping:
         if improves(name, value, self.best_value, self.min_delta):
             self.best_value, self.best_epoch, self.waited = value, epoch, 0
             if self.restore_best:
-                args, auxs = module.get_params()
-                self.best_params = ({k: v.copy() for k, v in args.items()},
-                                    {k: v.copy() for k, v in auxs.items()})  # fmt: skip
+                args, auxs = run.module.get_params()
+                self.best_params = (
+                    {k: v.copy() for k, v in args.items()},
+                    {k: v.copy() for k, v in auxs.items()},
+                )
             return
         self.waited += 1
         if self.waited >= self.patience:
             self.stopped = True
             raise StopTraining(self.summary(name))
+
+    def on_train_end(self, run: RunContext) -> None:
+        if run.outcome == "stopped" and self.stopped and self.best_params is not None:
+            run.module.set_params(*self.best_params)
 
     def summary(self, name: str) -> str:
         restored = " Its parameters are back in the module." if self.best_params else ""

@@ -24,8 +24,9 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from ._compat import mx
-from .errors import DivergenceError, NonFiniteError, TrainingWarning
+from .._compat import mx
+from ..errors import DivergenceError, NonFiniteError, TrainingWarning
+from .callback import Callback, RunContext
 
 
 def _cross_entropy(outputs: np.ndarray, labels: np.ndarray) -> float | None:
@@ -60,9 +61,7 @@ class LossKind:
 # The output layers whose loss the watchdog knows how to compute from (outputs, labels).
 LOSS_KINDS = {
     "SoftmaxOutput": LossKind("cross-entropy", 2.0, True, _cross_entropy),
-    "LogisticRegressionOutput": LossKind(
-        "binary cross-entropy", 2.0, False, _binary_cross_entropy
-    ),  # fmt: skip
+    "LogisticRegressionOutput": LossKind("binary cross-entropy", 2.0, False, _binary_cross_entropy),
     "LinearRegressionOutput": LossKind("squared error", 10.0, False, _squared_error),
     "MAERegressionOutput": LossKind("absolute error", 10.0, False, _absolute_error),
 }
@@ -77,19 +76,16 @@ def batch_loss(kind: LossKind, outputs: np.ndarray, labels: np.ndarray) -> float
     return kind.measure(outputs, labels.reshape(outputs.shape))
 
 
-class DivergenceWatchdog:
-    def __init__(self, module, every: int = 100, patience: int = 3):
-        self.module = module
+class DivergenceWatchdog(Callback):
+    """Stops a fit run whose training diverges; sets ``run.weights_suspect`` meanwhile."""
+
+    def __init__(self, every: int = 100, patience: int = 3):
         self.every = every
         self.patience = patience
-        # the first loss layer the watchdog can read, with its label and its output
-        watched = next((li for li in module._label_inputs.values() if li.op in LOSS_KINDS), None)
-        self.kind = LOSS_KINDS[watched.op] if watched else None
-        self.label_name = watched.name if watched else None
-        outputs = module.output_names
-        self.output_index = (
-            outputs.index(watched.output_name) if watched and watched.output_name in outputs else 0
-        )
+        self.module = None
+        self.kind: LossKind | None = None
+        self.label_name: str | None = None
+        self.output_index = 0
         self.start_loss: float | None = None
         self.limit: float | None = None
         self.over_limit: list[tuple[str, float]] = []  # (where, loss) of the current streak
@@ -102,14 +98,27 @@ class DivergenceWatchdog:
         """The loss is past the limit now: a checkpoint of these weights would not be good."""
         return bool(self.over_limit)
 
-    # ---------------------------------------------------------------- fit's callback slots
-    def batch_end(self, param) -> None:
-        # the first batch gives the starting loss (the outputs are from before its update)
-        if not self.checked or (param.nbatch and param.nbatch % self.every == 0):
-            self.check(param.epoch, param.nbatch)
+    def on_train_begin(self, run: RunContext) -> None:
+        self.module = run.module
+        # the first loss layer the watchdog can read, with its label and its output
+        inputs = self.module.label_inputs.values()
+        watched = next((li for li in inputs if li.op in LOSS_KINDS), None)
+        self.kind = LOSS_KINDS[watched.op] if watched else None
+        self.label_name = watched.name if watched else None
+        outputs = self.module.output_names
+        self.output_index = (
+            outputs.index(watched.output_name) if watched and watched.output_name in outputs else 0
+        )
 
-    def epoch_end(self, epoch, *_) -> None:
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        # the first batch gives the starting loss (the outputs are from before its update)
+        if not self.checked or (batch and batch % self.every == 0):
+            self.check(run.epoch, batch)
+        run.weights_suspect = self.suspect
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
         self.check(epoch, None)
+        run.weights_suspect = self.suspect
 
     # ---------------------------------------------------------------- the check
     def check(self, epoch: int, batch: int | None) -> None:
@@ -179,7 +188,7 @@ class DivergenceWatchdog:
 
     # ---------------------------------------------------------------- readings
     def _weights_finite(self) -> bool:
-        arrays = [devices[0] for devices in self.module._exec_group.param_arrays]
+        arrays = [devices[0] for devices in self.module.executor_group.param_arrays]
         if not arrays:
             return True
         total = mx.nd.add_n(*[mx.nd.norm(a).reshape((1,)) for a in arrays])
@@ -189,7 +198,7 @@ class DivergenceWatchdog:
         """The loss of the batch just trained, and its predicted classes (classifiers)."""
         if self.kind is None:
             return None
-        group = self.module._exec_group
+        group = self.module.executor_group
         if self.label_name not in group.execs[0].arg_dict:  # bound without labels
             return None
         outputs = np.concatenate([e.outputs[self.output_index].asnumpy() for e in group.execs])
@@ -209,7 +218,7 @@ class DivergenceWatchdog:
         return math.log(classes)
 
     def _learning_rate(self) -> float | None:
-        return getattr(self.module._optimizer, "learning_rate", None)
+        return getattr(self.module.optimizer, "learning_rate", None)
 
     def _cause(self) -> str:
         rate = self._learning_rate()

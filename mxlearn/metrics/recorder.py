@@ -1,8 +1,8 @@
 """TrainingRecorder: turns metric readings from fit or a manual loop into MetricHistory rows.
 
-It keeps the counters a progress line needs (epoch, batch, samples seen, elapsed time). A
-LivePlot is a recorder that also draws; ``fit`` without a plot records with a bare one, so
-``mod.history`` is always there.
+It keeps the counters a progress line needs (epoch, batch, samples seen, elapsed time). In fit,
+the MetricRecording callback feeds it; in a manual loop, a LivePlot's ``update``. It draws
+nothing: a LivePlot reads it.
 """
 
 from __future__ import annotations
@@ -28,7 +28,6 @@ class TrainingRecorder:
         self.samples = 0  # training samples seen since training started
         self.epoch_samples = 0
         self.samples_per_epoch: int | None = None
-        self.expects_validation = False  # fit with eval_data: an epoch ends after validation
         self.flush_sources: list[Callable[[], None]] = []  # called before values are read
         # more for the progress line, read when it is drawn (fit on a GPU: its memory in use)
         self.status: Callable[[], str] | None = None
@@ -99,17 +98,11 @@ class TrainingRecorder:
                 time=self.elapsed(),
                 value=value,
             )
-        self.after_epoch(phase)
 
-    # ---------------------------------------------------------------- hooks for LivePlot
-    def tick(self) -> None:
-        """Called after each training batch, in real time (a plot may draw here)."""
-
-    def after_epoch(self, phase: str) -> None:
-        """Called after each epoch's train values, and again after its validation values."""
-
-    def finish(self) -> None:
-        """Called once when training ends (also after an error or an interrupt)."""
+    def flush(self) -> None:
+        """Bring in every value recorded later than its batch ran (before reading or drawing)."""
+        for flush in self.flush_sources:
+            flush()
 
     # ---------------------------------------------------------------- progress
     def samples_per_second(self) -> float:

@@ -24,8 +24,9 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field
 
-from ._compat import mx
-from .errors import InputError
+from .._compat import mx
+from ..errors import InputError
+from ..guards import lifecycle as life
 from .module import Module
 
 
@@ -60,6 +61,26 @@ def _descs(pairs) -> list:
     return [p if isinstance(p, mx.io.DataDesc) else mx.io.DataDesc(*p) for p in pairs or []]
 
 
+def _max_descs(pairs, kind: str, names) -> list:
+    """``max_data_shapes`` or ``max_label_shapes`` as DataDescs, each naming a known input."""
+    descs = _descs(pairs)
+    unknown = [d.name for d in descs if d.name not in names]
+    if unknown:
+        raise InputError(
+            f"MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
+            f"{kind}_names are {list(names)}.",
+            fix=f"max_{kind}_shapes=[('{names[0] if names else kind}', (batch, ...))]",
+        )
+    return descs
+
+
+def _names_with(symbol, prefixes) -> list | None:
+    """The network's arguments whose names contain one of ``prefixes`` (the fixed ones)."""
+    if not isinstance(symbol, mx.sym.Symbol):
+        return None  # Module() explains a wrong symbol
+    return [n for n in symbol.list_arguments() if any(p in n for p in prefixes)]
+
+
 def _key(data_descs, label_descs) -> tuple:
     return tuple((d.name, tuple(d.shape)) for d in [*data_descs, *(label_descs or [])])
 
@@ -76,6 +97,8 @@ class MutableModule(Module):
         Parameters whose names contain one of these are not trained (e.g. ``['conv1']``).
     cache_size : int
         How many shapes keep their executors (least recently used dropped first).
+    state_names, group2ctxs, compression_params
+        As for :class:`mxlearn.Module` (and ``mx.mod.Module``).
 
     Examples
     --------
@@ -98,32 +121,32 @@ class MutableModule(Module):
         max_label_shapes=None,
         fixed_param_prefix=None,
         cache_size: int = 32,
+        state_names=None,
+        group2ctxs=None,
+        compression_params=None,
     ):
         if isinstance(fixed_param_prefix, str):
             fixed_param_prefix = [fixed_param_prefix]
-        fixed = [
-            name
-            for name in symbol.list_arguments()
-            if any(prefix in name for prefix in fixed_param_prefix or [])
-        ] if isinstance(symbol, mx.sym.Symbol) else None  # fmt: skip
-        super().__init__(symbol, data_names, label_names, logger, context, work_load_list,
-                         fixed_param_names=fixed or None)  # fmt: skip
+        fixed = _names_with(symbol, fixed_param_prefix or [])
+        super().__init__(
+            symbol,
+            data_names,
+            label_names,
+            logger,
+            context,
+            work_load_list,
+            fixed_param_names=fixed or None,
+            state_names=state_names,
+            group2ctxs=group2ctxs,
+            compression_params=compression_params,
+        )
         if cache_size < 1:
             raise InputError(
                 f"MutableModule(cache_size={cache_size}): the cache holds at least one shape.",
                 fix="MutableModule(..., cache_size=32)",
             )
-        self._max_data_shapes = _descs(max_data_shapes)
-        self._max_label_shapes = _descs(max_label_shapes)
-        for kind, descs, names in (("data", self._max_data_shapes, self._data_names),
-                                   ("label", self._max_label_shapes, self._label_names)):  # fmt: skip
-            unknown = [d.name for d in descs if d.name not in names]
-            if unknown:
-                raise InputError(
-                    f"MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
-                    f"{kind}_names are {list(names)}.",
-                    fix=f"max_{kind}_shapes=[('{names[0] if names else kind}', (batch, ...))]",
-                )
+        self._max_data_shapes = _max_descs(max_data_shapes, "data", self._data_names)
+        self._max_label_shapes = _max_descs(max_label_shapes, "label", self._label_names)
         self._fixed_param_prefix = list(fixed_param_prefix or [])
         self._cache_size = cache_size
         self._groups: OrderedDict = OrderedDict()  # shapes key -> executor group, LRU order
@@ -148,23 +171,41 @@ class MutableModule(Module):
         if unknown:  # a misspelled keyword: Module.bind names the right one
             super().bind(data_shapes, label_shapes, **unknown)
         if self.binded and not force_rebind:
-            return super().bind(data_shapes, label_shapes, for_training, inputs_need_grad,
-                                force_rebind, shared_module, grad_req)  # fmt: skip
+            return super().bind(
+                data_shapes,
+                label_shapes,
+                for_training,
+                inputs_need_grad,
+                force_rebind,
+                shared_module,
+                grad_req,
+            )
         given_data = _descs(data_shapes)
         given_label = _descs(label_shapes) if label_shapes is not None else None
         largest = {
             d.name: tuple(d.shape) for d in [*self._max_data_shapes, *self._max_label_shapes]
         }
-        max_data = [mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
-                    for d in given_data]  # fmt: skip
+        max_data = [
+            mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
+            for d in given_data
+        ]
         max_label = None
         if given_label is not None:
-            max_label = [mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
-                         for d in given_label]  # fmt: skip
+            max_label = [
+                mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
+                for d in given_label
+            ]
         self._max_shapes = {d.name: tuple(d.shape) for d in [*max_data, *(max_label or [])]}
         self._check_within_max(given_data, given_label, "mod.bind()")
-        super().bind(max_data, max_label, for_training, inputs_need_grad, force_rebind,
-                     shared_module, grad_req)  # fmt: skip
+        super().bind(
+            max_data,
+            max_label,
+            for_training,
+            inputs_need_grad,
+            force_rebind,
+            shared_module,
+            grad_req,
+        )
         self._max_group = self._exec_group
         self._current_key = _key(max_data, max_label)
         self._groups = OrderedDict({self._current_key: self._max_group})
@@ -208,16 +249,19 @@ class MutableModule(Module):
         super().forward(data_batch, is_train)
 
     def reshape(self, data_shapes, label_shapes=None):
-        self._require_bound("mod.reshape()")
+        life.require_bound(self, "mod.reshape()")
         self._switch(_descs(data_shapes), _descs(label_shapes) if label_shapes else None)
 
     def _use_shapes(self, batch) -> None:
-        data = [mx.io.DataDesc(name, a.shape, a.dtype)
-                for name, a in zip(self._data_names, batch.data)]  # fmt: skip
+        data = [
+            mx.io.DataDesc(name, a.shape, a.dtype) for name, a in zip(self._data_names, batch.data)
+        ]
         labels = None
         if batch.label and self._label_shapes is not None:
-            labels = [mx.io.DataDesc(name, a.shape, a.dtype)
-                      for name, a in zip(self._label_names, batch.label)]  # fmt: skip
+            labels = [
+                mx.io.DataDesc(name, a.shape, a.dtype)
+                for name, a in zip(self._label_names, batch.label)
+            ]
         self._switch(data, labels)
 
     def _count_batch(self) -> None:

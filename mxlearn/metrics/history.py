@@ -20,6 +20,8 @@ import math
 import os
 from typing import NamedTuple
 
+from ..atomic_write import atomic_write_bytes
+
 PHASES = ("train", "validation")
 KINDS = ("batch", "epoch")
 COLUMNS = ("metric", "phase", "kind", "epoch", "batch", "samples", "time", "value")
@@ -166,10 +168,7 @@ class MetricHistory:
 
     def save(self, path: str | os.PathLike) -> None:
         """Write the history as JSON (atomically: a reader never sees half a file)."""
-        tmp = f"{path}.tmp"
-        with open(tmp, "w") as f:
-            json.dump(self.to_dict(), f)
-        os.replace(tmp, path)
+        atomic_write_bytes(os.fspath(path), json.dumps(self.to_dict()).encode())
 
     @classmethod
     def load(cls, path: str | os.PathLike) -> MetricHistory:

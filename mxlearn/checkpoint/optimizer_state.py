@@ -12,8 +12,8 @@ import io
 import numbers
 import pickle
 
-from ._compat import mx
-from .errors import DamagedCheckpointError, InputError, UntrustedFileError
+from .._compat import mx
+from ..errors import DamagedCheckpointError, InputError, UntrustedFileError
 
 PICKLE_RISK = (
     "MXNet's .states files are Python pickles: loading one can run any code its author put in "
@@ -63,19 +63,13 @@ def read_pickled_states(path: str, trust: bool):
     return states
 
 
-def updater_of(module):
-    """The Updater that holds the module's optimizer state (local, or inside the kvstore)."""
-    if module._updater is not None:
-        return module._updater
-    kvstore = module._kvstore
-    updater = getattr(kvstore, "_updater", None) if kvstore is not None else None
+def _require_updater(updater) -> None:
     if updater is None:
         raise InputError(
             "This module updates its weights inside a distributed kvstore; its optimizer state "
             "cannot be read from Python.",
             fix="checkpoint parameters only: mod.save_checkpoint(prefix, epoch)",
         )
-    return updater
 
 
 def _index_key(index) -> str:
@@ -131,9 +125,11 @@ def make_scheduler(saved: dict | None):
     return scheduler
 
 
-def capture(module) -> tuple[dict, dict]:
-    """(arrays, description) of the module's optimizer state."""
-    updater = updater_of(module)
+# MXNet keeps the per-weight update counts in private fields of its Optimizer and offers no
+# accessor; this file is the one place in mxlearn that reads and writes them.
+def capture(updater) -> tuple[dict, dict]:
+    """(arrays, description) of the optimizer state an MXNet Updater holds (``mod.updater``)."""
+    _require_updater(updater)
     optimizer = updater.optimizer
     arrays: dict = {}
     states = {
@@ -155,9 +151,9 @@ def capture(module) -> tuple[dict, dict]:
     return arrays, description
 
 
-def restore(module, arrays: dict, description: dict) -> None:
-    """Put a captured state into the module's (freshly initialized) optimizer."""
-    updater = updater_of(module)
+def restore(updater, arrays: dict, description: dict) -> None:
+    """Put a captured state into a (freshly initialized) optimizer's Updater (``mod.updater``)."""
+    _require_updater(updater)
     optimizer = updater.optimizer
     saved_name = description["optimizer"]
     if type(optimizer).__name__.lower() != saved_name:

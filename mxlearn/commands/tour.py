@@ -11,11 +11,11 @@ from __future__ import annotations
 import os
 import time
 
-from . import checkpoint, datasets, models
-from ._compat import mx
-from .devices import auto_context
-from .module import Module
-from .seeding import seed
+from .. import checkpoint, datasets, models
+from .._compat import mx
+from ..devices import auto_context
+from ..module import Module
+from ..seeding import seed
 
 MIN_ACCURACY = 0.70  # the seeded tour reaches 0.836 after 8 epochs at lr 0.1 on the CPU
 LEARNING_RATE = 0.1
@@ -40,8 +40,20 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
         f"{train_iter.provide_label[0].shape}; data: {datasets.LETTER_ATTRIBUTION}"
     )
 
-    _step(2, "Create a Module: symbol, context, data_names, label_names")
     net = models.mlp()
+    _intermediate_api(net, ctx, train_iter, epochs)
+    mod, y = _high_level_api(net, ctx, train_iter, val_iter, epochs)
+    accuracy = _checkpoints(net, ctx, train_iter, val_iter, epochs, prefix)
+    seconds = time.perf_counter() - started
+    print(f"\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {MIN_ACCURACY})")
+    print(f"Tour finished in {seconds:.1f} s on {ctx}; checkpoints are in {out_dir}/")
+    if accuracy <= MIN_ACCURACY:
+        raise RuntimeError(f"the tour's accuracy {accuracy:.4f} did not exceed {MIN_ACCURACY}")
+    return {"accuracy": accuracy, "prediction_shape": y.shape, "seconds": seconds}
+
+
+def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
+    _step(2, "Create a Module: symbol, context, data_names, label_names")
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
     print(f"    mod.state = '{mod.state}'")
 
@@ -64,6 +76,8 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
             mod.update()
         print(f"    Epoch {epoch}, Training {metric.get()}")
 
+
+def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
     _step(5, f"High-level API: fit a new module for {epochs} epochs")
     train_iter.reset()  # the manual loop left it at its end; fit does not reset it first
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
@@ -81,7 +95,11 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     print(f"    mod.predict(val_iter).shape = {y.shape}")
     score = mod.score(val_iter, ["acc"])
     print(f"    Accuracy score is {score[0][1]:f}")
+    return mod, y
 
+
+def _checkpoints(net, ctx, train_iter, val_iter, epochs: int, prefix: str) -> float:
+    """Save every epoch, reload one checkpoint, resume from it; the final accuracy."""
     _step(7, f"Checkpoint every epoch with mx.callback.do_checkpoint('{prefix}')")
     train_iter.reset()
     mod = Module(symbol=net, context=ctx)
@@ -118,10 +136,4 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
         begin_epoch=resume_from,
         optimizer_params={"learning_rate": LEARNING_RATE},
     )
-    accuracy = mod.score(val_iter, "acc")[0][1]
-    seconds = time.perf_counter() - started
-    print(f"\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {MIN_ACCURACY})")
-    print(f"Tour finished in {seconds:.1f} s on {ctx}; checkpoints are in {out_dir}/")
-    if accuracy <= MIN_ACCURACY:
-        raise RuntimeError(f"the tour's accuracy {accuracy:.4f} did not exceed {MIN_ACCURACY}")
-    return {"accuracy": accuracy, "prediction_shape": y.shape, "seconds": seconds}
+    return mod.score(val_iter, "acc")[0][1]

@@ -1,0 +1,48 @@
+"""Checkpoints: the files (``mxlearn.checkpoint.save``, ``latest``, ``load_checkpoint``, ...),
+the saving policy (:class:`Checkpoint`), pickle-free optimizer state, and resume state.
+
+``mxlearn.checkpoint`` is the files' module as it always was; ``mxlearn.Checkpoint`` (capital C)
+is the policy that ``fit(checkpoint=...)`` takes and lives in :mod:`.policy`.
+"""
+
+from .files import (
+    CheckpointParams,
+    latest,
+    load_checkpoint,
+    load_optimizer_arrays,
+    load_params,
+    load_symbol,
+    manifest_file,
+    manifested_epochs,
+    optimizer_file,
+    optimizer_states_file,
+    params_file,
+    prefixes_in,
+    read_manifest,
+    save,
+    saved_epochs,
+    symbol_file,
+)
+from .ndarray_file import check_ndarray_file
+from .policy import Checkpoint
+
+__all__ = [
+    "Checkpoint",
+    "CheckpointParams",
+    "check_ndarray_file",
+    "latest",
+    "load_checkpoint",
+    "load_optimizer_arrays",
+    "load_params",
+    "load_symbol",
+    "manifest_file",
+    "manifested_epochs",
+    "optimizer_file",
+    "optimizer_states_file",
+    "params_file",
+    "prefixes_in",
+    "read_manifest",
+    "save",
+    "saved_epochs",
+    "symbol_file",
+]

@@ -1,0 +1,106 @@
+"""When and what ``fit`` saves: the checkpoint policy.
+
+``mod.fit(..., checkpoint='runs/mlp')`` saves a complete checkpoint after every epoch (after
+validation, when there is one); ``Checkpoint(prefix, period=N, keep=K, best='accuracy')`` saves
+every N epochs, keeps the last K and the best one. The files themselves are
+:mod:`mxlearn.checkpoint.files`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+
+from ..atomic_write import atomic_write_bytes
+from ..errors import InputError
+from ..metrics.catalogue import improves
+from . import files
+
+
+class Checkpoint:
+    """When and what ``fit`` saves: every ``period`` epochs, the last ``keep``, and the best
+    by a validation metric (``best='accuracy'``), which is never deleted.
+
+    Examples
+    --------
+    >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=20,
+    ...         checkpoint=mxlearn.Checkpoint('runs/mlp', period=2, keep=3, best='accuracy'))
+    ... # doctest: +SKIP
+    """
+
+    def __init__(
+        self,
+        prefix: str,
+        period: int = 1,
+        keep: int | None = None,
+        best: str | None = None,
+        overwrite: bool = False,
+    ):
+        if period < 1 or (keep is not None and keep < 1):
+            raise InputError(
+                f"Checkpoint(period={period}, keep={keep}): both count epochs and must be >= 1.",
+                fix="Checkpoint(prefix, period=1, keep=3)",
+            )
+        folder = os.path.dirname(os.path.abspath(prefix))
+        if not os.path.isdir(folder):
+            raise InputError(
+                f"Checkpoint('{prefix}'): the folder '{folder}' does not exist.",
+                fix=f"os.makedirs({folder!r}, exist_ok=True)",
+            )
+        self.prefix, self.period, self.keep, self.best = prefix, period, keep, best
+        self.overwrite = overwrite
+        self.best_value: float | None = None
+        self.best_epoch: int | None = None
+        self.saved: list[int] = []
+
+    @classmethod
+    def of(cls, spec) -> Checkpoint | None:
+        if spec is None or isinstance(spec, Checkpoint):
+            return spec
+        if isinstance(spec, (str, os.PathLike)):
+            return cls(os.fspath(spec))
+        raise InputError(
+            f"fit(checkpoint={spec!r}): give a prefix such as 'runs/mlp' or a mxlearn.Checkpoint.",
+            fix="mod.fit(..., checkpoint='runs/mlp')",
+        )
+
+    def after_epoch(self, module, epochs_completed: int, history, settings) -> bool:
+        """Save after ``epochs_completed`` epochs if the period says so; True if it saved."""
+        if epochs_completed % self.period:
+            return False
+        files.save(
+            module,
+            self.prefix,
+            epochs_completed,
+            history=history,
+            optimizer_settings=settings,
+            overwrite=self.overwrite,
+        )
+        self.saved.append(epochs_completed)
+        if self.best is not None:
+            self._track_best(history, epochs_completed)
+        if self.keep is not None:
+            self._prune()
+        return True
+
+    def _track_best(self, history, epochs_completed: int) -> None:
+        value = history.last(self.best, "validation") if history is not None else None
+        if value is None:
+            return
+        if improves(self.best, value, self.best_value):
+            self.best_value, self.best_epoch = value, epochs_completed
+            pointer = {"epoch": epochs_completed, "metric": self.best, "value": value}
+            atomic_write_bytes(f"{self.prefix}-best.json", json.dumps(pointer).encode())
+
+    def _prune(self) -> None:
+        keep = set(self.saved[-self.keep :]) | {self.best_epoch}
+        for epoch in [e for e in self.saved if e not in keep]:
+            # the manifest first: the checkpoint stops existing before its files go
+            for path in (
+                files.manifest_file(self.prefix, epoch),
+                files.params_file(self.prefix, epoch),
+                files.optimizer_file(self.prefix, epoch),
+            ):
+                if os.path.exists(path):
+                    os.unlink(path)
+            self.saved.remove(epoch)

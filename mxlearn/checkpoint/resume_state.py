@@ -1,0 +1,49 @@
+"""What a resume continues from: the newest complete checkpoint under a prefix, loaded.
+
+``mxlearn.resume(prefix)`` and ``fit(..., resume=prefix)`` continue from it: parameters,
+optimizer state, update count and learning-rate schedule, metric history and epoch number, so
+the resumed run computes exactly what the uninterrupted one would have.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..metrics.history import MetricHistory
+from . import files
+
+
+@dataclass
+class ResumeState:
+    prefix: str
+    epoch: int  # epochs completed = the begin_epoch to continue with
+    manifest: dict
+    arg_params: dict
+    aux_params: dict
+    optimizer_arrays: dict | None
+
+    @property
+    def optimizer(self) -> dict | None:
+        return self.manifest.get("optimizer")
+
+    def history(self) -> MetricHistory:
+        saved = self.manifest.get("history")
+        history = MetricHistory.from_dict(saved) if saved else MetricHistory()
+        history.mark(f"resumed at epoch {self.epoch}", epoch=self.epoch)
+        return history
+
+    def explain(self) -> str:
+        return (
+            f"Resuming from checkpoint {self.epoch} of '{self.prefix}': {self.epoch} epochs are "
+            f"done (epochs 0..{self.epoch - 1}, as MXNet counts), so training goes on with epoch "
+            f"{self.epoch}, i.e. fit(..., begin_epoch={self.epoch})."
+        )
+
+
+def load_resume_state(prefix: str) -> ResumeState:
+    epoch, manifest = files.latest(prefix)
+    _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
+    arrays = None
+    if manifest.get("optimizer") is not None:
+        arrays = files.load_optimizer_arrays(prefix, epoch)
+    return ResumeState(prefix, epoch, manifest, arg_params, aux_params, arrays)

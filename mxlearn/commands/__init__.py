@@ -1,0 +1,1 @@
+"""The command line's commands: tour, course and doctor (``python -m mxlearn ...``)."""

@@ -1,0 +1,219 @@
+"""Arguments checked before MXNet sees them: names, shapes, keywords, devices' work loads."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import os
+
+import numpy as np
+
+from .. import network
+from .._compat import mx
+from ..errors import ArgumentTypeError, InputError, closest, did_you_mean
+from .lifecycle import BIND_CALL
+
+
+def refuse_unknown(called: str, unknown: dict, method) -> None:
+    """A misspelled keyword (the seed tutorial's ``optimizer_param=``) named with the right one,
+    instead of Python's bare "unexpected keyword argument"."""
+    if not unknown:
+        return
+    name = next(iter(unknown))
+    known = [p for p in inspect.signature(method).parameters if p not in ("self", "unknown")]
+    raise ArgumentTypeError(
+        f"{called} has no argument '{name}'. " + did_you_mean(name, known),
+        fix=f"{called[:-1]}{(closest(name, known) or known)[0]}=...)",
+    )
+
+
+def as_list(callbacks) -> list:
+    """MXNet's convention for callbacks: None, one function, or a list of them."""
+    if callbacks is None:
+        return []
+    return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+
+
+def check_symbol(symbol) -> None:
+    if not isinstance(symbol, mx.sym.Symbol):
+        raise ArgumentTypeError(
+            f"Module(symbol=...) needs a network built with mx.sym; got {type(symbol).__name__}.",
+            fix="net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())",
+        )
+
+
+def as_name_list(names, argument: str) -> list[str]:
+    if names is None:
+        return []
+    if isinstance(names, str):
+        raise ArgumentTypeError(
+            f"Module({argument}='{names}'): {argument} is a list of names; a bare string would be "
+            "read letter by letter.",
+            fix=f"Module(net, {argument}=['{names}'])",
+        )
+    return list(names)
+
+
+def check_names(symbol, data_names, label_names, state_names, fixed_param_names) -> None:
+    """Every name given to Module() must be an input or argument of the network."""
+    data_names = as_name_list(data_names, "data_names")
+    label_names = as_name_list(label_names, "label_names")
+    args = symbol.list_arguments()
+    labels = network.label_inputs(symbol)
+    expected_data = network.input_names(symbol)
+    expected_labels = [li.name for li in labels]
+    fix = f"Module(net, data_names={expected_data}, label_names={expected_labels or None})"
+    reads = f"The network reads: {network.describe_inputs(symbol)}."
+    for name in data_names:
+        if name not in args:
+            raise InputError(
+                f"Module(data_names={data_names}): the network has no input '{name}'. {reads}",
+                fix=fix,
+            )
+    for name in label_names:
+        if name in args:
+            continue
+        if labels:
+            problem = f"Module(label_names={label_names}): the network has no input '{name}'; "
+            problem += "; ".join(li.describe() for li in labels) + "."
+        else:
+            problem = (
+                f"Module(label_names={label_names}): the network takes no label, because it "
+                "ends without a loss layer such as SoftmaxOutput, so it cannot be trained."
+            )
+            fix = (
+                "end the network with net = mx.sym.SoftmaxOutput(net, name='softmax'); "
+                "for a network that only predicts: Module(net, label_names=None)"
+            )
+        raise InputError(problem, fix=fix)
+    for argument, names in (
+        ("state_names", as_name_list(state_names, "state_names")),
+        ("fixed_param_names", as_name_list(fixed_param_names, "fixed_param_names")),
+    ):
+        for name in names:
+            if name not in args:
+                raise InputError(
+                    f"Module({argument}={names}): the network has no argument '{name}'. "
+                    + did_you_mean(name, args)
+                )
+
+
+def check_work_load(work_load_list, contexts) -> None:
+    if work_load_list is not None and len(work_load_list) != len(contexts):
+        raise InputError(
+            f"Module(work_load_list={list(work_load_list)}) gives {len(work_load_list)} "
+            f"shares for {len(contexts)} devices.",
+            fix=f"one number per device, e.g. work_load_list={[1] * len(contexts)}",
+        )
+
+
+def as_descs(shapes, argument: str) -> list:
+    """``shapes`` as DataDesc objects, or an explained error for a malformed value."""
+    try:
+        descs = [s if isinstance(s, mx.io.DataDesc) else mx.io.DataDesc(*s) for s in shapes]
+    except (TypeError, ValueError):
+        descs = None
+    if not descs or not all(
+        isinstance(d.name, str)
+        and isinstance(d.shape, tuple)
+        and all(isinstance(n, (int, np.integer)) for n in d.shape)
+        for d in descs
+    ):
+        raise ArgumentTypeError(
+            f"mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as "
+            "[('data', (32, 16))], which is what an iterator's provide_data gives.",
+            fix=BIND_CALL,
+        )
+    return descs
+
+
+def shapes_text(descs) -> str:
+    if not descs:
+        return "none"
+    return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
+
+
+def engine_reason(err: Exception) -> str:
+    """The one informative line of an MXNet engine error, without its C++ traceback."""
+    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
+    for line in lines:
+        if "Error in operator" in line or line.startswith("MXNetError"):
+            return line.removeprefix("MXNetError: ")
+    return lines[-1] if lines else type(err).__name__
+
+
+def check_initializer(initializer) -> None:
+    if isinstance(initializer, type):
+        raise ArgumentTypeError(
+            f"mod.init_params(initializer={initializer.__name__}): that is the initializer "
+            "class; pass an initializer object.",
+            fix=f"mod.init_params(initializer=mx.init.{initializer.__name__}())",
+        )
+
+
+def check_param_dicts(arg_params) -> None:
+    if not isinstance(arg_params, dict):
+        raise ArgumentTypeError(
+            "mod.set_params(arg_params, aux_params) takes the two dicts that "
+            "mx.model.load_checkpoint returns.",
+            fix="sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, epoch); "
+            "mod.set_params(arg_params, aux_params)",
+        )
+
+
+def check_metric_object(eval_metric) -> None:
+    if not isinstance(eval_metric, mx.metric.EvalMetric):
+        raise ArgumentTypeError(
+            f"mod.update_metric() takes a metric object; got {eval_metric!r}.",
+            fix="metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)",
+        )
+
+
+def check_labels_to_compare(labels) -> None:
+    if labels is None:
+        raise InputError(
+            "mod.update_metric(metric, None): there are no labels to compare with.",
+            fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
+        )
+
+
+def check_prefix_folder(prefix: str, called: str) -> None:
+    folder = os.path.dirname(os.path.abspath(prefix))
+    if not os.path.isdir(folder):
+        raise InputError(
+            f"{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
+            fix=f"os.makedirs({folder!r}, exist_ok=True)",
+        )
+
+
+@contextlib.contextmanager
+def engine_errors_explained(data_descs, label_descs):
+    """bind: MXNet's engine error for shapes a network cannot take, as one explained line."""
+    try:
+        yield
+    except mx.base.MXNetError as err:
+        raise InputError(
+            f"mod.bind(): MXNet cannot build this network for data {shapes_text(data_descs)} "
+            f"and labels {shapes_text(label_descs)}: {engine_reason(err)}",
+            fix="check the input shapes against the network's layers",
+        ) from None
+
+
+def check_inference_data(eval_data, called: str) -> bool:
+    """predict and score take an iterator (predict also an array); True for an array."""
+    is_array = isinstance(eval_data, (np.ndarray, mx.nd.NDArray))
+    if not is_array and not isinstance(eval_data, mx.io.DataIter):
+        raise ArgumentTypeError(
+            f"{called} takes a data iterator (or, for predict, an array); got "
+            f"{type(eval_data).__name__}.",
+            fix="val_iter = mx.io.NDArrayIter(X_val, y_val, batch_size=32)",
+        )
+    return is_array
+
+
+def check_labelled_data(eval_data) -> None:
+    if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
+        raise ArgumentTypeError(
+            "mod.score() needs labels as well as data, so it takes an iterator, not an array.",
+            fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
+        )

@@ -1,0 +1,103 @@
+"""Checks on the batches forward gets: their form every batch, their values once.
+
+Every batch: it is a DataBatch of NDArrays, one per data input, with the bound feature shape,
+and a training batch has labels. Those are attribute reads, no device work. The checks that
+need the values themselves (NaN in the data, labels outside the classes) read the device, so
+they run on the first training batch and on score's first batch only.
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .._compat import mx
+from ..errors import ArgumentTypeError, InputError
+
+
+def explain_bad_batch(batch, data_shapes, data_names):
+    data = getattr(batch, "data", None)
+    if isinstance(data, (list, tuple)) and all(isinstance(d, mx.nd.NDArray) for d in data):
+        raise InputError(
+            f"mod.forward(): the batch holds {len(data)} data arrays; the module reads "
+            f"{len(data_shapes)} ({list(data_names)}).",
+            fix="build the iterator with one data array per name in data_names",
+        )
+    raise ArgumentTypeError(
+        f"mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
+        f"train_iter` gives); got {type(batch).__name__}.",
+        fix="for batch in train_iter: mod.forward(batch, is_train=True)  "
+        "(for a NumPy array: mod.predict(X))",
+    )
+
+
+def reshaped_descs(batch, data_shapes, data_names) -> list | None:
+    """Per batch: the batch's own shapes when a feature shape differs from the bound one (so
+    the parameters must be checked against it), else None."""
+    data = getattr(batch, "data", None)
+    if not isinstance(data, (list, tuple)) or len(data) != len(data_shapes):
+        explain_bad_batch(batch, data_shapes, data_names)
+    for array, desc in zip(data, data_shapes):
+        if not isinstance(array, mx.nd.NDArray):
+            explain_bad_batch(batch, data_shapes, data_names)
+        if array.shape[1:] != desc.shape[1:]:
+            return [mx.io.DataDesc(d.name, a.shape) for d, a in zip(data_shapes, data)]
+    return None
+
+
+def require_labels(batch) -> None:
+    if not batch.label:
+        raise InputError(
+            "mod.forward(batch, is_train=True): the batch has no label, so there is "
+            "nothing to learn from (MXNet would silently reuse the previous batch's "
+            "labels).",
+            fix="train on batches from an iterator made with labels: "
+            "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
+            "mod.forward(batch, is_train=False)",
+        )
+
+
+def check_values(
+    batch, what: str, data_shapes, label_names, label_inputs: dict, output_shapes
+) -> None:
+    """The checks that need the values: one device read, on a first batch only."""
+    for desc, arr in zip(data_shapes, batch.data):
+        values = arr.asnumpy()
+        if not np.isfinite(values).all():
+            raise InputError(
+                f"The first {what} batch's '{desc.name}' holds {int(np.isnan(values).sum())}"
+                f" NaN and {int(np.isinf(values).sum())} infinite values; one is enough to "
+                "turn the results (and, in training, every weight) into NaN.",
+                fix="clean the data before making the iterator, e.g. keep the finite rows: "
+                "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
+            )
+    outputs = dict(output_shapes)
+    for name, arr in zip(label_names, batch.label):
+        layer = label_inputs.get(name)
+        if layer is None or not layer.is_classification:
+            continue
+        shape = outputs.get(layer.output_name)
+        if not shape or len(shape) < 2:
+            continue
+        _check_classes(arr.asnumpy(), shape[1], layer, what)
+
+
+def _check_classes(values, classes: int, layer, what: str) -> None:
+    fractional = values[values != np.round(values)]
+    if fractional.size:
+        raise InputError(
+            f"The first {what} batch has the label {fractional[0]:g}, which is not a "
+            f"class number: {layer.op} '{layer.layer}' expects whole numbers 0..."
+            f"{classes - 1}. MXNet would cut it to an integer without a word.",
+            fix="for classes, y = y.astype(int) after checking how they were coded; "
+            "to predict a quantity, end the network with LinearRegressionOutput",
+        )
+    wrong = values[(values < 0) | (values >= classes)]
+    if wrong.size:
+        raise InputError(
+            f"The first {what} batch has the label {wrong[0]:g}, but {layer.op} "
+            f"'{layer.layer}' has {classes} classes, numbered 0..{classes - 1}; MXNet "
+            "would not complain, and every number it gave would be wrong.",
+            fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they start "
+            "at 1), or widen the last layer: FullyConnected(..., num_hidden=K) for K "
+            "classes",
+        )

@@ -1,0 +1,150 @@
+"""fit's own arguments: epochs, iterators, callbacks, resuming, and the endings it explains."""
+
+from __future__ import annotations
+
+from .._compat import mx
+from ..checkpoint import files
+from ..errors import ArgumentTypeError, InputError
+from .arguments import as_list
+from .lifecycle import ITER_FIX
+
+
+def check_early_stopping(stopper, eval_data) -> None:
+    if stopper is not None and eval_data is None:
+        raise InputError(
+            "mod.fit(early_stopping=...) judges the validation metric, and there is no eval_data.",
+            fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
+        )
+
+
+def continue_from(state, request: dict, params_initialized: bool) -> None:
+    """Complete fit's arguments (``request``, by name) for continuing a ResumeState: its
+    begin_epoch, parameters and optimizer. The optimizer's state waits for init_optimizer."""
+    if request["begin_epoch"] not in (0, state.epoch):
+        raise InputError(
+            f"mod.fit(begin_epoch={request['begin_epoch']}) but checkpoint {state.epoch} of "
+            f"'{state.prefix}' has {state.epoch} epochs done, so training goes on with epoch "
+            f"{state.epoch}.",
+            fix=f"leave begin_epoch out (or begin_epoch={state.epoch})",
+        )
+    request["begin_epoch"] = state.epoch
+    if request["arg_params"] is None and not params_initialized:
+        request["arg_params"], request["aux_params"] = state.arg_params, state.aux_params
+    settings = (state.optimizer or {}).get("settings")
+    optimizer, params = request["optimizer"], dict(request["optimizer_params"])
+    if optimizer == "sgd" and params == {"learning_rate": 0.01} and settings:  # fit's defaults
+        request["optimizer"], request["optimizer_params"] = (
+            settings["optimizer"],
+            settings["params"],
+        )
+        print(
+            f"Continuing with the checkpoint's optimizer: '{settings['optimizer']}' with "
+            f"{settings['params']}."
+        )
+
+
+def require_num_epoch(num_epoch) -> None:
+    if num_epoch is None:
+        raise InputError(
+            "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from "
+            "0, so num_epoch=5 trains epochs 0..4).",
+            fix="mod.fit(train_iter, num_epoch=5)",
+        )
+
+
+def check_epoch_range(begin_epoch: int, num_epoch: int) -> None:
+    if begin_epoch >= num_epoch:
+        raise InputError(
+            f"mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: "
+            "num_epoch is the epoch to stop before, not how many epochs to add.",
+            fix=f"to train 3 more epochs: mod.fit(..., begin_epoch={begin_epoch}, "
+            f"num_epoch={begin_epoch + 3})",
+        )
+
+
+def check_iterators(train_data, eval_data) -> None:
+    for argument, data in (("train_data", train_data), ("eval_data", eval_data)):
+        if data is not None and not isinstance(data, mx.io.DataIter):
+            raise ArgumentTypeError(
+                f"mod.fit({argument}=...) takes a data iterator; got {type(data).__name__}.",
+                fix=ITER_FIX,
+            )
+
+
+def check_callbacks(callbacks, callback_class) -> list:
+    """``fit(callbacks=[...])``: instances of mxlearn.Callback (subclasses)."""
+    if callbacks is None:
+        return []
+    given = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+    for item in given:
+        if not isinstance(item, callback_class):
+            what = item.__name__ if isinstance(item, type) else type(item).__name__
+            raise ArgumentTypeError(
+                f"mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what}"
+                + (" (the class itself, not an object of it)." if isinstance(item, type) else ".")
+                + " A plain function goes to MXNet's batch_end_callback or epoch_end_callback.",
+                fix="class MyCallback(mxlearn.Callback): def on_epoch_done(self, run, epoch): "
+                "...; then mod.fit(..., callbacks=[MyCallback()])",
+            )
+    return given
+
+
+def no_batch_error(train_data, state: str) -> InputError:
+    """Tell an exhausted iterator (reset it) from an empty one (give it data)."""
+    train_data.reset()
+    try:
+        next(iter(train_data))
+    except StopIteration:
+        return InputError(
+            "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer rows "
+            "than one batch, with last_batch_handle='discard'?).",
+            fix="give it at least batch_size rows, or a smaller batch_size",
+            state=state,
+        )
+    train_data.reset()
+    return InputError(
+        "mod.fit(): train_data gave no batch at the start of an epoch: it had already been run to "
+        "its end (e.g. by a manual training loop) and not reset, and MXNet's fit does not reset it "
+        "before the first epoch. It has been reset now.",
+        fix="train_iter.reset(); mod.fit(train_iter, ...)",
+        state=state,
+    )
+
+
+def _checkpoint_callback_prefix(callback) -> str | None:
+    """The prefix of an ``mx.callback.do_checkpoint(prefix)`` callback, else None."""
+    code = getattr(callback, "__code__", None)
+    if code is None or "do_checkpoint" not in getattr(callback, "__qualname__", ""):
+        return None
+    cells = dict(zip(code.co_freevars, callback.__closure__ or ()))
+    cell = cells.get("prefix")
+    return cell.cell_contents if cell is not None else None
+
+
+def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str | None:
+    """What a student should hear when ``fit`` gets parameters and begin_epoch=0: the seed
+    tutorial's classic is resuming a checkpoint without begin_epoch, which numbers the epochs
+    from 0 again and overwrites the early checkpoints."""
+    if arg_params is None or begin_epoch != 0:
+        return None
+    saved_from = getattr(arg_params, "epoch", None)
+    overwrites = []
+    for callback in as_list(epoch_end_callbacks):
+        prefix = _checkpoint_callback_prefix(callback)
+        if prefix and files.saved_epochs(prefix):
+            overwrites.append(f"'{files.params_file(prefix, 1)}'")
+    if saved_from is None and not overwrites:
+        return None
+    origin = (
+        f"the parameters of checkpoint {saved_from} of '{arg_params.prefix}'"
+        if saved_from
+        else "parameters"
+    )
+    text = f"Note: fit() got {origin} and begin_epoch=0, so epochs are counted from 0 again"
+    if overwrites:
+        text += f", and do_checkpoint will write {', '.join(overwrites)} again over the saved one"
+    continue_with = f"begin_epoch={saved_from}" if saved_from else "begin_epoch=<that number>"
+    return (
+        text + f". To continue after a checkpoint, pass its number: {continue_with} (for "
+        "fine-tuning from other weights, 0 is right)."
+    )

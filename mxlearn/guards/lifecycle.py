@@ -1,0 +1,238 @@
+"""A module's lifecycle: where it is, which call comes next, and the errors for a step too early.
+
+MXNet tracks three flags (``binded``, ``params_initialized``, ``optimizer_initialized``) and
+checks them with bare asserts. mxlearn reads the same flags as one word (:func:`stage`) and
+adds the one thing MXNet does not track, the step of the batch cycle (:class:`Step`), so that
+``backward`` without a training ``forward``, or ``update`` without ``backward``, is explained
+instead of silently computing from stale values.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import enum
+from dataclasses import dataclass
+
+from ..errors import LifecycleError
+
+# The calls a student makes next: written once, used by errors and the summary alike.
+BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
+INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
+OPTIMIZER_CALL = "mod.init_optimizer(optimizer='sgd', optimizer_params=(('learning_rate', 0.1),))"
+TRAIN_STEP = "mod.forward(batch, is_train=True); mod.backward(); mod.update()"
+ITER_FIX = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32, shuffle=True)"
+NEXT_CALLS = {
+    "created": BIND_CALL,
+    "loaded": "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to "
+    "train on",
+    "bound": INIT_CALL,
+    "initialized": OPTIMIZER_CALL,
+    "initialized for prediction": "mod.predict(val_iter) or mod.score(val_iter, 'acc')",
+    "ready": "mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)",
+}
+
+
+class Step(enum.Enum):
+    """Where the module is in the batch cycle forward -> backward -> update."""
+
+    NO_OUTPUTS = "no forward pass since bind"
+    INFERENCE = "outputs of a forward pass that trains nothing"
+    FORWARD = "a training forward pass, waiting for backward"
+    BACKWARD = "gradients from backward, waiting for update"
+    UPDATED = "weights updated"
+
+    @property
+    def has_outputs(self) -> bool:
+        return self is not Step.NO_OUTPUTS
+
+
+@dataclass
+class Lifecycle:
+    """What mxlearn tracks of a module beyond MXNet's flags: the step of the batch cycle, the
+    high-level call running (predict or score), and which first batches were checked."""
+
+    step: Step = Step.NO_OUTPUTS
+    call: str | None = None  # 'predict' or 'score' while one of them runs
+    training_batch_checked: bool = False  # the first training batch's values were checked
+    evaluation_batch_checked: bool = True  # score's first batch waits while False
+
+    def restart(self) -> None:
+        """After a (re)bind: nothing computed yet, and the next first batch is checked again."""
+        self.step = Step.NO_OUTPUTS
+        self.training_batch_checked = False
+        self.evaluation_batch_checked = True
+
+    def after_forward(self, training: bool) -> None:
+        self.step = Step.FORWARD if training else Step.INFERENCE
+
+    @contextlib.contextmanager
+    def inside(self, call: str):
+        """While predict or score runs (score's first batch gets its values checked)."""
+        self.call = call
+        self.evaluation_batch_checked = call != "score"
+        try:
+            yield
+        finally:
+            self.call = None
+            self.evaluation_batch_checked = True
+            if call == "predict" and self.step is Step.FORWARD:
+                # an array forward keeps MXNet's is_train=None: nothing is waiting for backward
+                self.step = Step.INFERENCE
+
+
+def stage(mod) -> str:
+    """One word: 'created', 'loaded', 'bound', 'initialized' or 'ready'."""
+    if not mod.binded:
+        return "loaded" if mod.params_initialized else "created"
+    if not mod.params_initialized:
+        return "bound"
+    return "ready" if mod.optimizer_initialized else "initialized"
+
+
+def next_step(mod) -> str:
+    """The call a student makes next, given the module's stage."""
+    current = stage(mod)
+    if current == "initialized" and not mod.for_training:
+        current = "initialized for prediction"
+    return NEXT_CALLS[current]
+
+
+def state_text(mod) -> str:
+    return f"{stage(mod)}; next: {next_step(mod)}"
+
+
+# ---------------------------------------------------------------- requirements
+def require_bound(mod, called: str) -> None:
+    if mod.binded:
+        return
+    if mod.params_initialized:
+        raise LifecycleError(
+            f"{called} was called on a module whose parameters are loaded but which is not "
+            "bound yet: bind allocates the memory for the input shapes.",
+            fix=f"{BIND_CALL} to train on, or mod.bind(data_shapes=val_iter.provide_data, "
+            "for_training=False) to predict (the loaded parameters are kept either way)",
+            state=state_text(mod),
+        )
+    raise LifecycleError(
+        f"{called} was called before the module was bound: bind allocates the memory for "
+        "the input shapes.",
+        fix=BIND_CALL,
+        state=state_text(mod),
+    )
+
+
+def require_params(mod, called: str) -> None:
+    require_bound(mod, called)
+    if not mod.params_initialized:
+        raise LifecycleError(
+            f"{called} needs the parameters, and they are not initialized yet.",
+            fix=INIT_CALL,
+            state=state_text(mod),
+        )
+
+
+def require_training(mod, called: str) -> None:
+    if not mod.for_training:
+        raise LifecycleError(
+            f"{called}: the module is bound for prediction only (for_training=False), so it "
+            "keeps no gradients and cannot train.",
+            fix="mod.bind(data_shapes=train_iter.provide_data, "
+            "label_shapes=train_iter.provide_label, for_training=True, force_rebind=True)  "
+            "(the parameters are kept)",
+            state=state_text(mod),
+        )
+
+
+def require_optimizer(mod, called: str) -> None:
+    require_params(mod, called)
+    require_training(mod, called)
+    if not mod.optimizer_initialized:
+        raise LifecycleError(
+            f"{called} needs an optimizer to turn gradients into new weights, and none is "
+            "installed.",
+            fix=OPTIMIZER_CALL,
+            state=state_text(mod),
+        )
+
+
+def require_initialized_params(mod, called: str) -> None:
+    """Parameters must exist (a loaded module has them without being bound)."""
+    if not mod.params_initialized:
+        raise LifecycleError(
+            f"{called} was called before the parameters exist.",
+            fix=f"{BIND_CALL}; {INIT_CALL}" if not mod.binded else INIT_CALL,
+            state=state_text(mod),
+        )
+
+
+# ---------------------------------------------------------------- the batch cycle
+def require_training_forward(mod, step: Step) -> None:
+    """backward needs a training forward since the last update."""
+    if step in (Step.FORWARD, Step.BACKWARD):
+        return
+    require_params(mod, "mod.backward()")
+    require_training(mod, "mod.backward()")
+    raise LifecycleError(
+        "mod.backward() needs a training forward pass first, and there has been none "
+        "since the last update (MXNet would compute gradients from stale or "
+        "uninitialised values and corrupt the weights).",
+        fix=TRAIN_STEP,
+        state=state_text(mod),
+    )
+
+
+def require_gradients(mod, step: Step) -> None:
+    """update needs gradients from backward since the last update."""
+    if not mod.optimizer_initialized:
+        require_optimizer(mod, "mod.update()")
+    if step is not Step.BACKWARD:
+        raise LifecycleError(
+            "mod.update() needs gradients from mod.backward() since the last update "
+            "(otherwise the previous gradients would be applied again).",
+            fix=TRAIN_STEP,
+            state=state_text(mod),
+        )
+
+
+def require_outputs(mod, step: Step, problem: str, fix: str) -> None:
+    """get_outputs and update_metric read the outputs of the last forward pass."""
+    if not step.has_outputs:
+        raise LifecycleError(problem, fix=fix, state=state_text(mod))
+
+
+def require_input_grads(mod, called: str) -> None:
+    require_params(mod, called)
+    if not mod.inputs_need_grad:
+        raise LifecycleError(
+            f"{called}: the module keeps no gradients for its inputs.",
+            fix="mod.bind(..., inputs_need_grad=True, force_rebind=True)",
+            state=state_text(mod),
+        )
+
+
+def require_installed_optimizer(mod, problem: str) -> None:
+    """Saving or loading optimizer state needs an optimizer (``problem`` says why)."""
+    if not mod.optimizer_initialized:
+        raise LifecycleError(problem, fix=OPTIMIZER_CALL, state=state_text(mod))
+
+
+def require_bound_for(mod, called: str, why: str, fix: str) -> None:
+    """init_params and set_params write into the memory bind allocates."""
+    if not mod.binded:
+        raise LifecycleError(f"{called} {why}", fix=fix, state=state_text(mod))
+
+
+def require_params_to_save(mod, called: str, save_optimizer_states: bool) -> None:
+    if not mod.params_initialized:
+        raise LifecycleError(
+            f"{called} saves the parameters, and there are none yet.",
+            fix=INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}",
+            state=state_text(mod),
+        )
+    if save_optimizer_states and not mod.optimizer_initialized:
+        raise LifecycleError(
+            f"{called}(save_optimizer_states=True): no optimizer is installed, so there is "
+            "no optimizer state to save.",
+            fix=f"{OPTIMIZER_CALL}, or save_optimizer_states=False",
+            state=state_text(mod),
+        )

@@ -1,0 +1,161 @@
+"""Checks on optimizer names and settings before MXNet sees them, and on a second request.
+
+MXNet answers a misspelled optimizer with "Cannot find optimizer sgdd" and a misspelled setting
+with "__init__() got an unexpected keyword argument"; both get the closest valid names here.
+"""
+
+from __future__ import annotations
+
+import inspect
+import math
+import warnings
+from dataclasses import dataclass
+
+from .._compat import mx
+from ..errors import ArgumentTypeError, InputError, LifecycleError, TrainingWarning, did_you_mean
+
+# Names students bring from other frameworks, mapped to MXNet's.
+_FAMILIAR_NAMES = {
+    "lr": "learning_rate",
+    "weight_decay": "wd",
+    "beta_1": "beta1",
+    "beta_2": "beta2",
+    "eps": "epsilon",
+    "clip_grad": "clip_gradient",
+}
+
+
+def optimizer_names() -> list[str]:
+    return sorted(mx.optimizer.Optimizer.opt_registry)
+
+
+def settings_dict(optimizer_params) -> dict:
+    """``optimizer_params`` as a dict, whether given as a dict or as pairs (MXNet allows both)."""
+    if optimizer_params is None:
+        return {}
+    try:
+        return dict(optimizer_params)
+    except (TypeError, ValueError):
+        raise ArgumentTypeError(
+            f"optimizer_params={optimizer_params!r} is neither a dict nor a sequence of "
+            "(name, value) pairs.",
+            fix="optimizer_params={'learning_rate': 0.1}  (or (('learning_rate', 0.1),))",
+        ) from None
+
+
+def _accepted_settings(cls) -> set[str]:
+    names = set()
+    for klass in cls.__mro__:
+        init = klass.__dict__.get("__init__")
+        if init is not None:
+            names |= {
+                p.name
+                for p in inspect.signature(init).parameters.values()
+                if p.kind not in (p.VAR_KEYWORD, p.VAR_POSITIONAL) and p.name != "self"
+            }
+    # Set by Module.init_optimizer itself, never by the user.
+    return names - {"param_idx2name", "sym", "param_dict"}
+
+
+def check_optimizer(optimizer, optimizer_params, called: str) -> None:
+    """Raise InputError for an unknown optimizer name or setting, naming the closest ones."""
+    if isinstance(optimizer, mx.optimizer.Optimizer):
+        return
+    if isinstance(optimizer, type) and issubclass(optimizer, mx.optimizer.Optimizer):
+        raise ArgumentTypeError(
+            f"{called}: optimizer={optimizer.__name__} is the optimizer class, not an optimizer.",
+            fix=f"optimizer='{optimizer.__name__.lower()}' (a name) or "
+            f"optimizer=mx.optimizer.{optimizer.__name__}(learning_rate=0.1) (an instance)",
+        )
+    if not isinstance(optimizer, str):
+        raise ArgumentTypeError(
+            f"{called}: optimizer={optimizer!r} is neither a name nor an mx.optimizer.Optimizer.",
+            fix="optimizer='sgd'",
+        )
+    registry = mx.optimizer.Optimizer.opt_registry
+    if optimizer.lower() not in registry:
+        raise InputError(
+            f"{called}: there is no optimizer named '{optimizer}'. "
+            + did_you_mean(optimizer, optimizer_names()),
+            fix="optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)",
+        )
+    accepted = _accepted_settings(registry[optimizer.lower()])
+    for name in settings_dict(optimizer_params):
+        if name in accepted:
+            continue
+        hint = (
+            f"Did you mean '{_FAMILIAR_NAMES[name]}'?"
+            if _FAMILIAR_NAMES.get(name) in accepted
+            else did_you_mean(name, accepted)
+        )
+        raise InputError(
+            f"{called}: the optimizer '{optimizer}' has no setting '{name}'. {hint}",
+            fix="optimizer_params={'learning_rate': 0.1}",
+        )
+
+
+def optimizer_text(optimizer, optimizer_params) -> str:
+    """How a summary and an error name an optimizer request."""
+    if isinstance(optimizer, mx.optimizer.Optimizer):
+        return f"{type(optimizer).__name__} object (learning_rate={optimizer.learning_rate})"
+    settings = ", ".join(f"{k}={v!r}" for k, v in settings_dict(optimizer_params).items())
+    return f"'{optimizer}' with {settings or 'default settings'}"
+
+
+@dataclass(frozen=True)
+class OptimizerRequest:
+    """What an init_optimizer (or fit) call asks for; two equal requests are the same one."""
+
+    key: tuple
+    text: str
+
+    @classmethod
+    def of(cls, kvstore, optimizer, optimizer_params) -> OptimizerRequest:
+        if isinstance(optimizer, mx.optimizer.Optimizer):
+            key = (kvstore, optimizer)
+        else:
+            params = settings_dict(optimizer_params)
+            key = (kvstore, optimizer.lower(), sorted(params.items(), key=lambda kv: kv[0]))
+        return cls(key, optimizer_text(optimizer, optimizer_params))
+
+    def settings(self) -> dict | None:
+        """Name and plain settings, as a checkpoint's manifest records them (None for an
+        optimizer object, whose settings cannot be written as JSON)."""
+        kvstore, optimizer, *rest = self.key
+        if not isinstance(optimizer, str):
+            return None
+        params = {k: v for k, v in rest[0] if v is None or isinstance(v, (bool, int, float, str))}
+        return {"optimizer": optimizer, "params": params}
+
+
+def check_same_optimizer(
+    installed: OptimizerRequest | None, asked: OptimizerRequest, called: str, state: str
+) -> None:
+    if installed is None or installed.key == asked.key:
+        return
+    raise LifecycleError(
+        f"{called}: an optimizer is already installed ({installed.text}); this "
+        f"call asks for {asked.text}. MXNet would keep the "
+        "old one and ignore the new settings.",
+        fix="mod.init_optimizer(optimizer=..., optimizer_params=..., force_init=True) replaces "
+        "it (momentum and other optimizer state start afresh); to continue with the installed "
+        "one, pass the same settings",
+        state=state,
+    )
+
+
+def check_rescale_grad(optimizer, expected: float, why: str) -> None:
+    """An optimizer made by hand with another rescale_grad than MXNet would set: explained."""
+    if math.isclose(optimizer.rescale_grad, expected, rel_tol=1e-6):
+        return
+    factor = optimizer.rescale_grad / expected
+    warnings.warn(
+        f"The optimizer was made outside the module with rescale_grad="
+        f"{optimizer.rescale_grad:g}. Gradients here are sums over the rows of a batch "
+        f"(over every device and worker), and MXNet scales them by {why} = {expected:g} so "
+        f"that a step follows the average; with {optimizer.rescale_grad:g} each step is "
+        f"{factor:g} times that. Fix: make it with rescale_grad={expected:g}, or pass the "
+        "optimizer by name (optimizer='sgd', optimizer_params={...}) and MXNet sets it.",
+        TrainingWarning,
+        stacklevel=3,
+    )

@@ -1,0 +1,17 @@
+"""Metrics and their values: the catalogue (names, directions, ranges, fit checks), deferred
+device-side values, MetricHistory (pure data) and the recorder that fills it."""
+
+from .catalogue import create_metric, higher_is_better, improves, value_range
+from .deferred import DeferredMetric
+from .history import MetricHistory
+from .recorder import TrainingRecorder
+
+__all__ = [
+    "DeferredMetric",
+    "MetricHistory",
+    "TrainingRecorder",
+    "create_metric",
+    "higher_is_better",
+    "improves",
+    "value_range",
+]

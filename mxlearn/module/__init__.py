@@ -1,0 +1,7 @@
+"""The mirrored API: Module (each override is its guards, then MXNet's own method),
+MutableModule for batches of varying shapes, resume() beside Module.load, and the summary."""
+
+from .module import Module, resume
+from .mutable import MutableModule, ShapeInspector
+
+__all__ = ["Module", "MutableModule", "ShapeInspector", "resume"]

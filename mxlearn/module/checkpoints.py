@@ -1,0 +1,77 @@
+"""Checkpoints, under MXNet's names: ``save_checkpoint``, ``Module.load``, ``load_params`` and
+``load_optimizer_states``, with files checked before MXNet parses them and no pickle loaded
+unless trusted. ``mxlearn.resume`` (beside ``Module.load``) continues mxlearn's own checkpoints.
+"""
+
+from __future__ import annotations
+
+from .._compat import mx
+from ..checkpoint import files, optimizer_state
+from ..checkpoint.resume_state import load_resume_state
+from ..guards import arguments
+from ..guards import lifecycle as life
+
+
+class CheckpointAPI:
+    """Mixed into :class:`mxlearn.Module`: saving and loading."""
+
+    def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
+        life.require_params_to_save(self, "mod.save_checkpoint()", save_optimizer_states)
+        arguments.check_prefix_folder(prefix, "mod.save_checkpoint()")
+        super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
+
+    @classmethod
+    def load(cls, prefix, epoch, load_optimizer_states=False, trust=False, **kwargs):
+        """Create a module from a checkpoint, as ``mx.mod.Module.load`` does, as an mxlearn.Module.
+
+        The files are checked first; a missing epoch names the epochs that exist. MXNet's
+        ``.states`` file is a pickle: ``load_optimizer_states=True`` needs ``trust=True``.
+        """
+        states = files.optimizer_states_file(prefix, epoch)
+        if load_optimizer_states and not trust:
+            optimizer_state.read_pickled_states(states, trust=False)
+        symbol, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
+        mod = cls(symbol=symbol, **kwargs)
+        mod._hold_params(
+            arg_params, aux_params, states_file=states if load_optimizer_states else None
+        )
+        return mod
+
+    def _hold_params(self, arg_params, aux_params, states_file=None, resume_state=None):
+        """Parameters held before the module is bound, as MXNet's load leaves a module; the
+        optimizer state (a trusted .states file, or a resume's) waits for init_optimizer."""
+        self._arg_params, self._aux_params = arg_params, aux_params
+        self.params_initialized = True
+        if states_file is not None:
+            self._preload_opt_states = self._trusted_states = states_file
+        self._resume = resume_state
+
+    def load_params(self, fname):
+        """MXNet's ``load_params``, with the file checked before MXNet parses it."""
+        arg_params, aux_params = files.load_params(fname)
+        self.set_params(arg_params, aux_params)
+
+    def load_optimizer_states(self, fname, trust=False):
+        """MXNet's ``load_optimizer_states``, refusing to unpickle unless ``trust=True``, and then
+        admitting only arrays in plain containers (no code runs from the file)."""
+        trust = trust or fname == self._trusted_states
+        states = optimizer_state.read_pickled_states(fname, trust)
+        life.require_installed_optimizer(
+            self,
+            "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is "
+            "installed yet.",
+        )
+        updater = self.updater
+        updater.states = states
+        updater.states_synced = dict.fromkeys(states, False)
+
+
+def resume_checkpoint(module_class, prefix: str, context=None, **module_args):
+    """``mxlearn.resume``: a ``module_class`` module holding the newest complete checkpoint
+    under ``prefix``, whose next fit continues it (parameters, optimizer state, epoch)."""
+    state = load_resume_state(prefix)
+    context = context if context is not None else mx.cpu()
+    mod = module_class(files.load_symbol(prefix), context=context, **module_args)
+    mod._hold_params(state.arg_params, state.aux_params, resume_state=state)
+    print(state.explain())
+    return mod

@@ -1,0 +1,220 @@
+"""MXNet's high-level API, guarded: ``predict``, ``score`` and ``fit``.
+
+``fit`` checks its arguments, then hands the run to the fit loop (:mod:`mxlearn.training`):
+it builds no callbacks itself and reads no callback's fields.
+"""
+
+from __future__ import annotations
+
+from .._compat import mx
+from ..checkpoint.policy import Checkpoint
+from ..checkpoint.resume_state import ResumeState, load_resume_state
+from ..guards import arguments, fit_arguments
+from ..guards import lifecycle as life
+from ..live import LivePlot
+from ..metrics.catalogue import check_metric_fits_network, create_metric
+from ..training.early_stopping import EarlyStopping
+from ..training.loop import run_fit
+from ..training.plan import plan_fit
+
+# fit's documentation: MXNet's 21 parameters keep their meaning; mxlearn's own are these.
+FIT_DOC = """Train the module: MXNet's ``fit``, plus live curves, checkpoints and callbacks.
+
+All of MXNet's parameters keep their meaning and defaults. In addition:
+
+live : bool or LivePlot, optional
+    ``True`` draws live training curves (a widget in a notebook, one line per epoch in
+    a terminal); a ``LivePlot(...)`` chooses its options.
+checkpoint : str or Checkpoint, optional
+    A prefix such as ``'runs/mlp'``: a complete checkpoint (parameters, optimizer state,
+    metric history) after every epoch; ``mxlearn.Checkpoint(prefix, period, keep, best)``
+    chooses when and how many.
+resume : str, optional
+    A prefix: continue from its newest complete checkpoint (parameters, optimizer state,
+    begin_epoch). ``mxlearn.resume(prefix)`` does the same and returns the module.
+early_stopping : int or EarlyStopping, optional
+    Stop when the validation metric has not improved for that many epochs, and put the
+    best epoch's parameters back (needs ``eval_data``).
+epoch_report_callback : function or list of functions, optional
+    Called as ``fn(report)`` once per epoch after validation (MXNet's
+    ``epoch_end_callback`` runs before it); ``report.train`` and ``report.validation``
+    map metric names to the epoch's values. Raise ``mxlearn.StopTraining`` in it to
+    end training after that epoch.
+callbacks : list of mxlearn.Callback, optional
+    Your own :class:`mxlearn.Callback` subclasses: they see every hook of the run
+    (train begin, batch end, epoch end, validation end, epoch done, interrupt, train
+    end), after mxlearn's own callbacks.
+
+After training, ``mod.history`` holds every metric value (a MetricHistory). Metrics are
+read from the device without a wait per batch; the values are exactly MXNet's.
+
+Examples
+--------
+>>> mod.fit(train_iter, eval_data=val_iter, optimizer_params={'learning_rate': 0.1},
+...         num_epoch=5, live=True)  # doctest: +SKIP
+"""
+
+
+def _documented(doc: str):
+    """Give a function a docstring kept beside it (pandas' ``Appender`` does the same)."""
+
+    def apply(function):
+        function.__doc__ = doc
+        return function
+
+    return apply
+
+
+class HighLevelAPI:
+    """Mixed into :class:`mxlearn.Module`: predict, score and fit over its intermediate API."""
+
+    def _prepare_inference(self, called: str, eval_data) -> None:
+        is_array = arguments.check_inference_data(eval_data, called)
+        if self.binded or not self.params_initialized:
+            life.require_params(self, called)
+            return
+        # A module from Module.load has parameters but no memory: bind it for prediction from
+        # the data itself instead of failing.
+        if is_array:
+            data_shapes, label_shapes = [(self._data_names[0], eval_data.shape)], None
+        else:
+            data_shapes = eval_data.provide_data
+            given = sorted(d.name for d in eval_data.provide_label or [])
+            label_shapes = eval_data.provide_label if given == sorted(self._label_names) else None
+        self.bind(data_shapes, label_shapes, for_training=False)
+        self._auto_bound = True
+        print(
+            f"Note: {called} bound the module for prediction from the data's shapes "
+            "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False))."
+        )
+
+    def predict(
+        self,
+        eval_data,
+        num_batch=None,
+        merge_batches=True,
+        reset=True,
+        always_output_list=False,
+        sparse_row_id_fn=None,
+        **unknown,
+    ):
+        arguments.refuse_unknown("mod.predict()", unknown, HighLevelAPI.predict)
+        self._prepare_inference("mod.predict()", eval_data)
+        with self._lifecycle.inside("predict"):
+            return super().predict(
+                eval_data, num_batch, merge_batches, reset, always_output_list, sparse_row_id_fn
+            )
+
+    def score(
+        self,
+        eval_data,
+        eval_metric,
+        num_batch=None,
+        batch_end_callback=None,
+        score_end_callback=None,
+        reset=True,
+        epoch=0,
+        sparse_row_id_fn=None,
+        **unknown,
+    ):
+        arguments.refuse_unknown("mod.score()", unknown, HighLevelAPI.score)
+        arguments.check_labelled_data(eval_data)
+        self._prepare_inference("mod.score()", eval_data)
+        eval_metric = create_metric(eval_metric, "mod.score()")
+        check_metric_fits_network(
+            eval_metric, self._symbol, self._label_inputs, eval_data.provide_data, "mod.score()"
+        )
+        with self._lifecycle.inside("score"):  # its first batch's labels and data get checked
+            return super().score(
+                eval_data,
+                eval_metric,
+                num_batch,
+                batch_end_callback,
+                score_end_callback,
+                reset,
+                epoch,
+                sparse_row_id_fn,
+            )
+
+    @_documented(FIT_DOC)
+    def fit(
+        self,
+        train_data,
+        eval_data=None,
+        eval_metric="acc",
+        epoch_end_callback=None,
+        batch_end_callback=None,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        eval_end_callback=None,
+        eval_batch_end_callback=None,
+        initializer=mx.init.Uniform(0.01),
+        arg_params=None,
+        aux_params=None,
+        allow_missing=False,
+        force_rebind=False,
+        force_init=False,
+        begin_epoch=0,
+        num_epoch=None,
+        validation_metric=None,
+        monitor=None,
+        sparse_row_id_fn=None,
+        live=None,
+        checkpoint=None,
+        resume=None,
+        early_stopping=None,
+        epoch_report_callback=None,
+        callbacks=None,
+        **unknown,
+    ):
+        arguments.refuse_unknown("mod.fit()", unknown, HighLevelAPI.fit)
+        # Every argument by name (checked, completed by a resume, then handed to the loop).
+        request = {k: v for k, v in locals().items() if k not in ("self", "unknown", "__class__")}
+        saver, stopper = Checkpoint.of(checkpoint), EarlyStopping.of(early_stopping)
+        fit_arguments.check_early_stopping(stopper, eval_data)
+        state = self._take_resume_state(resume)
+        if state is not None:
+            fit_arguments.continue_from(state, request, self.params_initialized)
+        self._check_fit_request(request, resumed=state is not None)
+        plan = plan_fit(self, request, LivePlot.of(live), saver, stopper, state)
+        self.history = plan.run.history
+        run_fit(super().fit, train_data, plan)
+
+    def _take_resume_state(self, resume) -> ResumeState | None:
+        """The checkpoint this fit continues: ``fit(resume=prefix)``'s or mxlearn.resume's."""
+        if resume is not None:
+            self._resume = load_resume_state(resume)
+            print(self._resume.explain())
+        state, self._resume = self._resume, None
+        if state is not None and state.optimizer is not None:
+            self._pending_optimizer_state = (state.optimizer_arrays, state.optimizer)
+        return state
+
+    def _check_fit_request(self, request: dict, resumed: bool) -> None:
+        called = "mod.fit()"
+        if self._auto_bound and not self.for_training:
+            request["force_rebind"] = True  # bound for prediction by predict/score
+        fit_arguments.require_num_epoch(request["num_epoch"])
+        if not resumed:
+            note = fit_arguments.begin_epoch_note(
+                request["arg_params"], request["begin_epoch"], request["epoch_end_callback"]
+            )
+            if note:
+                print(note)
+        fit_arguments.check_epoch_range(request["begin_epoch"], request["num_epoch"])
+        fit_arguments.check_iterators(request["train_data"], request["eval_data"])
+        self._check_optimizer_request(
+            request["kvstore"], request["optimizer"], request["optimizer_params"], called
+        )
+        if request["validation_metric"] is None:
+            request["validation_metric"] = request["eval_metric"]
+        for key in ("eval_metric", "validation_metric"):
+            request[key] = create_metric(request[key], called)
+            check_metric_fits_network(
+                request[key],
+                self._symbol,
+                self._label_inputs,
+                request["train_data"].provide_data,
+                called,
+            )

@@ -1,0 +1,406 @@
+"""mxlearn.Module: MXNet's own Module, with every precondition checked first and explained.
+
+Each mirrored method keeps MXNet's name, signature and defaults; its body is the guards (in
+:mod:`mxlearn.guards`), then MXNet's own implementation through ``super()``, so valid use gives
+bit-identical results to ``mx.mod.Module``. ``fit`` checks its arguments and hands the run to
+the fit loop (:mod:`mxlearn.training`).
+"""
+
+from __future__ import annotations
+
+import logging
+import warnings
+
+from .. import network
+from .._compat import mx
+from ..checkpoint import optimizer_state
+from ..checkpoint.resume_state import ResumeState
+from ..devices import check_context
+from ..guards import arguments, batches, binding
+from ..guards import lifecycle as life
+from ..guards.optimizer_settings import (
+    OptimizerRequest,
+    check_optimizer,
+    check_rescale_grad,
+    check_same_optimizer,
+)
+from ..metrics.deferred import DeferredMetric
+from ..metrics.padding import update_without_padding
+from .checkpoints import CheckpointAPI, resume_checkpoint
+from .high_level import HighLevelAPI
+from .inspection import ModuleInspection
+
+
+class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
+    """MXNet's ``mx.mod.Module`` with explained errors, a readable state and a summary.
+
+    Same constructor, methods, signatures and defaults as ``mx.mod.Module`` (see its
+    documentation); misuse raises a subclass of :class:`mxlearn.errors.MXLearnError` that names
+    the missing step and the call that fixes it.
+
+    Examples
+    --------
+    >>> import mxlearn
+    >>> from mxlearn import mx
+    >>> mod = mxlearn.Module(mxlearn.models.mlp(), context=mx.cpu())
+    >>> mod.state
+    'created'
+    """
+
+    def __init__(
+        self,
+        symbol,
+        data_names=("data",),
+        label_names=("softmax_label",),
+        logger=logging,
+        context=mx.cpu(),
+        work_load_list=None,
+        fixed_param_names=None,
+        state_names=None,
+        group2ctxs=None,
+        compression_params=None,
+    ):
+        arguments.check_symbol(symbol)
+        arguments.check_work_load(work_load_list, check_context(context))
+        arguments.check_names(symbol, data_names, label_names, state_names, fixed_param_names)
+        # Names were checked above; MXNet's own warnings would repeat them with colour codes.
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            super().__init__(
+                symbol,
+                data_names,
+                label_names,
+                logger,
+                context,
+                work_load_list,
+                fixed_param_names,
+                state_names,
+                group2ctxs,
+                compression_params,
+            )
+        self._label_inputs = {li.name: li for li in network.label_inputs(symbol)}
+        self._lifecycle = life.Lifecycle()
+        self._optimizer_request: OptimizerRequest | None = None
+        self._auto_bound = False  # bound by predict/score after Module.load, for inference
+        self._batch_pad = 0  # padded rows in the last forward's batch
+        self._resume: ResumeState | None = None  # from mxlearn.resume, for the next fit
+        self._pending_optimizer_state = None  # (arrays, description) for init_optimizer
+        self._trusted_states: str | None = None  # a .states file Module.load was told to trust
+        self.history = None  # the MetricHistory of the last fit
+
+    # ------------------------------------------------------------------ MXNet's asserts, explained
+    # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in words.
+    @property
+    def data_shapes(self):
+        life.require_bound(self, "mod.data_shapes")
+        return super().data_shapes
+
+    @property
+    def label_shapes(self):
+        life.require_bound(self, "mod.label_shapes")
+        return super().label_shapes
+
+    @property
+    def output_shapes(self):
+        life.require_bound(self, "mod.output_shapes")
+        return super().output_shapes
+
+    def reshape(self, data_shapes, label_shapes=None):
+        life.require_bound(self, "mod.reshape()")
+        super().reshape(data_shapes, label_shapes)
+
+    def get_input_grads(self, merge_multi_context=True):
+        life.require_input_grads(self, "mod.get_input_grads()")
+        return super().get_input_grads(merge_multi_context)
+
+    def get_states(self, merge_multi_context=True):
+        life.require_params(self, "mod.get_states()")
+        return super().get_states(merge_multi_context)
+
+    def set_states(self, states=None, value=None):
+        life.require_params(self, "mod.set_states()")
+        super().set_states(states, value)
+
+    def install_monitor(self, mon):
+        life.require_bound(self, "mod.install_monitor()")
+        super().install_monitor(mon)
+
+    def save_optimizer_states(self, fname):
+        life.require_installed_optimizer(
+            self,
+            "mod.save_optimizer_states() saves the optimizer's state, and no optimizer is "
+            "installed.",
+        )
+        super().save_optimizer_states(fname)
+
+    # ------------------------------------------------------------------ bind
+    def bind(
+        self,
+        data_shapes,
+        label_shapes=None,
+        for_training=True,
+        inputs_need_grad=False,
+        force_rebind=False,
+        shared_module=None,
+        grad_req="write",
+        **unknown,
+    ):
+        arguments.refuse_unknown("mod.bind()", unknown, Module.bind)
+        data_descs = arguments.as_descs(data_shapes, "data_shapes")
+        label_descs = (
+            None if label_shapes is None else arguments.as_descs(label_shapes, "label_shapes")
+        )
+        asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
+        mxnet_args = (
+            data_shapes,
+            label_shapes,
+            for_training,
+            inputs_need_grad,
+            force_rebind,
+            shared_module,
+            grad_req,
+        )
+        if self.binded and not force_rebind:
+            now = binding.Binding(
+                self._data_shapes,
+                self._label_shapes,
+                self.for_training,
+                self.inputs_need_grad,
+                self._grad_req,
+            )
+            binding.check_same_binding(now, asked, self.state_text())
+            return super().bind(*mxnet_args)
+        self._check_binding(asked, shared_module)
+        with warnings.catch_warnings(), arguments.engine_errors_explained(data_descs, label_descs):
+            # MXNet warns that an inference binding has no label shapes: not a problem.
+            warnings.filterwarnings("ignore", message="Data provided by label_shapes")
+            super().bind(*mxnet_args)
+        self._lifecycle.restart()
+        self._auto_bound = False
+
+    def _check_binding(self, asked: binding.Binding, shared_module) -> None:
+        binding.check_request(asked)
+        binding.check_input_names(
+            self._symbol,
+            asked.data,
+            asked.label,
+            self._data_names,
+            self._label_names,
+            self._label_inputs,
+        )
+        binding.check_labels_given(asked, self._label_names, self._label_inputs, life.BIND_CALL)
+        if asked.label is not None:
+            binding.check_label_shapes(
+                self._symbol, asked.data, asked.label, self._label_names, self._label_inputs
+            )
+        if self.params_initialized:
+            self._check_params_fit(asked.data, "mod.bind()")
+        binding.check_shared_module(shared_module)
+
+    def _check_params_fit(self, data_descs, called: str) -> None:
+        shapes = {n: tuple(a.shape) for n, a in self._arg_params.items()}
+        binding.check_params_fit(
+            self._symbol, shapes, data_descs, self._data_shapes, called, self.state_text()
+        )
+
+    # ------------------------------------------------------------------ params
+    def init_params(
+        self,
+        initializer=mx.init.Uniform(0.01),
+        arg_params=None,
+        aux_params=None,
+        allow_missing=False,
+        force_init=False,
+        allow_extra=False,
+        **unknown,
+    ):
+        arguments.refuse_unknown("mod.init_params()", unknown, Module.init_params)
+        mxnet_args = (initializer, arg_params, aux_params, allow_missing, force_init, allow_extra)
+        if self.params_initialized and not force_init:
+            return super().init_params(*mxnet_args)
+        life.require_bound_for(
+            self,
+            "mod.init_params()",
+            "was called before mod.bind(): the parameters' shapes come from the input shapes, "
+            "which bind sets.",
+            fix=life.BIND_CALL,
+        )
+        arguments.check_initializer(initializer)
+        if arg_params is not None or aux_params is not None:
+            binding.check_given_params(
+                arg_params,
+                aux_params,
+                self._arg_params,
+                self._aux_params,
+                allow_missing,
+                "mod.init_params()",
+                self.state_text(),
+            )
+        super().init_params(*mxnet_args)
+
+    def set_params(
+        self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
+    ):
+        life.require_bound_for(
+            self,
+            "mod.set_params()",
+            "copies values into the module's memory, and the module is not bound yet.",
+            fix=f"{life.BIND_CALL}; then mod.set_params(arg_params, aux_params)",
+        )
+        arguments.check_param_dicts(arg_params)
+        binding.check_given_params(
+            arg_params,
+            aux_params,
+            self._arg_params,
+            self._aux_params,
+            allow_missing,
+            "mod.set_params()",
+            self.state_text(),
+        )
+        super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
+
+    def get_params(self):
+        life.require_initialized_params(self, "mod.get_params()")
+        return super().get_params()
+
+    def _sync_params_from_devices(self):
+        # MXNet 1.9.1's oneDNN BatchNorm writes its running mean and variance without telling
+        # the engine (apache/mxnet#18610, fixed only after 1.9), so a read right after a
+        # training step can return the values of the step before: wait for the device first.
+        # Only networks with such states pay for it (get_params, checkpoints).
+        if self._aux_names:
+            mx.nd.waitall()
+        super()._sync_params_from_devices()
+
+    # ------------------------------------------------------------------ optimizer
+    def init_optimizer(
+        self,
+        kvstore="local",
+        optimizer="sgd",
+        optimizer_params=(("learning_rate", 0.01),),
+        force_init=False,
+        **unknown,
+    ):
+        arguments.refuse_unknown("mod.init_optimizer()", unknown, Module.init_optimizer)
+        called = "mod.init_optimizer()"
+        life.require_params(self, called)
+        life.require_training(self, called)
+        asked = self._check_optimizer_request(
+            kvstore, optimizer, optimizer_params, called, replacing=force_init
+        )
+        if self.optimizer_initialized and not force_init:
+            return super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
+        with warnings.catch_warnings():
+            # MXNet's "rescale_grad is not normalized ... Is this intended?": explained below
+            warnings.filterwarnings("ignore", message="Optimizer created manually")
+            super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
+        self._optimizer_request = asked
+        if isinstance(optimizer, mx.optimizer.Optimizer):
+            check_rescale_grad(optimizer, *self.gradient_scale())
+        if self._pending_optimizer_state is not None:  # resuming: the checkpoint's state
+            arrays, description = self._pending_optimizer_state
+            self._pending_optimizer_state = None
+            optimizer_state.restore(self.updater, arrays, description)
+
+    def _check_optimizer_request(
+        self, kvstore, optimizer, optimizer_params, called, replacing=False
+    ) -> OptimizerRequest:
+        check_optimizer(optimizer, optimizer_params, called)
+        asked = OptimizerRequest.of(kvstore, optimizer, optimizer_params)
+        if self.optimizer_initialized and not replacing:
+            check_same_optimizer(self._optimizer_request, asked, called, self.state_text())
+        return asked
+
+    # ------------------------------------------------------------------ computation
+    def forward(self, data_batch, is_train=None):
+        if not (self.binded and self.params_initialized):
+            life.require_params(self, "mod.forward()")
+        training = self.for_training if is_train is None else bool(is_train)
+        if training and not self.for_training:
+            life.require_training(self, "mod.forward(batch, is_train=True)")
+        if not isinstance(data_batch, list):
+            self._check_batch(data_batch, training)
+        super().forward(data_batch, is_train)
+        self._lifecycle.after_forward(training)
+        # rows an iterator added to fill the last batch: metrics must not count them (#5)
+        self._batch_pad = 0 if isinstance(data_batch, list) else int(data_batch.pad or 0)
+
+    def _check_batch(self, batch, training: bool) -> None:
+        # Every batch: attribute reads only. The first batch's values: one device read.
+        state = self._lifecycle
+        descs = batches.reshaped_descs(batch, self._data_shapes, self._data_names)
+        if descs is not None:
+            self._check_params_fit(descs, "mod.forward()")
+        if training and self._label_names and self._label_shapes is not None:
+            if state.call != "predict":
+                batches.require_labels(batch)
+        first = state.training_batch_checked if training else state.evaluation_batch_checked
+        if not first and batch.label:
+            batches.check_values(
+                batch,
+                "training" if training else "evaluation",
+                self._data_shapes,
+                self._label_names,
+                self._label_inputs,
+                self.output_shapes,
+            )
+            if training:
+                state.training_batch_checked = True
+            else:
+                state.evaluation_batch_checked = True
+
+    def backward(self, out_grads=None):
+        life.require_training_forward(self, self._lifecycle.step)
+        super().backward(out_grads)
+        self._lifecycle.step = life.Step.BACKWARD
+
+    def update(self):
+        life.require_gradients(self, self._lifecycle.step)
+        super().update()
+        self._lifecycle.step = life.Step.UPDATED
+
+    def update_metric(self, eval_metric, labels, pre_sliced=False):
+        step = self._lifecycle.step
+        if not step.has_outputs:
+            life.require_params(self, "mod.update_metric()")
+        arguments.check_metric_object(eval_metric)
+        life.require_outputs(
+            self,
+            step,
+            "mod.update_metric() compares the outputs of the last forward pass with the "
+            "labels, and there has been no forward pass yet.",
+            fix="mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)",
+        )
+        arguments.check_labels_to_compare(labels)
+        if self._batch_pad and not pre_sliced:
+            update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
+            return
+        if isinstance(eval_metric, DeferredMetric):
+            # the bound batch size is the labels' length, without asking the device
+            eval_metric.begin_batch(self._exec_group.batch_size)
+        super().update_metric(eval_metric, labels, pre_sliced)
+
+    def get_outputs(self, merge_multi_context=True):
+        life.require_params(self, "mod.get_outputs()")
+        life.require_outputs(
+            self,
+            self._lifecycle.step,
+            "mod.get_outputs() returns the outputs of the last forward pass, and there has "
+            "been none yet.",
+            fix="mod.forward(batch, is_train=False); mod.get_outputs()",
+        )
+        return super().get_outputs(merge_multi_context)
+
+
+def resume(prefix: str, context=None, **module_args) -> Module:
+    """A Module ready to continue the newest complete checkpoint under ``prefix``.
+
+    ``mod.fit(train_iter, num_epoch=N, checkpoint=prefix)`` then goes on from the saved epoch
+    with the saved optimizer state.
+
+    Examples
+    --------
+    >>> mod = mxlearn.resume('runs/mlp', context=mx.cpu())  # doctest: +SKIP
+    >>> mod.fit(train_iter, num_epoch=10, checkpoint='runs/mlp')  # doctest: +SKIP
+    """
+    return resume_checkpoint(Module, prefix, context, **module_args)

@@ -1,0 +1,142 @@
+"""The one way into a training run: ``Callback`` hooks, called through a ``CallbackList``.
+
+``fit`` hands its run to a loop that sees only a CallbackList. The list is what MXNet's three
+callback slots (``batch_end_callback``, ``epoch_end_callback``, ``eval_end_callback``) get, once
+each; it turns each slot call into the hooks below, in the order of its callbacks. Metric
+recording, the live plot, the watchdog, checkpoint saving, epoch reports, early stopping and a
+user's own ``fit(callbacks=[...])`` are all callbacks; they share a :class:`RunContext` instead
+of reading each other's fields.
+
+The hooks of one run, in order::
+
+    on_train_begin
+    for each epoch:
+        on_batch_end            after each training batch (forward, backward, update)
+        on_epoch_end            the epoch's training pass is done; validation has not run
+        on_validation_end       the epoch's validation values are recorded (with eval_data)
+        on_epoch_done           everything for the epoch is done, validation included
+    on_interrupt                the user interrupted training (Ctrl-C, "interrupt kernel")
+    on_train_end            always, last: run.outcome says how the run ended
+
+Raising :class:`StopTraining` in a hook ends training: the other callbacks still get that hook,
+then the run ends with ``run.outcome == 'stopped'``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+class StopTraining(Exception):
+    """Raise it inside a fit callback to end training after this epoch; fit catches it."""
+
+
+class Callback:
+    """Base of everything that takes part in a ``fit`` run; override the hooks you need.
+
+    Every hook gets the run's :class:`RunContext` (``run.module``, ``run.history``,
+    ``run.epoch``, ...). Hooks run on the training thread: a slow hook slows training.
+
+    Examples
+    --------
+    >>> class EpochPrinter(mxlearn.Callback):
+    ...     def on_epoch_done(self, run, epoch):
+    ...         print(epoch, run.history.last('accuracy', 'validation'))
+    >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=3,
+    ...         callbacks=[EpochPrinter()])  # doctest: +SKIP
+    """
+
+    def on_train_begin(self, run: RunContext) -> None:
+        """Training starts (``run.begin_epoch`` is the first epoch it trains)."""
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        """Batch ``batch`` (counted from 0 in each epoch) of epoch ``run.epoch`` is trained."""
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
+        """The training pass of ``epoch`` is done; validation has not run yet."""
+
+    def on_validation_end(self, run: RunContext, epoch: int) -> None:
+        """The validation values of ``epoch`` are in ``run.history`` (fit with eval_data)."""
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        """Everything for ``epoch`` is done, validation included: values are final."""
+
+    def on_interrupt(self, run: RunContext) -> None:
+        """The user interrupted training; ``on_train_end`` follows."""
+
+    def on_train_end(self, run: RunContext) -> None:
+        """The run ended: ``run.outcome`` is 'completed', 'stopped', 'interrupted' or 'failed'."""
+
+
+@dataclass
+class RunContext:
+    """What the callbacks of one ``fit`` run share."""
+
+    module: object  # the Module being trained
+    recorder: object  # the TrainingRecorder that fills the history (counters, progress)
+    begin_epoch: int
+    num_epoch: int  # the epoch to stop before
+    has_validation: bool
+    epoch: int = 0  # the epoch being trained (or just trained)
+    batch: int = -1  # the latest batch's index within its epoch
+    # The loss is past the divergence limit now: these weights should not become a checkpoint.
+    weights_suspect: bool = False
+    last_checkpoint: tuple[str, int] | None = None  # (prefix, epochs completed) of the newest
+    outcome: str | None = None  # how the run ended, set before on_train_end
+    stop_reason: str | None = None  # the first StopTraining's message
+    # MXNet's own arguments of the slot being dispatched, for callbacks that pass them on
+    mxnet_args: tuple = field(default=(), repr=False)
+
+    @property
+    def history(self):
+        """The MetricHistory: every value so far (a resumed run's earlier ones too)."""
+        return self.recorder.history
+
+
+class CallbackList:
+    """The callbacks of one run, in order, and the three functions MXNet's fit slots get."""
+
+    def __init__(self, callbacks: list[Callback], run: RunContext) -> None:
+        self.callbacks = list(callbacks)
+        self.run = run
+
+    def dispatch(self, hook: str, *args) -> None:
+        """Call ``hook`` on every callback; a StopTraining is raised after all had their turn."""
+        stop = None
+        for callback in self.callbacks:
+            try:
+                getattr(callback, hook)(self.run, *args)
+            except StopTraining as raised:
+                stop = stop or raised
+        if stop is not None:
+            if self.run.stop_reason is None:
+                self.run.stop_reason = str(stop)
+            raise stop
+
+    # ---------------------------------------------------------------- MXNet's slots
+    def slots(self) -> dict:
+        """fit's keyword arguments for MXNet's callback slots: each slot gets one function."""
+        after_training = self.epoch_end if not self.run.has_validation else self._epoch_end_only
+        return {
+            "batch_end_callback": self.batch_end,
+            "epoch_end_callback": after_training,
+            "eval_end_callback": self.eval_end,
+        }
+
+    def batch_end(self, param) -> None:
+        self.run.epoch, self.run.batch, self.run.mxnet_args = param.epoch, param.nbatch, (param,)
+        self.dispatch("on_batch_end", param.nbatch)
+
+    def _epoch_end_only(self, epoch, symbol, arg_params, aux_params) -> None:
+        # With eval_data, the epoch is done only after validation (eval_end below).
+        self.run.epoch, self.run.mxnet_args = epoch, (epoch, symbol, arg_params, aux_params)
+        self.dispatch("on_epoch_end", epoch)
+
+    def epoch_end(self, epoch, symbol, arg_params, aux_params) -> None:
+        self._epoch_end_only(epoch, symbol, arg_params, aux_params)
+        self.dispatch("on_epoch_done", epoch)
+
+    def eval_end(self, param) -> None:
+        self.run.epoch, self.run.mxnet_args = param.epoch, (param,)
+        self.dispatch("on_validation_end", param.epoch)
+        self.dispatch("on_epoch_done", param.epoch)

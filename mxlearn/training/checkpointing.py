@@ -1,0 +1,33 @@
+"""CheckpointSaving: the callback that writes fit's checkpoints, by a Checkpoint policy.
+
+It saves once everything for an epoch is done (validation included), so the manifest holds the
+epoch's validation values, and never while the watchdog finds the loss past its limit: the last
+good checkpoint stays the newest.
+"""
+
+from __future__ import annotations
+
+from ..checkpoint.policy import Checkpoint
+from .callback import Callback, RunContext
+
+
+class CheckpointSaving(Callback):
+    def __init__(self, policy: Checkpoint) -> None:
+        self.policy = policy
+
+    def on_train_begin(self, run: RunContext) -> None:
+        if self.policy.saved:  # the same policy object saved in an earlier fit
+            run.last_checkpoint = (self.policy.prefix, self.policy.saved[-1])
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        if run.weights_suspect:
+            print(
+                f"Checkpoint of epoch {epoch} not written: the training loss is past the "
+                "divergence limit (see the watchdog's message if training stops)."
+            )
+            return
+        saved = self.policy.after_epoch(
+            run.module, epoch + 1, run.history, run.module.optimizer_settings
+        )
+        if saved:
+            run.last_checkpoint = (self.policy.prefix, epoch + 1)

@@ -1,0 +1,63 @@
+"""The fit loop: MXNet's own ``fit``, whose three callback slots hold one CallbackList.
+
+MXNet's ``BaseModule.fit`` does the epochs, batches, validation and logging; this loop adds
+what happens around it: the run's first and last hooks, an ended run's outcome, and the
+explained endings (an empty iterator, StopTraining, an interrupt).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..guards.fit_arguments import no_batch_error
+from ..guards.lifecycle import state_text
+from .callback import RunContext, StopTraining
+from .epoch_log import visible_epoch_log
+from .plan import FitPlan
+
+
+class TrainingInterrupted(KeyboardInterrupt):
+    """fit stopped by the user (Ctrl-C, or "interrupt kernel"), with how to go on."""
+
+
+def interrupt_text(run: RunContext) -> str:
+    if run.last_checkpoint is not None:
+        prefix, epoch = run.last_checkpoint
+        return (
+            f"Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the data "
+            f"iterator was reset. To go on: mod = mxlearn.resume('{prefix}'); "
+            f"mod.fit(train_iter, num_epoch={run.num_epoch}, checkpoint='{prefix}')"
+        )
+    return (
+        "Training stopped; no checkpoint was being written, so only the module in memory holds "
+        "the progress. The data iterator was reset. Next time pass checkpoint='runs/name' to fit "
+        "to keep every completed epoch on disk."
+    )
+
+
+def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
+    """Train with ``mxnet_fit`` (MXNet's own fit, bound to the module) as ``plan`` says."""
+    callbacks, run = plan.callbacks, plan.run
+    with visible_epoch_log(run.module):
+        try:
+            callbacks.dispatch("on_train_begin")
+            mxnet_fit(train_data, **plan.mxnet_arguments, **callbacks.slots())
+            run.outcome = "completed"
+        except StopIteration:
+            # MXNet's fit takes the first batch of each epoch with a bare next().
+            run.outcome = "failed"
+            raise no_batch_error(train_data, state_text(run.module)) from None
+        except StopTraining as stop:
+            run.outcome = "stopped"
+            train_data.reset()  # stopped after the epoch, before fit's own reset
+            print(str(stop) or "Training stopped by a callback (StopTraining).")
+        except KeyboardInterrupt:
+            run.outcome = "interrupted"
+            train_data.reset()  # the next fit starts from a full epoch
+            callbacks.dispatch("on_interrupt")
+            raise TrainingInterrupted(interrupt_text(run)) from None
+        except BaseException:
+            run.outcome = "failed"
+            raise
+        finally:
+            callbacks.dispatch("on_train_end")

@@ -1,0 +1,32 @@
+"""MXNetCallbacks: fit's MXNet-style callback arguments as one callback of the list.
+
+``batch_end_callback``, ``epoch_end_callback`` and ``eval_end_callback`` keep MXNet's meaning:
+each function is called with MXNet's own arguments (a BatchEndParam, or epoch, symbol,
+arg_params, aux_params), after mxlearn's recording, plot and watchdog have seen the same
+moment, so that e.g. ``mx.callback.Speedometer`` and ``mx.callback.do_checkpoint`` work
+unchanged.
+"""
+
+from __future__ import annotations
+
+from ..guards.arguments import as_list
+from .callback import Callback, RunContext
+
+
+class MXNetCallbacks(Callback):
+    def __init__(self, batch_end=None, epoch_end=None, eval_end=None) -> None:
+        self.batch_end = as_list(batch_end)
+        self.epoch_end = as_list(epoch_end)
+        self.eval_end = as_list(eval_end)
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        for function in self.batch_end:
+            function(*run.mxnet_args)
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
+        for function in self.epoch_end:
+            function(*run.mxnet_args)
+
+    def on_validation_end(self, run: RunContext, epoch: int) -> None:
+        for function in self.eval_end:
+            function(*run.mxnet_args)

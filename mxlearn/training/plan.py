@@ -1,0 +1,100 @@
+"""A fit run's plan: its callbacks, in order, and the arguments MXNet's own fit gets.
+
+The order of the callbacks is the order every hook runs in: the recording first (it names each
+batch and records each epoch's values before anyone reads them), then the live plot and the
+watchdog, then the user's MXNet-style callbacks, then what acts on a finished epoch (checkpoint
+saving, reports, early stopping), and the user's own Callback objects last.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..guards.arguments import as_list
+from ..guards.fit_arguments import check_callbacks
+from ..metrics.recorder import TrainingRecorder
+from .callback import Callback, CallbackList, RunContext
+from .checkpointing import CheckpointSaving
+from .epoch_report import EpochReporting
+from .mxnet_callbacks import MXNetCallbacks
+from .recording import MetricRecording
+from .watchdog import DivergenceWatchdog
+
+# MXNet's fit parameters after train_data; the three callback slots are the CallbackList's.
+MXNET_ARGUMENTS = (
+    "eval_data",
+    "eval_metric",
+    "kvstore",
+    "optimizer",
+    "optimizer_params",
+    "eval_batch_end_callback",
+    "initializer",
+    "arg_params",
+    "aux_params",
+    "allow_missing",
+    "force_rebind",
+    "force_init",
+    "begin_epoch",
+    "num_epoch",
+    "validation_metric",
+    "monitor",
+    "sparse_row_id_fn",
+)
+
+
+@dataclass
+class FitPlan:
+    callbacks: CallbackList
+    mxnet_arguments: dict
+
+    @property
+    def run(self) -> RunContext:
+        return self.callbacks.run
+
+
+def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
+    """The plan of one fit: ``request`` holds fit's checked arguments by name; ``plot``,
+    ``saver``, ``stopper`` are the LivePlot, Checkpoint and EarlyStopping (or None);
+    ``resumed`` the ResumeState it continues (or None)."""
+    user_callbacks = check_callbacks(request["callbacks"], Callback)
+    recorder = plot.recorder if plot is not None else TrainingRecorder()
+    if resumed is not None:
+        recorder.history = resumed.history()
+    eval_data = request["eval_data"]
+    run = RunContext(
+        module,
+        recorder,
+        request["begin_epoch"],
+        request["num_epoch"],
+        has_validation=eval_data is not None,
+    )
+    recording = MetricRecording(
+        recorder,
+        request["eval_metric"],
+        request["validation_metric"],
+        request["train_data"],
+        eval_data,
+    )
+    callbacks: list[Callback] = [recording]
+    if plot is not None:
+        callbacks.append(plot)
+    callbacks.append(DivergenceWatchdog())
+    callbacks.append(
+        MXNetCallbacks(
+            request["batch_end_callback"],
+            request["epoch_end_callback"],
+            request["eval_end_callback"],
+        )
+    )
+    if saver is not None:
+        callbacks.append(CheckpointSaving(saver))
+    reports = as_list(request["epoch_report_callback"])
+    if reports:
+        callbacks.append(EpochReporting(reports))
+    if stopper is not None:
+        callbacks.append(stopper)
+    callbacks += user_callbacks
+    arguments = {name: request[name] for name in MXNET_ARGUMENTS}
+    arguments["eval_metric"] = recording.train_metric
+    arguments["validation_metric"] = recording.validation_metric
+    return FitPlan(CallbackList(callbacks, run), arguments)

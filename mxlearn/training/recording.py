@@ -1,0 +1,78 @@
+"""MetricRecording: the callback that turns fit's metrics into ``mod.history``.
+
+fit's metrics are wrapped in DeferredMetric (no device sync per batch; the values MXNet logs are
+unchanged). After each batch the recorder counts it; the per-batch values are recorded when the
+deferred metric replays them (when a plot draws, or at the latest at the epoch's end); after
+each epoch the recorder takes MXNet's train values, and after each validation the validation
+values.
+"""
+
+from __future__ import annotations
+
+import functools
+
+from .._compat import mx
+from ..devices import gpu_memory_text
+from ..metrics.deferred import DeferredMetric
+from ..metrics.recorder import TrainingRecorder
+from .callback import Callback, RunContext
+
+
+def _batches_per_epoch(data_iter) -> int | None:
+    # NDArrayIter knows its size; other iterators are counted during the first epoch.
+    num_data, batch_size = (
+        getattr(data_iter, "num_data", None),
+        getattr(data_iter, "batch_size", None),
+    )
+    if not (num_data and batch_size):
+        return None
+    if getattr(data_iter, "last_batch_handle", "pad") == "discard":
+        return num_data // batch_size
+    return -(-num_data // batch_size)
+
+
+class MetricRecording(Callback):
+    """Records every metric value of a fit run into ``recorder.history``."""
+
+    def __init__(
+        self, recorder: TrainingRecorder, eval_metric, validation_metric, train_data, eval_data=None
+    ) -> None:
+        self.recorder = recorder
+        self.train_data = train_data
+        self.train_metric = DeferredMetric(
+            eval_metric, on_batch=self._on_batch, clock=recorder.clock
+        )
+        self.validation_metric = DeferredMetric(validation_metric, clock=recorder.clock)
+        # Labels from an NDArrayIter are views of arrays that never change: no copy needed.
+        self.train_metric.copy_labels = type(train_data) is not mx.io.NDArrayIter
+        self.validation_metric.copy_labels = type(eval_data) is not mx.io.NDArrayIter
+        recorder.flush_sources.append(self.train_metric.flush)
+
+    def _on_batch(self, entry, values) -> None:
+        self.recorder.record_batch(entry.epoch, entry.batch, entry.seen, values, at=entry.time)
+
+    def on_train_begin(self, run: RunContext) -> None:
+        self.recorder.begin(
+            begin_epoch=run.begin_epoch,
+            total_epochs=run.num_epoch,
+            batches_per_epoch=_batches_per_epoch(self.train_data),
+        )
+        self.train_metric.epoch = run.begin_epoch
+        self.train_metric.seen = self.recorder.samples
+        contexts = run.module.contexts
+        if any(ctx.device_type == "gpu" for ctx in contexts):
+            self.recorder.status = functools.partial(gpu_memory_text, contexts)
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        self.recorder.advance(run.epoch, batch, self.train_metric.latest_samples)
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
+        self.recorder.record_epoch(epoch, "train", self.train_metric.get_global_name_value())
+        self.train_metric.epoch = epoch + 1
+
+    def on_validation_end(self, run: RunContext, epoch: int) -> None:
+        self.recorder.record_epoch(epoch, "validation", self.validation_metric.get_name_value())
+
+    def on_train_end(self, run: RunContext) -> None:
+        self.train_metric.flush()
+        self.recorder.flush_sources.remove(self.train_metric.flush)
