@@ -5,6 +5,11 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .commands.doctor import run_doctor
+from .commands.tour import run_tour
+from .distributed import launch as run_job
+from .errors import MXLearnError
+
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m mxlearn", description=__doc__)
@@ -27,28 +32,21 @@ def main(argv: list[str] | None = None) -> int:
     launch.add_argument("script_args", nargs=argparse.REMAINDER, help="its arguments")
     args = parser.parse_args(argv)
 
-    from .errors import MXLearnError
-
     try:
         if args.command == "tour":
-            from .commands.tour import run_tour
-
             run_tour(args.out, epochs=args.epochs)
         elif args.command == "course":
+            # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
             from .commands.course import run_course
 
             if any(run.error for run in run_course(args.notebooks, args.out)):
                 return 1
         elif args.command == "launch":
-            from .distributed import launch as run_job
-
             result = run_job(
                 args.script, args.script_args, args.workers, args.servers, args.timeout
             )
             print(f"mxlearn launch: {args.workers} workers finished in {result.seconds:.1f} s.")
         else:
-            from .commands.doctor import run_doctor
-
             run_doctor()
     except MXLearnError as err:
         print(f"\nmxlearn: {err}", file=sys.stderr)

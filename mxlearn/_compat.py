@@ -24,7 +24,7 @@ _GPU_FIX = (
 
 # Why each default: MXNET_SUBGRAPH_VERBOSE=0 silences the "Subgraph backend MKLDNN is activated"
 # line MXNet prints at every bind; a bounded oneDNN cache keeps memory flat when input shapes
-# vary (unbounded, it grew by 159 MB over 1,000 shapes here; see issue 6).
+# vary (unbounded, it grew by 159 MB over 1,000 shapes here: benchmarks/shape_memory.py).
 ENV_DEFAULTS = {"MXNET_SUBGRAPH_VERBOSE": "0", "MXNET_MKLDNN_CACHE_NUM": "64"}
 
 # Aliases NumPy 1.24 removed and MXNet 1.9.1 still touches at import time.

@@ -5,9 +5,17 @@ Each check prints one line starting with "OK" when the step did what it should, 
 
 Examples
 --------
->>> before = checks.snapshot(mod)              # doctest: +SKIP
->>> mod.forward(batch, is_train=True); mod.backward(); mod.update()  # doctest: +SKIP
->>> checks.parameters_changed(mod, before)     # doctest: +SKIP
+>>> import mxlearn
+>>> from mxlearn import checks, mx
+>>> X, y = mxlearn.datasets.synthetic_classification(num_samples=64)
+>>> train_iter = mx.io.NDArrayIter(X, y, batch_size=32)
+>>> mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4))
+>>> mod.bind(train_iter.provide_data, train_iter.provide_label)
+>>> mod.init_params(mx.init.Uniform(0.1)); mod.init_optimizer()
+>>> batch = next(iter(train_iter))
+>>> before = checks.snapshot(mod)
+>>> mod.forward(batch, is_train=True); mod.backward(); mod.update()
+>>> checks.parameters_changed(mod, before)
 OK: all 4 parameter arrays changed in the update.
 """
 

@@ -121,8 +121,8 @@ def letter_recognition(path: str | os.PathLike | None = None) -> tuple[np.ndarra
 
     Examples
     --------
-    >>> X, y = letter_recognition()  # doctest: +SKIP
-    >>> X.shape, int(y.max())  # doctest: +SKIP
+    >>> X, y = letter_recognition()
+    >>> X.shape, int(y.max())
     ((20000, 16), 25)
     """
     return _parse(_verified_bytes(letter_file(path)))
@@ -134,8 +134,8 @@ def letter_iters(batch_size: int = 32, path: str | os.PathLike | None = None):
 
     Examples
     --------
-    >>> train_iter, val_iter = letter_iters(batch_size=32)  # doctest: +SKIP
-    >>> train_iter.provide_data  # doctest: +SKIP
+    >>> train_iter, val_iter = letter_iters(batch_size=32)
+    >>> train_iter.provide_data
     [DataDesc[data,(32, 16),<class 'numpy.float32'>,NCHW]]
     """
     X, y = letter_recognition(path)

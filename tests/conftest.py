@@ -5,7 +5,6 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-import numpy as np
 import pytest
 
 SHARED_DATA = Path(__file__).resolve().parents[1].parent / "shared" / "data" / "letter-recognition"
@@ -33,10 +32,10 @@ def shared_data() -> Path:
 
 
 def seed_all(seed: int = 0) -> None:
-    from mxlearn import mx
+    """Every generator a run draws from (MXNet's, NumPy's, Python's): mxlearn.seed."""
+    import mxlearn
 
-    mx.random.seed(seed)
-    np.random.seed(seed)
+    mxlearn.seed(seed)
 
 
 @pytest.fixture

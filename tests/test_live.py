@@ -279,3 +279,20 @@ def test_live_plot_draws_within_budget_during_fit(tmp_path):
     assert all(frame[:2] == b"\xff\xd8" for frame in shown[:-1])  # JPEG frames while training
     assert shown[-1][:4] == b"\x89PNG"  # a PNG at the end
     assert live.figure.blits >= 1
+
+
+def test_correlations_are_drawn_on_their_whole_range():
+    """MCC and Pearson correlation go down to -1: the fixed axis is [-1, 1], not [0, 1]."""
+    history = MetricHistory()
+    for epoch, (mcc, acc) in enumerate([(-0.6, 0.2), (0.1, 0.4), (0.7, 0.8)]):
+        for name, value in (("mcc", mcc), ("accuracy", acc)):
+            history.record(
+                name, "train", "epoch", epoch=epoch, batch=4, samples=0, time=0, value=value
+            )
+    fig = TrainingFigure(smoothing=0.0, log_scale=True)
+    fig.update(history, 4, (0, 3))
+    fig.draw()
+    low, high = fig._axes["mcc"].get_ylim()
+    assert low == -1.0 and high >= 1.0
+    assert fig._axes["mcc"].get_yscale() == "linear"
+    assert fig._axes["accuracy"].get_ylim()[0] == 0.0

@@ -79,6 +79,10 @@ def test_classification_metrics_on_a_regression_are_refused():
         mod.fit(it, eval_metric="acc", num_epoch=1)
     mod.fit(it, eval_metric="mse", num_epoch=1)
     assert mod.history.last("mse") is not None
+    # two full batches of 32: the whole-set MSE is the mean of the two batches' MSEs
+    batches = mod.history.series("mse", "train", "batch")[1]
+    assert len(batches) == 2 and all(np.isfinite(batches))
+    assert mod.history.last("mse") == pytest.approx(np.mean(batches), rel=1e-6)
 
 
 def _padded_iter(X, y, **names):

@@ -1,4 +1,4 @@
-"""Padded rows of the last batch never count in a metric (issue 5, item 2)."""
+"""Padded rows of the last batch never count in a metric."""
 
 from __future__ import annotations
 

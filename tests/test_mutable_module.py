@@ -85,7 +85,7 @@ def test_training_on_mixed_shapes_equals_the_same_updates_shape_by_shape():
         for index, (weight, grad) in enumerate(zip(group.param_arrays, group.grad_arrays)):
             updater(index, grad[0], weight[0])
         ref._params_dirty = True  # updated behind the module's back: read from the device
-        mx.nd.waitall()  # plain MXNet: BatchNorm's statistics may be unwritten yet (#18610)
+        mx.nd.waitall()  # plain MXNet: BatchNorm's statistics may be unwritten yet (apache/mxnet#18610)
         args, auxs = ref.get_params()
     got_args, got_auxs = mod.get_params()
     for name in args:
@@ -205,3 +205,31 @@ def test_groups_must_share_their_number_of_dimensions():
     odd = (np.zeros((4, 8, 8), np.float32), np.zeros(4, np.float32))
     with pytest.raises(InputError, match=r"\[3, 4\] dimensions"):
         ShapeVaryingIter([flat, odd], 4)
+
+
+def test_the_constructor_takes_every_argument_of_modules():
+    """state_names, group2ctxs and compression_params reach MXNet as in mx.mod.Module."""
+    net = mx.sym.Variable("data")
+    state = mx.sym.Variable("state")  # an input the module keeps between batches
+    net = mx.sym.FullyConnected(net + state, name="fc", num_hidden=3)
+    net = mx.sym.SoftmaxOutput(net, name="softmax")
+    compression = {"type": "2bit", "threshold": 0.5}
+    mod = mxlearn.MutableModule(
+        net,
+        state_names=["state"],
+        group2ctxs={"dev": mx.cpu(0)},
+        compression_params=compression,
+        max_data_shapes=[("data", (4, 5))],
+    )
+    plain = mx.mod.Module(
+        net, state_names=["state"], group2ctxs={"dev": mx.cpu(0)}, compression_params=compression
+    )
+    assert mod._state_names == plain._state_names == ["state"]
+    assert mod._compression_params == plain._compression_params == compression
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params(mx.init.Uniform(0.1))
+    mod.set_states(value=1.0)
+    batch = mx.io.DataBatch([mx.nd.ones((2, 5))], [mx.nd.zeros((2,))])  # a smaller shape
+    mod.forward(batch, is_train=False)
+    assert mod.get_outputs()[0].shape == (2, 3)
+    assert mod.get_states(merge_multi_context=False)[0][0].shape == (2, 5)  # this batch's

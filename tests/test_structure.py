@@ -1,5 +1,5 @@
-"""The package's shape, as issue 12 set it: no import circle, small files and functions, a thin
-Module, and no file reading another file's private attributes."""
+"""The package's shape: no import circle, small files and functions, a thin Module, and no
+file reading another file's private attributes (the structure issue 12 set)."""
 
 from __future__ import annotations
 

@@ -15,6 +15,11 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+import nbformat
+from nbclient import NotebookClient
+from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
+from nbconvert import HTMLExporter
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # a <script> that loads anything from the internet: by src=, or an import() in its body
 EXTERNAL_SCRIPT = re.compile(
@@ -58,17 +63,12 @@ def offline_outputs(nb) -> None:
 
 
 def html_page(nb) -> str:
-    from nbconvert import HTMLExporter
-
     exporter = HTMLExporter()  # the JupyterLab look; images are already inline as base64
     body, _ = exporter.from_notebook_node(nb)
     return EXTERNAL_SCRIPT.sub("", body)
 
 
 def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> NotebookRun:
-    import nbformat
-    from nbclient import NotebookClient
-    from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 
     out_folder.mkdir(parents=True, exist_ok=True)
     nb = nbformat.read(source, as_version=4)

@@ -6,17 +6,18 @@ import importlib.util
 import os
 import sys
 
+from ..errors import InputError, did_you_mean
+
 BACKENDS = ("widget", "display", "console")
 ENV_VARIABLE = "MXLEARN_LIVE_BACKEND"
 
 
 def _kernel_shell():
     """The IPython shell of a Jupyter kernel, or None (a terminal, a script, IPython's REPL)."""
-    if "IPython" not in sys.modules:
+    ipython = sys.modules.get("IPython")  # not imported: not in IPython, and no cost to look
+    if ipython is None:
         return None
-    from IPython import get_ipython
-
-    shell = get_ipython()
+    shell = ipython.get_ipython()
     return shell if shell is not None and hasattr(shell, "kernel") else None
 
 
@@ -33,8 +34,6 @@ def choose_backend(requested: str | None = None) -> str:
     choice = requested or os.environ.get(ENV_VARIABLE) or None
     if choice is not None:
         if choice not in BACKENDS:
-            from ..errors import InputError, did_you_mean
-
             raise InputError(
                 f"LivePlot(backend={choice!r}): there is no such backend. "
                 + did_you_mean(choice, BACKENDS),

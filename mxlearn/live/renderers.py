@@ -14,6 +14,9 @@ import os
 import sys
 import time
 
+import ipywidgets as widgets
+from IPython.display import display
+
 
 class ConsoleRenderer:
     wants_figure = False  # draws nothing while training: only the final PNG
@@ -54,8 +57,6 @@ class DisplayRenderer:
         self._text = self._image = None
 
     def start(self) -> None:
-        from IPython.display import display
-
         self._text = display({"text/plain": "starting..."}, raw=True, display_id=True)
         self._image = display(
             {"text/plain": "(the plot appears after the first batches)"}, raw=True, display_id=True
@@ -80,8 +81,6 @@ class WidgetRenderer:
     wants_figure = True
 
     def __init__(self) -> None:
-        import ipywidgets as widgets
-
         self.bar = widgets.FloatProgress(
             value=0.0,
             min=0.0,
@@ -106,8 +105,6 @@ class WidgetRenderer:
         return bundle
 
     def start(self) -> None:
-        from IPython.display import display
-
         self._handle = display(self._bundle(None), raw=True, display_id=True)
 
     def progress(self, text: str, fraction: float | None) -> None:

@@ -56,14 +56,11 @@ class Throttle:
         now = self.clock()
         if self._start is None:
             self._start = now
-        if (
-            now - (self._last_end if self._last_end is not None else self._start)
-            < self.min_interval
-        ):
+        since = self._last_end if self._last_end is not None else self._start
+        if now - since < self.min_interval:
             return False
         if self._last_end is None:
-            return True
-            return False
+            return True  # the first draw: nothing spent yet
         return self.spent + self._last_cost <= self.budget * (now - self._start)
 
     def drew(self, cost: float) -> None:

@@ -2,7 +2,7 @@
 
 MXNet's metrics call ``asnumpy()`` in every ``update``: Python then waits for each batch to finish
 before it can queue the next, and that wait is the whole gap between ``fit`` and a bare
-forward/backward/update loop (DESIGN.md). ``DeferredMetric`` keeps copies of each batch's outputs
+forward/backward/update loop (measured in benchmarks/run.py). ``DeferredMetric`` keeps copies of each batch's outputs
 and labels on the device (an asynchronous copy) and replays them into the real MXNet metric only
 when someone reads it, when a plot draws, or every ``max_pending`` batches. The replay is the
 same ``update`` calls in the same order on the same values, so every value read is exactly

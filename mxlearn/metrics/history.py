@@ -20,6 +20,8 @@ import math
 import os
 from typing import NamedTuple
 
+import pandas as pd
+
 from ..atomic_write import atomic_write_bytes
 
 PHASES = ("train", "validation")
@@ -128,8 +130,6 @@ class MetricHistory:
     # ---------------------------------------------------------------- export
     def to_pandas(self):
         """A DataFrame with one row per value and the columns of :data:`COLUMNS`."""
-        import pandas as pd
-
         return pd.DataFrame(self.records, columns=list(COLUMNS))
 
     def to_csv(self, path: str | os.PathLike) -> None:

@@ -322,7 +322,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             self._check_batch(data_batch, training)
         super().forward(data_batch, is_train)
         self._lifecycle.after_forward(training)
-        # rows an iterator added to fill the last batch: metrics must not count them (#5)
+        # rows an iterator added to fill the last batch: metrics must not count them
         self._batch_pad = 0 if isinstance(data_batch, list) else int(data_batch.pad or 0)
 
     def _check_batch(self, batch, training: bool) -> None:

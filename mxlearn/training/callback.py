@@ -39,11 +39,19 @@ class Callback:
 
     Examples
     --------
+    >>> import logging, mxlearn
+    >>> from mxlearn import mx
+    >>> X, y = mxlearn.datasets.synthetic_classification(num_samples=128)
+    >>> train_iter = mx.io.NDArrayIter(X[:96], y[:96], batch_size=32)
+    >>> val_iter = mx.io.NDArrayIter(X[96:], y[96:], batch_size=32)
     >>> class EpochPrinter(mxlearn.Callback):
     ...     def on_epoch_done(self, run, epoch):
-    ...         print(epoch, run.history.last('accuracy', 'validation'))
-    >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=3,
-    ...         callbacks=[EpochPrinter()])  # doctest: +SKIP
+    ...         print(f"epoch {epoch}: validation accuracy {run.history.last('accuracy', 'validation'):.2f}")
+    >>> quiet = logging.getLogger("quiet")  # only the callback's lines, not MXNet's log
+    >>> mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4), logger=quiet)
+    >>> mod.fit(train_iter, eval_data=val_iter, num_epoch=2, callbacks=[EpochPrinter()])
+    epoch 0: validation accuracy ...
+    epoch 1: validation accuracy ...
     """
 
     def on_train_begin(self, run: RunContext) -> None:
