@@ -75,3 +75,6 @@ def ready_module(small_net, small_iter):
 
 
 os.environ.setdefault("MPLBACKEND", "Agg")
+# The docstring examples (collected from mxlearn/ in the same run) read the data set too.
+if SHARED_DATA.is_dir():
+    os.environ.setdefault("MXLEARN_DATA", str(SHARED_DATA))

@@ -44,16 +44,16 @@ def reshaped_descs(batch, data_shapes, data_names) -> list | None:
     return None
 
 
-def require_labels(batch) -> None:
-    if not batch.label:
-        raise InputError(
-            "mod.forward(batch, is_train=True): the batch has no label, so there is "
-            "nothing to learn from (MXNet would silently reuse the previous batch's "
-            "labels).",
-            fix="train on batches from an iterator made with labels: "
-            "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
-            "mod.forward(batch, is_train=False)",
-        )
+def refuse_unlabelled(batch) -> None:
+    """A training forward on a batch without labels."""
+    raise InputError(
+        "mod.forward(batch, is_train=True): the batch has no label, so there is "
+        "nothing to learn from (MXNet would silently reuse the previous batch's "
+        "labels).",
+        fix="train on batches from an iterator made with labels: "
+        "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
+        "mod.forward(batch, is_train=False)",
+    )
 
 
 def check_values(

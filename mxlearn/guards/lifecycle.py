@@ -41,10 +41,6 @@ class Step(enum.Enum):
     BACKWARD = "gradients from backward, waiting for update"
     UPDATED = "weights updated"
 
-    @property
-    def has_outputs(self) -> bool:
-        return self is not Step.NO_OUTPUTS
-
 
 @dataclass
 class Lifecycle:
@@ -196,7 +192,7 @@ def require_gradients(mod, step: Step) -> None:
 
 def require_outputs(mod, step: Step, problem: str, fix: str) -> None:
     """get_outputs and update_metric read the outputs of the last forward pass."""
-    if not step.has_outputs:
+    if step is Step.NO_OUTPUTS:
         raise LifecycleError(problem, fix=fix, state=state_text(mod))
 
 

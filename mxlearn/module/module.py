@@ -203,6 +203,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             self._symbol, shapes, data_descs, self._data_shapes, called, self.state_text()
         )
 
+    def _reset_bind(self):
+        super()._reset_bind()
+        self._lifecycle.restart()  # the memory is gone: nothing computed, nothing checked
+
     # ------------------------------------------------------------------ params
     def init_params(
         self,
@@ -331,11 +335,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         descs = batches.reshaped_descs(batch, self._data_shapes, self._data_names)
         if descs is not None:
             self._check_params_fit(descs, "mod.forward()")
-        if training and self._label_names and self._label_shapes is not None:
-            if state.call != "predict":
-                batches.require_labels(batch)
-        first = state.training_batch_checked if training else state.evaluation_batch_checked
-        if not first and batch.label:
+        if training and not batch.label and self._label_names and self._label_shapes is not None:
+            if state.call != "predict":  # predict's array forward trains nothing
+                batches.refuse_unlabelled(batch)
+        checked = state.training_batch_checked if training else state.evaluation_batch_checked
+        if not checked and batch.label:
             batches.check_values(
                 batch,
                 "training" if training else "evaluation",
@@ -361,7 +365,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         step = self._lifecycle.step
-        if not step.has_outputs:
+        if step is life.Step.NO_OUTPUTS:
             life.require_params(self, "mod.update_metric()")
         arguments.check_metric_object(eval_metric)
         life.require_outputs(

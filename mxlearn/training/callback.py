@@ -76,6 +76,13 @@ class Callback:
         """The run ended: ``run.outcome`` is 'completed', 'stopped', 'interrupted' or 'failed'."""
 
 
+HOOKS = tuple(name for name in vars(Callback) if name.startswith("on_"))
+
+
+def _overrides(callback: Callback, hook: str) -> bool:
+    return getattr(type(callback), hook) is not getattr(Callback, hook)
+
+
 @dataclass
 class RunContext:
     """What the callbacks of one ``fit`` run share."""
@@ -107,13 +114,19 @@ class CallbackList:
     def __init__(self, callbacks: list[Callback], run: RunContext) -> None:
         self.callbacks = list(callbacks)
         self.run = run
+        # Per hook, the callbacks that override it: a batch's dispatch then costs no call to
+        # the base class's empty methods.
+        self._overriding = {
+            hook: [getattr(c, hook) for c in self.callbacks if _overrides(c, hook)]
+            for hook in HOOKS
+        }
 
     def dispatch(self, hook: str, *args) -> None:
         """Call ``hook`` on every callback; a StopTraining is raised after all had their turn."""
         stop = None
-        for callback in self.callbacks:
+        for method in self._overriding[hook]:
             try:
-                getattr(callback, hook)(self.run, *args)
+                method(self.run, *args)
             except StopTraining as raised:
                 stop = stop or raised
         if stop is not None:

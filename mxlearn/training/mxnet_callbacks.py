@@ -19,6 +19,9 @@ class MXNetCallbacks(Callback):
         self.epoch_end = as_list(epoch_end)
         self.eval_end = as_list(eval_end)
 
+    def functions(self) -> list:
+        return self.batch_end + self.epoch_end + self.eval_end
+
     def on_batch_end(self, run: RunContext, batch: int) -> None:
         for function in self.batch_end:
             function(*run.mxnet_args)

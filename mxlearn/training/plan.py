@@ -79,13 +79,11 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     if plot is not None:
         callbacks.append(plot)
     callbacks.append(DivergenceWatchdog())
-    callbacks.append(
-        MXNetCallbacks(
-            request["batch_end_callback"],
-            request["epoch_end_callback"],
-            request["eval_end_callback"],
-        )
+    mxnet_style = MXNetCallbacks(
+        request["batch_end_callback"], request["epoch_end_callback"], request["eval_end_callback"]
     )
+    if mxnet_style.functions():
+        callbacks.append(mxnet_style)
     if saver is not None:
         callbacks.append(CheckpointSaving(saver))
     reports = as_list(request["epoch_report_callback"])
@@ -93,7 +91,8 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         callbacks.append(EpochReporting(reports))
     if stopper is not None:
         callbacks.append(stopper)
-    callbacks += user_callbacks
+    # a LivePlot or EarlyStopping given both as fit's argument and in callbacks= runs once
+    callbacks += [c for c in user_callbacks if not any(c is mine for mine in callbacks)]
     arguments = {name: request[name] for name in MXNET_ARGUMENTS}
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric

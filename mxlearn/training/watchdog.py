@@ -114,7 +114,7 @@ class DivergenceWatchdog(Callback):
         # the first batch gives the starting loss (the outputs are from before its update)
         if not self.checked or (batch and batch % self.every == 0):
             self.check(run.epoch, batch)
-        run.weights_suspect = self.suspect
+            run.weights_suspect = self.suspect
 
     def on_epoch_end(self, run: RunContext, epoch: int) -> None:
         self.check(epoch, None)
