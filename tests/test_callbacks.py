@@ -19,6 +19,7 @@ class Recorder(mxlearn.Callback):
         self.seen = []
 
     def on_train_begin(self, run):
+        assert run.epoch == run.begin_epoch
         self.seen.append(("train_begin", run.begin_epoch, run.num_epoch))
 
     def on_batch_end(self, run, batch):

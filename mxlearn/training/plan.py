@@ -67,6 +67,7 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["begin_epoch"],
         request["num_epoch"],
         has_validation=eval_data is not None,
+        epoch=request["begin_epoch"],
     )
     recording = MetricRecording(
         recorder,
