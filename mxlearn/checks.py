@@ -40,9 +40,9 @@ def snapshot(mod) -> dict:
 def parameters_changed(mod, before: dict) -> None:
     """After ``update``: every trained parameter moved."""
     now = snapshot(mod)
-    group = mod.executor_group
-    fixed = set(group.fixed_param_names or [])
-    trained = [k for k in group.param_names if k not in fixed]
+    # a module loaded but never bound has trained nothing: all its parameters count as trained
+    fixed = set(mod.executor_group.fixed_param_names or []) if mod.binded else set()
+    trained = [k for k in mod.get_params()[0] if k not in fixed]
     same = [k for k in trained if np.array_equal(now[k], before[k])]
     if same:
         raise CheckFailed(

@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import numpy as np
 import pytest
 from conftest import seed_all
 
 import mxlearn
+import mxlearn.training.callback
 from mxlearn import mx
-from mxlearn.errors import ArgumentTypeError
+from mxlearn.errors import ArgumentTypeError, InputError
 
 BATCHES = 8  # small_iter: 256 rows in batches of 32
 
@@ -106,8 +108,11 @@ def test_early_stopping_ends_the_run_after_every_callback_saw_the_epoch(
 
 
 class InterruptAt(mxlearn.Callback):
+    def __init__(self, epoch=1, batch=2):
+        self.at = (epoch, batch)
+
     def on_batch_end(self, run, batch):
-        if (run.epoch, batch) == (1, 2):
+        if (run.epoch, batch) == self.at:
             raise KeyboardInterrupt
 
 
@@ -149,3 +154,176 @@ def test_what_is_not_a_callback_object_is_refused_before_training(small_iter, sm
     with pytest.raises(ArgumentTypeError, match="mxlearn.Callback objects"):
         mod.fit(small_iter, num_epoch=1, callbacks=[given])
     assert mod.state == "created"  # nothing was bound or trained
+
+
+class Raise(mxlearn.Callback):
+    """Raises ``error`` in ``hook`` at (epoch, batch) (batch None: the first call in the epoch)."""
+
+    def __init__(self, hook, error, epoch=0, batch=None):
+        self.hook, self.error, self.at = hook, error, (epoch, batch)
+        for name in mxlearn.training.callback.HOOKS:
+            if name == hook:
+                setattr(self, name, self._maybe_raise)
+
+    def _maybe_raise(self, run, *args):
+        batch = args[0] if self.hook == "on_batch_end" else None
+        if (run.epoch, batch) == self.at or self.hook in ("on_train_begin", "on_train_end"):
+            raise self.error
+
+
+def _run_hooks(seen):
+    return [h for h in seen if h[0] not in ("batch_end",)]
+
+
+@pytest.mark.parametrize("hook", ["on_batch_end", "on_epoch_end", "on_validation_end"])
+def test_stop_training_during_an_epoch_ends_the_run_after_it(
+    small_iter, small_net, small_data, tmp_path, hook, capsys
+):
+    recorder = Recorder()
+    batch = 2 if hook == "on_batch_end" else None
+    stop = Raise(hook, mxlearn.StopTraining("enough"), epoch=1, batch=batch)
+    mod = mxlearn.Module(small_net)
+    prefix = str(tmp_path / "m")
+    mod.fit(
+        small_iter,
+        eval_data=_val_iter(small_data),
+        num_epoch=4,
+        checkpoint=prefix,
+        callbacks=[stop, recorder],
+    )
+    assert _run_hooks(recorder.seen)[-3:] == [
+        ("validation_end", 1),
+        ("epoch_done", 1),
+        ("train_end", "stopped"),
+    ]
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2]  # epoch 1 finished and saved
+    assert mod.history.series("accuracy", "validation", "epoch")[0] == [0, 1]
+    assert recorder.run.stop_reason == "enough" and "enough" in capsys.readouterr().out
+    assert sum(1 for _ in small_iter) == BATCHES  # reset: the next fit starts a full epoch
+
+
+def test_stop_iteration_from_a_callback_is_not_taken_for_an_empty_iterator(small_iter, small_net):
+    broken = Raise("on_batch_end", StopIteration(), epoch=0, batch=1)
+    with pytest.raises(RuntimeError, match="Raise._maybe_raise raised StopIteration"):
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=2, callbacks=[broken])
+
+
+def test_after_a_failed_run_the_next_fit_trains_whole_epochs(small_iter, small_net):
+    mod = mxlearn.Module(small_net)
+    with pytest.raises(ValueError, match="a bug in my callback"):
+        mod.fit(
+            small_iter,
+            num_epoch=2,
+            callbacks=[Raise("on_batch_end", ValueError("a bug in my callback"), 0, 1)],
+        )
+    mod.fit(small_iter, num_epoch=2, force_init=True)
+    assert mod.history.last_record("accuracy", "train", "epoch").batch == BATCHES
+
+
+def test_a_failing_on_train_end_lets_the_others_end_and_keeps_the_first_error(
+    small_iter, small_net, tmp_path
+):
+    recorder = Recorder()
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "plot.png"))
+    callbacks = [
+        Raise("on_batch_end", ValueError("the real bug"), 0, 1),
+        Raise("on_train_end", RuntimeError("a second problem")),
+        live,
+        recorder,
+    ]
+    with pytest.warns(UserWarning, match="a second problem"):
+        with pytest.raises(ValueError, match="the real bug"):
+            mxlearn.Module(small_net).fit(small_iter, num_epoch=2, callbacks=callbacks)
+    assert recorder.seen[-1] == ("train_end", "failed")
+    assert (tmp_path / "plot.png").exists()  # the plot finished
+
+
+@pytest.mark.parametrize("hook", ["on_train_end", "on_interrupt"])
+def test_stop_training_while_the_run_ends_stays_inside_fit(small_iter, small_net, hook):
+    callbacks = [Raise(hook, mxlearn.StopTraining("late"))]
+    if hook == "on_interrupt":
+        callbacks.insert(0, InterruptAt())
+        with pytest.raises(mxlearn.TrainingInterrupted):
+            mxlearn.Module(small_net).fit(small_iter, num_epoch=3, callbacks=callbacks)
+    else:
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=1, callbacks=callbacks)
+
+
+def test_an_interrupt_before_the_first_save_names_the_checkpoint_on_disk(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    mod = mxlearn.resume(prefix)
+    with pytest.raises(mxlearn.TrainingInterrupted, match=r"Checkpoint 2 .*resume\('"):
+        mod.fit(small_iter, num_epoch=4, checkpoint=prefix, callbacks=[InterruptAt(epoch=2)])
+
+
+def test_a_wrong_argument_after_resume_keeps_the_checkpoint_pending(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    mod = mxlearn.resume(prefix)
+    with pytest.raises(ArgumentTypeError):
+        mod.fit(small_iter, num_epoch=4, checkpoint=prefix, callbacks=[Recorder])
+    recorder = Recorder()
+    mod.fit(small_iter, num_epoch=4, checkpoint=prefix, callbacks=[recorder])
+    assert recorder.seen[0] == ("train_begin", 2, 4)
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2, 3, 4]
+
+
+def test_a_reused_early_stopping_judges_each_run_afresh(small_iter, small_net, small_data):
+    stopper = mxlearn.EarlyStopping("accuracy", patience=1, min_delta=10)
+    first = mxlearn.Module(small_net)
+    first.fit(small_iter, eval_data=_val_iter(small_data), num_epoch=5, early_stopping=stopper)
+    second = mxlearn.Module(small_net)
+    second.fit(
+        small_iter,
+        eval_data=_val_iter(small_data),
+        num_epoch=5,
+        early_stopping=stopper,
+        callbacks=[Raise("on_epoch_done", mxlearn.StopTraining("mine"), epoch=0)],
+    )
+    assert stopper.best_epoch == 0 and not stopper.stopped  # the second run's own verdict
+    for name, value in second.get_params()[0].items():  # not the first module's best weights
+        assert not np.array_equal(value.asnumpy(), first.get_params()[0][name].asnumpy())
+
+
+def test_early_stopping_in_callbacks_needs_eval_data_before_training(small_iter, small_net):
+    mod = mxlearn.Module(small_net)
+    with pytest.raises(InputError, match="there is no eval_data"):
+        mod.fit(small_iter, num_epoch=2, callbacks=[mxlearn.EarlyStopping(patience=1)])
+    assert mod.state == "created"
+
+
+def test_one_live_plot_over_two_fits_shows_each_fit_its_own_history(small_iter, small_net):
+    live = mxlearn.LivePlot(backend="console", png_path=None)
+    live.renderer.finish = lambda frame, png, text: None  # keep the test's folder clean
+    a, b = mxlearn.Module(small_net), mxlearn.Module(small_net)
+    a.fit(small_iter, num_epoch=2, live=live)
+    b.fit(small_iter, num_epoch=1, live=live)
+    assert a.history is not b.history and b.history is live.history
+    assert b.history.series("accuracy", "train", "epoch")[0] == [0]
+
+
+def test_fit_inside_its_own_callback_is_refused(small_iter, small_net):
+    class Refit(mxlearn.Callback):
+        def on_epoch_done(self, run, epoch):
+            run.module.fit(small_iter, num_epoch=1)
+
+    with pytest.raises(mxlearn.errors.LifecycleError, match="while this module's fit is running"):
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=2, callbacks=[Refit()])
+
+
+def test_misspelled_hooks_and_callbacks_in_mxnets_slots_are_refused(small_iter, small_net):
+    class Typo(mxlearn.Callback):
+        def on_epoch_ends(self, run, epoch):
+            pass
+
+    mod = mxlearn.Module(small_net)
+    with pytest.raises(ArgumentTypeError, match="Did you mean 'on_epoch_end'"):
+        mod.fit(small_iter, num_epoch=1, callbacks=[Typo()])
+    with pytest.raises(ArgumentTypeError, match=r"callbacks=\[Recorder"):
+        mod.fit(small_iter, num_epoch=1, batch_end_callback=Recorder())
+    assert mod.state == "created"

@@ -13,6 +13,7 @@ import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
 from mxlearn.errors import (
+    ArgumentTypeError,
     CheckpointError,
     CheckpointExistsError,
     DamagedCheckpointError,
@@ -332,3 +333,19 @@ def test_early_stopping_after_validation_restores_the_best_epoch(tmp_path, capsy
     assert all(np.array_equal(args[k].asnumpy(), best_args[k].asnumpy()) for k in args)
     with pytest.raises(InputError, match="eval_data"):
         mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=2, early_stopping=2)
+
+
+def test_a_refused_resume_leaves_no_optimizer_state_behind(tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(mxlearn.models.mlp()).fit(
+        _iter(), num_epoch=2, optimizer_params=_optimizer_params(), checkpoint=prefix
+    )
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    with pytest.raises(InputError, match="begin_epoch=5"):
+        mod.fit(_iter(), num_epoch=6, begin_epoch=5, resume=prefix)
+    with pytest.raises(ArgumentTypeError, match="neither a dict nor"):
+        mod.fit(_iter(), num_epoch=4, resume=prefix, optimizer="adam", optimizer_params=0.1)
+    # a plain fit afterwards starts afresh: no sgd momentum forced into its adam
+    mod.fit(_iter(), num_epoch=1, optimizer="adam", optimizer_params={"learning_rate": 0.01})
+    assert type(mod.optimizer).__name__ == "Adam"
+    assert mod.optimizer.num_update == 2048 // 32  # one epoch's updates, none inherited

@@ -497,3 +497,25 @@ def test_resuming_without_begin_epoch_says_what_happens(small_net, small_iter, t
     resumed = mxlearn.Module(small_net)
     resumed.fit(small_iter, num_epoch=3, arg_params=args, aux_params=auxs, begin_epoch=2)
     assert "Note: fit() got" not in capsys.readouterr().out
+
+
+def test_gradients_wait_for_update_across_an_evaluating_forward(ready_module, small_iter):
+    """forward(train); backward(); forward(eval) to look at the outputs; update() applies the
+    gradients backward computed, as MXNet does."""
+    batch = next(iter(small_iter))
+    ready_module.forward(batch, is_train=True)
+    ready_module.backward()
+    ready_module.forward(batch, is_train=False)
+    before = mxlearn.checks.snapshot(ready_module)
+    ready_module.update()
+    mxlearn.checks.parameters_changed(ready_module, before)
+    assert "gradients from backward wait for update" not in repr(ready_module)
+    with explained(LifecycleError, "needs gradients from mod.backward()"):
+        ready_module.update()  # applied once, not twice
+
+
+def test_loading_optimizer_states_without_an_updater_is_explained(ready_module, tmp_path):
+    ready_module.save_optimizer_states(str(tmp_path / "s.states"))
+    ready_module._updater = None  # as when a distributed kvstore updates on the servers
+    with explained(InputError, "inside a distributed kvstore"):
+        ready_module.load_optimizer_states(str(tmp_path / "s.states"), trust=True)

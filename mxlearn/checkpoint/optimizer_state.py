@@ -63,7 +63,7 @@ def read_pickled_states(path: str, trust: bool):
     return states
 
 
-def _require_updater(updater) -> None:
+def require_updater(updater) -> None:
     if updater is None:
         raise InputError(
             "This module updates its weights inside a distributed kvstore; its optimizer state "
@@ -129,7 +129,7 @@ def make_scheduler(saved: dict | None):
 # accessor; this file is the one place in mxlearn that reads and writes them.
 def capture(updater) -> tuple[dict, dict]:
     """(arrays, description) of the optimizer state an MXNet Updater holds (``mod.updater``)."""
-    _require_updater(updater)
+    require_updater(updater)
     optimizer = updater.optimizer
     arrays: dict = {}
     states = {
@@ -153,7 +153,7 @@ def capture(updater) -> tuple[dict, dict]:
 
 def restore(updater, arrays: dict, description: dict) -> None:
     """Put a captured state into a (freshly initialized) optimizer's Updater (``mod.updater``)."""
-    _require_updater(updater)
+    require_updater(updater)
     optimizer = updater.optimizer
     saved_name = description["optimizer"]
     if type(optimizer).__name__.lower() != saved_name:

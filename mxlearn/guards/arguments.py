@@ -58,6 +58,8 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
     """Every name given to Module() must be an input or argument of the network."""
     data_names = as_name_list(data_names, "data_names")
     label_names = as_name_list(label_names, "label_names")
+    state_names = as_name_list(state_names, "state_names")
+    fixed_param_names = as_name_list(fixed_param_names, "fixed_param_names")
     args = symbol.list_arguments()
     labels = network.label_inputs(symbol)
     expected_data = network.input_names(symbol)
@@ -87,8 +89,8 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
             )
         raise InputError(problem, fix=fix)
     for argument, names in (
-        ("state_names", as_name_list(state_names, "state_names")),
-        ("fixed_param_names", as_name_list(fixed_param_names, "fixed_param_names")),
+        ("state_names", state_names),
+        ("fixed_param_names", fixed_param_names),
     ):
         for name in names:
             if name not in args:

@@ -7,6 +7,7 @@ from ..checkpoint import files
 from ..errors import ArgumentTypeError, InputError
 from .arguments import as_list
 from .lifecycle import ITER_FIX
+from .optimizer_settings import settings_dict
 
 
 def check_early_stopping(stopper, eval_data) -> None:
@@ -31,7 +32,7 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
     if request["arg_params"] is None and not params_initialized:
         request["arg_params"], request["aux_params"] = state.arg_params, state.aux_params
     settings = (state.optimizer or {}).get("settings")
-    optimizer, params = request["optimizer"], dict(request["optimizer_params"])
+    optimizer, params = request["optimizer"], settings_dict(request["optimizer_params"])
     if optimizer == "sgd" and params == {"learning_rate": 0.01} and settings:  # fit's defaults
         request["optimizer"], request["optimizer_params"] = (
             settings["optimizer"],

@@ -48,28 +48,44 @@ class Lifecycle:
     high-level call running (predict or score), and which first batches were checked."""
 
     step: Step = Step.NO_OUTPUTS
-    call: str | None = None  # 'predict' or 'score' while one of them runs
+    # backward ran since the last update: update may apply its gradients, even after a forward
+    # that only evaluates (MXNet keeps them in the gradient arrays until the next backward)
+    gradients_pending: bool = False
+    call: str | None = None  # 'fit', 'predict' or 'score' while one of them runs
     training_batch_checked: bool = False  # the first training batch's values were checked
     evaluation_batch_checked: bool = True  # score's first batch waits while False
 
     def restart(self) -> None:
         """After a (re)bind: nothing computed yet, and the next first batch is checked again."""
         self.step = Step.NO_OUTPUTS
+        self.gradients_pending = False
         self.training_batch_checked = False
         self.evaluation_batch_checked = True
 
     def after_forward(self, training: bool) -> None:
         self.step = Step.FORWARD if training else Step.INFERENCE
 
+    def after_backward(self) -> None:
+        self.step, self.gradients_pending = Step.BACKWARD, True
+
+    def after_update(self) -> None:
+        self.step, self.gradients_pending = Step.UPDATED, False
+
+    def describe(self) -> str:
+        """The batch step in words, for the summary."""
+        if self.gradients_pending and self.step is not Step.BACKWARD:
+            return f"{self.step.value}; gradients from backward wait for update"
+        return self.step.value
+
     @contextlib.contextmanager
     def inside(self, call: str):
         """While predict or score runs (score's first batch gets its values checked)."""
-        self.call = call
+        previous, self.call = self.call, call  # fit's validation runs score inside fit
         self.evaluation_batch_checked = call != "score"
         try:
             yield
         finally:
-            self.call = None
+            self.call = previous
             self.evaluation_batch_checked = True
             if call == "predict" and self.step is Step.FORWARD:
                 # an array forward keeps MXNet's is_train=None: nothing is waiting for backward
@@ -177,15 +193,27 @@ def require_training_forward(mod, step: Step) -> None:
     )
 
 
-def require_gradients(mod, step: Step) -> None:
+def require_gradients(mod, gradients_pending: bool) -> None:
     """update needs gradients from backward since the last update."""
     if not mod.optimizer_initialized:
         require_optimizer(mod, "mod.update()")
-    if step is not Step.BACKWARD:
+    if not gradients_pending:
         raise LifecycleError(
             "mod.update() needs gradients from mod.backward() since the last update "
             "(otherwise the previous gradients would be applied again).",
             fix=TRAIN_STEP,
+            state=state_text(mod),
+        )
+
+
+def refuse_nested_fit(mod, lifecycle: Lifecycle) -> None:
+    if lifecycle.call == "fit":
+        raise LifecycleError(
+            "mod.fit() was called while this module's fit is running (from one of its "
+            "callbacks): the two runs would train the same weights in turn and each replace "
+            "the other's history.",
+            fix="raise mxlearn.StopTraining in the callback to end the running fit, then call "
+            "mod.fit(...) again after it",
             state=state_text(mod),
         )
 

@@ -14,7 +14,6 @@ import os
 import sys
 import time
 
-import ipywidgets as widgets
 from IPython.display import display
 
 
@@ -81,6 +80,10 @@ class WidgetRenderer:
     wants_figure = True
 
     def __init__(self) -> None:
+        # ipywidgets adds ~0.12 s to every `import mxlearn` (python -X importtime), and only a
+        # notebook's widget needs it
+        import ipywidgets as widgets
+
         self.bar = widgets.FloatProgress(
             value=0.0,
             min=0.0,

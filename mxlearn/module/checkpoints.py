@@ -62,6 +62,7 @@ class CheckpointAPI:
             "installed yet.",
         )
         updater = self.updater
+        optimizer_state.require_updater(updater)
         updater.states = states
         updater.states_synced = dict.fromkeys(states, False)
 

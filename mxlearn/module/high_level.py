@@ -169,17 +169,34 @@ class HighLevelAPI:
         **unknown,
     ):
         arguments.refuse_unknown("mod.fit()", unknown, HighLevelAPI.fit)
+        life.refuse_nested_fit(self, self._lifecycle)
         # Every argument by name (checked, completed by a resume, then handed to the loop).
         request = {k: v for k, v in locals().items() if k not in ("self", "unknown", "__class__")}
-        saver, stopper = Checkpoint.of(checkpoint), EarlyStopping.of(early_stopping)
-        fit_arguments.check_early_stopping(stopper, eval_data)
+        pending = self._resume  # from mxlearn.resume: kept until a fit really starts
+        try:
+            plan = self._plan(request, resume)
+        except BaseException:
+            self._resume = pending  # a corrected call still continues the checkpoint
+            raise
+        self.history = plan.run.history
+        with self._lifecycle.inside("fit"):
+            run_fit(super().fit, train_data, plan)
+
+    def _plan(self, request: dict, resume):
+        """Check fit's arguments, complete them from a resumed checkpoint, and plan the run."""
+        saver, stopper = (
+            Checkpoint.of(request["checkpoint"]),
+            EarlyStopping.of(request["early_stopping"]),
+        )
+        fit_arguments.check_early_stopping(stopper, request["eval_data"])
         state = self._take_resume_state(resume)
         if state is not None:
             fit_arguments.continue_from(state, request, self.params_initialized)
         self._check_fit_request(request, resumed=state is not None)
-        plan = plan_fit(self, request, LivePlot.of(live), saver, stopper, state)
-        self.history = plan.run.history
-        run_fit(super().fit, train_data, plan)
+        plan = plan_fit(self, request, LivePlot.of(request["live"]), saver, stopper, state)
+        if state is not None and state.optimizer is not None:  # restored by init_optimizer
+            self._pending_optimizer_state = (state.optimizer_arrays, state.optimizer)
+        return plan
 
     def _take_resume_state(self, resume) -> ResumeState | None:
         """The checkpoint this fit continues: ``fit(resume=prefix)``'s or mxlearn.resume's."""
@@ -187,8 +204,6 @@ class HighLevelAPI:
             self._resume = load_resume_state(resume)
             print(self._resume.explain())
         state, self._resume = self._resume, None
-        if state is not None and state.optimizer is not None:
-            self._pending_optimizer_state = (state.optimizer_arrays, state.optimizer)
         return state
 
     def _check_fit_request(self, request: dict, resumed: bool) -> None:

@@ -82,7 +82,7 @@ class ModuleInspection:
             extra_rows=self._extra_summary_rows(),
         )
         if bound:
-            facts.for_training, facts.step = self.for_training, self._lifecycle.step.value
+            facts.for_training, facts.step = self.for_training, self._lifecycle.describe()
             facts.data_shapes, facts.label_shapes = self._data_shapes, self._label_shapes
             facts.output_shapes = self.output_shapes
             if len(self._context) > 1:

@@ -61,8 +61,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         compression_params=None,
     ):
         arguments.check_symbol(symbol)
-        arguments.check_work_load(work_load_list, check_context(context))
+        contexts = check_context(context)
         arguments.check_names(symbol, data_names, label_names, state_names, fixed_param_names)
+        arguments.check_work_load(work_load_list, contexts)
         # Names were checked above; MXNet's own warnings would repeat them with colour codes.
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -356,12 +357,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def backward(self, out_grads=None):
         life.require_training_forward(self, self._lifecycle.step)
         super().backward(out_grads)
-        self._lifecycle.step = life.Step.BACKWARD
+        self._lifecycle.after_backward()
 
     def update(self):
-        life.require_gradients(self, self._lifecycle.step)
+        life.require_gradients(self, self._lifecycle.gradients_pending)
         super().update()
-        self._lifecycle.step = life.Step.UPDATED
+        self._lifecycle.after_update()
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         step = self._lifecycle.step

@@ -18,17 +18,27 @@ The hooks of one run, in order::
     on_interrupt                the user interrupted training (Ctrl-C, "interrupt kernel")
     on_train_end            always, last: run.outcome says how the run ended
 
-Raising :class:`StopTraining` in a hook ends training: the other callbacks still get that hook,
-then the run ends with ``run.outcome == 'stopped'``.
+Raising :class:`StopTraining` in a hook ends training after the epoch that is running: the
+other callbacks still get that hook, the epoch finishes (validation, ``on_epoch_done``, its
+checkpoint), then the run ends with ``run.outcome == 'stopped'``. Raised in ``on_train_begin``
+it ends the run before the first batch. Any other exception ends the run at once
+(``run.outcome == 'failed'``); ``on_train_end`` still reaches every callback.
 """
 
 from __future__ import annotations
 
+import warnings
 from dataclasses import dataclass, field
+
+from ..errors import ArgumentTypeError, did_you_mean
 
 
 class StopTraining(Exception):
-    """Raise it inside a fit callback to end training after this epoch; fit catches it."""
+    """Raise it inside a fit callback to end training after this epoch; fit catches it.
+
+    Its message (``StopTraining('validation accuracy reached 0.8')``) is printed when fit ends
+    and kept in ``run.stop_reason``.
+    """
 
 
 class Callback:
@@ -55,7 +65,8 @@ class Callback:
     """
 
     def on_train_begin(self, run: RunContext) -> None:
-        """Training starts (``run.begin_epoch`` is the first epoch it trains)."""
+        """Training starts (``run.begin_epoch`` is the first epoch it trains). MXNet's fit binds
+        the module and initializes its parameters and optimizer after this hook."""
 
     def on_batch_end(self, run: RunContext, batch: int) -> None:
         """Batch ``batch`` (counted from 0 in each epoch) of epoch ``run.epoch`` is trained."""
@@ -77,10 +88,29 @@ class Callback:
 
 
 HOOKS = tuple(name for name in vars(Callback) if name.startswith("on_"))
+# A stop asked for during an epoch takes effect once the epoch is done; at the start, at once.
+_STOPPING_HOOKS = ("on_train_begin", "on_epoch_done")
 
 
 def _overrides(callback: Callback, hook: str) -> bool:
-    return getattr(type(callback), hook) is not getattr(Callback, hook)
+    """The callback has its own ``hook`` (in its class, or set on the object itself)."""
+    method = getattr(callback, hook)
+    return getattr(method, "__func__", method) is not getattr(Callback, hook)
+
+
+def check_hook_names(callback: Callback) -> None:
+    """A misspelled hook (``on_epoch_ends``) would never be called: refuse it instead."""
+    for name in dir(type(callback)):
+        if name.startswith("on_") and name not in HOOKS:
+            raise ArgumentTypeError(
+                f"{type(callback).__name__}.{name} is not a hook, so fit would never call it. "
+                + did_you_mean(name, HOOKS),
+                fix="name the method after one of the hooks: " + ", ".join(HOOKS),
+            )
+
+
+def _name(method) -> str:
+    return f"{type(method.__self__).__name__}.{method.__name__}"
 
 
 @dataclass
@@ -122,17 +152,44 @@ class CallbackList:
         }
 
     def dispatch(self, hook: str, *args) -> None:
-        """Call ``hook`` on every callback; a StopTraining is raised after all had their turn."""
-        stop = None
+        """Call ``hook`` on every callback. A StopTraining is remembered, and raised once all
+        had their turn at the start of the run or at the end of an epoch."""
         for method in self._overriding[hook]:
             try:
                 method(self.run, *args)
-            except StopTraining as raised:
-                stop = stop or raised
-        if stop is not None:
-            if self.run.stop_reason is None:
-                self.run.stop_reason = str(stop)
-            raise stop
+            except StopTraining as stop:
+                self.request_stop(str(stop))
+            except StopIteration as error:
+                # MXNet's fit reads an ended epoch from StopIteration: a callback's must not
+                # pass for one (PEP 479 does the same for generators).
+                raise RuntimeError(f"{_name(method)} raised StopIteration") from error
+        if self.run.stop_reason is not None and hook in _STOPPING_HOOKS:
+            raise StopTraining(self.run.stop_reason)
+
+    def request_stop(self, reason: str) -> None:
+        if self.run.stop_reason is None:
+            self.run.stop_reason = reason or "Training stopped by a callback (StopTraining)."
+
+    def dispatch_to_all(self, hook: str) -> list[Exception]:
+        """For the run's last hooks (interrupt, train end): every callback gets its turn even
+        when one fails; the errors are returned, first first."""
+        errors = []
+        ended_well = self.run.outcome in ("completed", "stopped")
+        for method in self._overriding[hook]:
+            try:
+                method(self.run)
+            except StopTraining:
+                pass  # the run is ending already
+            except Exception as error:
+                # the loop raises the first one of a run that ended well; the rest are told
+                if errors or not ended_well:
+                    warnings.warn(
+                        f"{_name(method)} failed while fit was ending: "
+                        f"{type(error).__name__}: {error}",
+                        stacklevel=2,
+                    )
+                errors.append(error)
+        return errors
 
     # ---------------------------------------------------------------- MXNet's slots
     def slots(self) -> dict:

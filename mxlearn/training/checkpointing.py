@@ -7,6 +7,7 @@ good checkpoint stays the newest.
 
 from __future__ import annotations
 
+from ..checkpoint import files
 from ..checkpoint.policy import Checkpoint
 from .callback import Callback, RunContext
 
@@ -16,8 +17,11 @@ class CheckpointSaving(Callback):
         self.policy = policy
 
     def on_train_begin(self, run: RunContext) -> None:
-        if self.policy.saved:  # the same policy object saved in an earlier fit
-            run.last_checkpoint = (self.policy.prefix, self.policy.saved[-1])
+        # What an interrupt before this run's first save can point to: the newest complete
+        # checkpoint on disk up to the epoch this run starts from (a resumed one, say).
+        done = [e for e in files.manifested_epochs(self.policy.prefix) if e <= run.begin_epoch]
+        if done:
+            run.last_checkpoint = (self.policy.prefix, done[-1])
 
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
         if run.weights_suspect:

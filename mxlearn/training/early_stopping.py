@@ -51,15 +51,23 @@ class EarlyStopping(Callback):
             fix="mod.fit(..., eval_data=val_iter, early_stopping=3)",
         )
 
+    def on_train_begin(self, run: RunContext) -> None:
+        # Each fit is judged on its own: a reused object forgets the last run's best weights.
+        self.best_value, self.best_epoch, self.best_params = None, None, None
+        self.waited, self.stopped = 0, False
+
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
         history = run.history
         name = self.metric or history.metrics()[0]
         value = history.last(name, "validation")
         if value is None:
+            reported = [m for m in history.metrics() if history.last(m, "validation") is not None]
             raise InputError(
                 f"EarlyStopping('{name}'): there is no validation metric of that name; the "
-                f"validation reports {history.metrics()}.",
-                fix=f"EarlyStopping('{history.metrics()[0]}')",
+                f"validation reports {reported}.",
+                fix=f"EarlyStopping('{reported[0]}')"
+                if reported
+                else "fit(..., eval_data=val_iter)",
             )
         if improves(name, value, self.best_value, self.min_delta):
             self.best_value, self.best_epoch, self.waited = value, epoch, 0

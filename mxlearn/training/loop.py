@@ -47,17 +47,23 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
             # MXNet's fit takes the first batch of each epoch with a bare next().
             run.outcome = "failed"
             raise no_batch_error(train_data, state_text(run.module)) from None
-        except StopTraining as stop:
+        except StopTraining as stop:  # from a hook, or from MXNet's eval_batch_end_callback
             run.outcome = "stopped"
+            callbacks.request_stop(str(stop))
             train_data.reset()  # stopped after the epoch, before fit's own reset
-            print(str(stop) or "Training stopped by a callback (StopTraining).")
+            print(run.stop_reason)
         except KeyboardInterrupt:
             run.outcome = "interrupted"
             train_data.reset()  # the next fit starts from a full epoch
-            callbacks.dispatch("on_interrupt")
+            callbacks.dispatch_to_all("on_interrupt")
             raise TrainingInterrupted(interrupt_text(run)) from None
         except BaseException:
             run.outcome = "failed"
+            train_data.reset()  # a corrected fit starts from a full epoch
             raise
         finally:
-            callbacks.dispatch("on_train_end")
+            # Every callback ends, whatever happened; a failure here is raised only when
+            # training itself ended well (the first error stays the one reported).
+            errors = callbacks.dispatch_to_all("on_train_end")
+    if errors:
+        raise errors[0]

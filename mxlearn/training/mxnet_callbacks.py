@@ -9,8 +9,23 @@ unchanged.
 
 from __future__ import annotations
 
+from ..errors import ArgumentTypeError
 from ..guards.arguments import as_list
 from .callback import Callback, RunContext
+
+
+def _check_function(function, argument: str) -> None:
+    if isinstance(function, Callback):
+        raise ArgumentTypeError(
+            f"mod.fit({argument}=...) got a {type(function).__name__}, an mxlearn.Callback: "
+            f"MXNet's {argument} takes plain functions.",
+            fix=f"mod.fit(..., callbacks=[{type(function).__name__}(...)])",
+        )
+    if not callable(function):
+        raise ArgumentTypeError(
+            f"mod.fit({argument}=...) takes functions; got {type(function).__name__}.",
+            fix=f"mod.fit(..., {argument}=mx.callback.Speedometer(batch_size=32))",
+        )
 
 
 class MXNetCallbacks(Callback):
@@ -18,6 +33,13 @@ class MXNetCallbacks(Callback):
         self.batch_end = as_list(batch_end)
         self.epoch_end = as_list(epoch_end)
         self.eval_end = as_list(eval_end)
+        for slot, functions in (
+            ("batch_end", batch_end),
+            ("epoch_end", epoch_end),
+            ("eval_end", eval_end),
+        ):
+            for function in as_list(functions):
+                _check_function(function, f"{slot}_callback")
 
     def functions(self) -> list:
         return self.batch_end + self.epoch_end + self.eval_end

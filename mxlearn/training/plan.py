@@ -11,10 +11,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..guards.arguments import as_list
-from ..guards.fit_arguments import check_callbacks
+from ..guards.fit_arguments import check_callbacks, check_early_stopping
 from ..metrics.recorder import TrainingRecorder
-from .callback import Callback, CallbackList, RunContext
+from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
+from .early_stopping import EarlyStopping
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
 from .recording import MetricRecording
@@ -57,7 +58,13 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     ``saver``, ``stopper`` are the LivePlot, Checkpoint and EarlyStopping (or None);
     ``resumed`` the ResumeState it continues (or None)."""
     user_callbacks = check_callbacks(request["callbacks"], Callback)
-    recorder = plot.recorder if plot is not None else TrainingRecorder()
+    for callback in user_callbacks:
+        check_hook_names(callback)
+        if isinstance(callback, EarlyStopping):  # as fit(early_stopping=...) would be
+            check_early_stopping(callback, request["eval_data"])
+    # A fresh history per fit (a resumed one continues the checkpoint's), also when the same
+    # LivePlot draws several fits: the plot reads the run's recorder.
+    recorder = TrainingRecorder(clock=plot.clock) if plot is not None else TrainingRecorder()
     if resumed is not None:
         recorder.history = resumed.history()
     eval_data = request["eval_data"]
