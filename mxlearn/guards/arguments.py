@@ -163,20 +163,20 @@ def check_param_dicts(arg_params) -> None:
         )
 
 
-def check_metric_object(eval_metric) -> None:
-    if not isinstance(eval_metric, mx.metric.EvalMetric):
-        raise ArgumentTypeError(
-            f"mod.update_metric() takes a metric object; got {eval_metric!r}.",
-            fix="metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)",
-        )
+def refuse_metric_object(eval_metric) -> None:
+    """update_metric got something that is not an mx.metric.EvalMetric."""
+    raise ArgumentTypeError(
+        f"mod.update_metric() takes a metric object; got {eval_metric!r}.",
+        fix="metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)",
+    )
 
 
-def check_labels_to_compare(labels) -> None:
-    if labels is None:
-        raise InputError(
-            "mod.update_metric(metric, None): there are no labels to compare with.",
-            fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
-        )
+def refuse_missing_labels() -> None:
+    """update_metric got labels=None."""
+    raise InputError(
+        "mod.update_metric(metric, None): there are no labels to compare with.",
+        fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
+    )
 
 
 def check_prefix_folder(prefix: str, called: str) -> None:

@@ -42,6 +42,11 @@ class Step(enum.Enum):
     UPDATED = "weights updated"
 
 
+# The steps after which backward may run: a training forward, or a backward already (a tuple:
+# membership by identity, where a set would call Enum's hash in Python every batch).
+TRAINING_FORWARD = (Step.FORWARD, Step.BACKWARD)
+
+
 @dataclass
 class Lifecycle:
     """What mxlearn tracks of a module beyond MXNet's flags: the step of the batch cycle, the
@@ -61,15 +66,6 @@ class Lifecycle:
         self.gradients_pending = False
         self.training_batch_checked = False
         self.evaluation_batch_checked = True
-
-    def after_forward(self, training: bool) -> None:
-        self.step = Step.FORWARD if training else Step.INFERENCE
-
-    def after_backward(self) -> None:
-        self.step, self.gradients_pending = Step.BACKWARD, True
-
-    def after_update(self) -> None:
-        self.step, self.gradients_pending = Step.UPDATED, False
 
     def describe(self) -> str:
         """The batch step in words, for the summary."""
@@ -180,7 +176,7 @@ def require_initialized_params(mod, called: str) -> None:
 # ---------------------------------------------------------------- the batch cycle
 def require_training_forward(mod, step: Step) -> None:
     """backward needs a training forward since the last update."""
-    if step in (Step.FORWARD, Step.BACKWARD):
+    if step in TRAINING_FORWARD:
         return
     require_params(mod, "mod.backward()")
     require_training(mod, "mod.backward()")

@@ -326,7 +326,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if not isinstance(data_batch, list):
             self._check_batch(data_batch, training)
         super().forward(data_batch, is_train)
-        self._lifecycle.after_forward(training)
+        self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
         self._batch_pad = 0 if isinstance(data_batch, list) else int(data_batch.pad or 0)
 
@@ -354,29 +354,36 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             else:
                 state.evaluation_batch_checked = True
 
+    # forward, backward, update and update_metric run every batch: their guards are called only
+    # when a cheap test fails, so a correct step costs no extra call.
     def backward(self, out_grads=None):
-        life.require_training_forward(self, self._lifecycle.step)
+        if self._lifecycle.step not in life.TRAINING_FORWARD:
+            life.require_training_forward(self, self._lifecycle.step)
         super().backward(out_grads)
-        self._lifecycle.after_backward()
+        self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.BACKWARD, True
 
     def update(self):
-        life.require_gradients(self, self._lifecycle.gradients_pending)
+        if not (self.optimizer_initialized and self._lifecycle.gradients_pending):
+            life.require_gradients(self, self._lifecycle.gradients_pending)
         super().update()
-        self._lifecycle.after_update()
+        self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.UPDATED, False
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         step = self._lifecycle.step
         if step is life.Step.NO_OUTPUTS:
             life.require_params(self, "mod.update_metric()")
-        arguments.check_metric_object(eval_metric)
-        life.require_outputs(
-            self,
-            step,
-            "mod.update_metric() compares the outputs of the last forward pass with the "
-            "labels, and there has been no forward pass yet.",
-            fix="mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)",
-        )
-        arguments.check_labels_to_compare(labels)
+        if not isinstance(eval_metric, mx.metric.EvalMetric):
+            arguments.refuse_metric_object(eval_metric)
+        if step is life.Step.NO_OUTPUTS:
+            life.require_outputs(
+                self,
+                step,
+                "mod.update_metric() compares the outputs of the last forward pass with the "
+                "labels, and there has been no forward pass yet.",
+                fix="mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)",
+            )
+        if labels is None:
+            arguments.refuse_missing_labels()
         if self._batch_pad and not pre_sliced:
             update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
             return

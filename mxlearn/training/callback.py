@@ -110,7 +110,8 @@ def check_hook_names(callback: Callback) -> None:
 
 
 def _name(method) -> str:
-    return f"{type(method.__self__).__name__}.{method.__name__}"
+    owner, name = getattr(method, "__self__", None), getattr(method, "__name__", repr(method))
+    return f"{type(owner).__name__}.{name}" if owner is not None else name
 
 
 @dataclass
@@ -172,7 +173,7 @@ class CallbackList:
 
     def dispatch_to_all(self, hook: str) -> list[Exception]:
         """For the run's last hooks (interrupt, train end): every callback gets its turn even
-        when one fails; the errors are returned, first first."""
+        when one fails; the errors are returned in the order they happened."""
         errors = []
         ended_well = self.run.outcome in ("completed", "stopped")
         for method in self._overriding[hook]:
