@@ -129,9 +129,10 @@ def as_descs(shapes, argument: str) -> list:
     return descs
 
 
-def shapes_text(descs) -> str:
+def shapes_text(descs, empty: str = "none") -> str:
+    """Input shapes as errors and the summary show them: ``data (32, 16), softmax_label (32,)``."""
     if not descs:
-        return "none"
+        return empty
     return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
 
 

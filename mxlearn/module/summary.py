@@ -11,6 +11,8 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
+from ..guards.arguments import shapes_text
+
 
 @dataclass
 class ModuleFacts:
@@ -36,10 +38,6 @@ class ModuleFacts:
     extra_rows: list = field(default_factory=list)  # a subclass's own rows
 
 
-def _shapes(descs) -> str:
-    return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs) if descs else "-"
-
-
 def batch_split_text(batch_size: int, slices, contexts, kvstore_type: str) -> str:
     """How data parallelism divides a batch: which rows each device computes."""
     parts = [f"rows {s.start}-{s.stop - 1} on {ctx}" for s, ctx in zip(slices, contexts)]
@@ -63,8 +61,8 @@ def summary_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
     if facts.for_training is not None:
         mode = "for training" if facts.for_training else "for prediction"
         rows += [
-            ("data", f"{_shapes(facts.data_shapes)} ({mode})"),
-            ("label", _shapes(facts.label_shapes)),
+            ("data", f"{shapes_text(facts.data_shapes, '-')} ({mode})"),
+            ("label", shapes_text(facts.label_shapes, "-")),
             ("output", ", ".join(f"{n} {tuple(s)}" for n, s in facts.output_shapes)),
         ]
     else:
