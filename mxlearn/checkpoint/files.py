@@ -36,6 +36,7 @@ from ..errors import (
 )
 from . import optimizer_state
 from .ndarray_file import check_ndarray_file
+from .prefixes import check_prefix
 
 MANIFEST_FORMAT = "mxlearn.checkpoint/1"
 
@@ -200,6 +201,7 @@ def read_manifest(prefix: str, epoch: int) -> dict:
 
 def latest(prefix: str) -> tuple[int, dict]:
     """The newest checkpoint whose files all verify, and its manifest."""
+    prefix = check_prefix(prefix, f"latest('{prefix}')")
     problems = []
     for epoch in reversed(manifested_epochs(prefix)):
         try:
@@ -276,6 +278,7 @@ def load_checkpoint(prefix: str, epoch: int):
     --------
     >>> sym, arg_params, aux_params = load_checkpoint('runs/mx_mlp', 3)  # doctest: +SKIP
     """
+    prefix = check_prefix(prefix, f"load_checkpoint('{prefix}', {epoch})")
     if not os.path.exists(symbol_file(prefix)):
         saved = prefixes_in(os.path.dirname(prefix))
         near = closest(prefix, saved, n=1)

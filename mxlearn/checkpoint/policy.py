@@ -15,6 +15,7 @@ from ..atomic_write import atomic_write_bytes
 from ..errors import InputError
 from ..metrics.catalogue import improves
 from . import files
+from .prefixes import check_writable_prefix
 
 
 class Checkpoint:
@@ -41,12 +42,7 @@ class Checkpoint:
                 f"Checkpoint(period={period}, keep={keep}): both count epochs and must be >= 1.",
                 fix="Checkpoint(prefix, period=1, keep=3)",
             )
-        folder = os.path.dirname(os.path.abspath(prefix))
-        if not os.path.isdir(folder):
-            raise InputError(
-                f"Checkpoint('{prefix}'): the folder '{folder}' does not exist.",
-                fix=f"os.makedirs({folder!r}, exist_ok=True)",
-            )
+        prefix = check_writable_prefix(prefix, f"Checkpoint('{prefix}')")
         self.prefix, self.period, self.keep, self.best = prefix, period, keep, best
         self.overwrite = overwrite
         self.best_value: float | None = None

@@ -1,8 +1,10 @@
 """What a resume continues from: the newest complete checkpoint under a prefix, loaded.
 
 ``mxlearn.resume(prefix)`` and ``fit(..., resume=prefix)`` continue from it: parameters,
-optimizer state, update count and learning-rate schedule, metric history and epoch number, so
-the resumed run computes exactly what the uninterrupted one would have.
+optimizer state, update count and learning-rate schedule, metric history and epoch number.
+With data in a fixed order and SGD with momentum and a FactorScheduler, the resumed run ends
+with the same parameters, byte for byte, as an uninterrupted one (tests/test_checkpoints.py);
+the random states (a shuffling iterator, Dropout) are not saved yet.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ from dataclasses import dataclass
 
 from ..metrics.history import MetricHistory
 from . import files
+from .prefixes import check_prefix
 
 
 @dataclass
@@ -41,6 +44,7 @@ class ResumeState:
 
 
 def load_resume_state(prefix: str) -> ResumeState:
+    prefix = check_prefix(prefix, f"resume('{prefix}')")
     epoch, manifest = files.latest(prefix)
     _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
     arrays = None

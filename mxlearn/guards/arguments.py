@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import inspect
-import os
 
 import numpy as np
 
@@ -178,15 +177,6 @@ def refuse_missing_labels() -> None:
         "mod.update_metric(metric, None): there are no labels to compare with.",
         fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
     )
-
-
-def check_prefix_folder(prefix: str, called: str) -> None:
-    folder = os.path.dirname(os.path.abspath(prefix))
-    if not os.path.isdir(folder):
-        raise InputError(
-            f"{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
-            fix=f"os.makedirs({folder!r}, exist_ok=True)",
-        )
 
 
 @contextlib.contextmanager

@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from .._compat import mx
 from ..checkpoint import files, optimizer_state
+from ..checkpoint.prefixes import check_writable_prefix
 from ..checkpoint.resume_state import load_resume_state
-from ..guards import arguments
 from ..guards import lifecycle as life
 
 
@@ -17,7 +17,7 @@ class CheckpointAPI:
 
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         life.require_params_to_save(self, "mod.save_checkpoint()", save_optimizer_states)
-        arguments.check_prefix_folder(prefix, "mod.save_checkpoint()")
+        check_writable_prefix(prefix, "mod.save_checkpoint()")
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
     @classmethod

@@ -1,0 +1,77 @@
+"""Checkpoint prefixes: what names the files of a checkpoint, checked alike for saving and
+loading, before any work.
+
+A prefix is a folder and a name: ``runs/mlp`` writes ``runs/mlp-symbol.json``,
+``runs/mlp-0001.params``, ... A prefix that names a folder (``runs/``, or ``runs`` when that is
+a folder) would write files named ``runs/-0001.params`` that no one looks for; a file where
+the folder should be, a folder that does not exist or cannot be written would fail only after
+an epoch of training. All are refused here, with the prefix that works.
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+
+from ..errors import InputError
+
+EXAMPLE_NAME = "mlp"
+
+
+def _inside(prefix: str) -> str:
+    return os.path.join(prefix.rstrip("/" + os.sep) or prefix, EXAMPLE_NAME)
+
+
+def check_prefix(prefix, called: str) -> str:
+    """``prefix`` as a string, refused when it names a folder or lies under a file."""
+    prefix = os.fspath(prefix)
+    if not os.path.basename(prefix) or os.path.isdir(prefix):
+        raise InputError(
+            f"{called}: '{prefix}' names a folder; a checkpoint prefix names the files inside "
+            f"it: '{_inside(prefix)}' writes '{_inside(prefix)}-symbol.json', "
+            f"'{_inside(prefix)}-0001.params', ...",
+            fix=f"use the prefix '{_inside(prefix)}' (any name after the folder)",
+        )
+    folder = os.path.dirname(os.path.abspath(prefix))
+    blocking = _file_on_the_way(folder)
+    if blocking is not None:
+        raise InputError(
+            f"{called}: '{blocking}' is a file, not a folder, so nothing can be saved or found "
+            f"under '{prefix}'.",
+            fix="choose a prefix in a folder, e.g. 'runs/mlp', or move the file away",
+        )
+    return prefix
+
+
+def _file_on_the_way(folder: str) -> str | None:
+    """The first path on the way to ``folder`` that exists and is not a folder."""
+    path = folder
+    while path and not os.path.exists(path):
+        parent = os.path.dirname(path)
+        if parent == path:
+            return None
+        path = parent
+    return path if path and not os.path.isdir(path) else None
+
+
+def check_writable_prefix(prefix, called: str) -> str:
+    """As :func:`check_prefix`, and its folder exists and takes new files (tried, not guessed:
+    permissions, a read-only disk and a full one all show when a file is made)."""
+    prefix = check_prefix(prefix, called)
+    folder = os.path.dirname(os.path.abspath(prefix))
+    if not os.path.isdir(folder):
+        raise InputError(
+            f"{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
+            fix=f"os.makedirs({folder!r}, exist_ok=True)",
+        )
+    try:
+        with tempfile.TemporaryFile(dir=folder):
+            pass
+    except OSError as err:
+        raise InputError(
+            f"{called}: cannot write into '{folder}' ({err.strerror}), so no checkpoint could "
+            "be saved there; training would have run an epoch before finding out.",
+            fix="choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your "
+            "notebook",
+        ) from None
+    return prefix

@@ -1,0 +1,118 @@
+"""Checkpoint prefixes and folders (issue 13, family 1): a prefix works alike for saving,
+resume, load_checkpoint and latest, or is refused before the first epoch trains, with the fix."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+import mxlearn
+from mxlearn import checkpoint as ckpt
+from mxlearn import mx
+from mxlearn.errors import InputError
+
+
+class EpochCounter(mxlearn.Callback):
+    def __init__(self):
+        self.batches = 0
+
+    def on_batch_end(self, run, batch):
+        self.batches += 1
+
+
+@pytest.mark.parametrize("name", ["with space/mlp run", "übung/mlp-模型"])
+def test_spaces_and_non_ascii_work_everywhere(small_iter, small_net, tmp_path, name):
+    prefix = str(tmp_path / name)
+    os.makedirs(os.path.dirname(prefix))
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, num_epoch=2, checkpoint=prefix)
+    assert ckpt.manifested_epochs(prefix) == [1, 2]
+    assert ckpt.latest(prefix)[0] == 2
+    sym, args, auxs = mxlearn.load_checkpoint(prefix, 2)
+    assert sorted(args) == sorted(mod.get_params()[0])
+    resumed = mxlearn.resume(prefix)
+    resumed.fit(small_iter, num_epoch=3, checkpoint=prefix)
+    assert ckpt.manifested_epochs(prefix) == [1, 2, 3]
+
+
+@pytest.mark.parametrize("trailing_slash", [True, False])
+def test_a_prefix_that_names_a_folder_is_refused_before_training(
+    small_iter, small_net, tmp_path, trailing_slash
+):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    prefix = str(folder) + (os.sep if trailing_slash else "")
+    counter = EpochCounter()
+    with pytest.raises(InputError, match="names a folder") as info:
+        mxlearn.Module(small_net).fit(
+            small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
+        )
+    assert counter.batches == 0  # nothing trained
+    assert os.path.join(str(folder), "mlp") in info.value.fix  # the fix names a prefix inside
+    assert os.listdir(folder) == []  # nothing written
+    # resume, load_checkpoint, latest and save_checkpoint say the same
+    for call in (
+        lambda: mxlearn.resume(prefix),
+        lambda: mxlearn.load_checkpoint(prefix, 1),
+        lambda: ckpt.latest(prefix),
+        lambda: mxlearn.Module(small_net).fit(small_iter, num_epoch=1, resume=prefix),
+        lambda: mxlearn.Checkpoint(prefix),
+    ):
+        with pytest.raises(InputError, match="names a folder"):
+            call()
+
+
+def test_a_file_where_the_folder_should_be_is_refused_before_training(
+    small_iter, small_net, tmp_path
+):
+    (tmp_path / "runs").write_text("not a folder")
+    prefix = str(tmp_path / "runs" / "mlp")
+    counter = EpochCounter()
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        mxlearn.Module(small_net).fit(
+            small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
+        )
+    assert counter.batches == 0
+    for call in (lambda: mxlearn.resume(prefix), lambda: ckpt.latest(prefix)):
+        with pytest.raises(InputError, match="is a file, not a folder"):
+            call()
+
+
+def test_a_folder_that_does_not_exist_is_refused_before_training(small_iter, small_net, tmp_path):
+    prefix = str(tmp_path / "not" / "yet" / "mlp")
+    counter = EpochCounter()
+    with pytest.raises(InputError, match="does not exist") as info:
+        mxlearn.Module(small_net).fit(
+            small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
+        )
+    assert counter.batches == 0 and "os.makedirs(" in info.value.fix
+
+
+# A folder that takes no new file, for root as well: Linux's sysfs root (a chmod'ed folder would
+# not do, since root may write there anyway).
+READ_ONLY_FOLDER = "/sys"
+
+
+def test_a_read_only_folder_is_refused_before_training(small_iter, small_net, ready_module):
+    assert os.path.isdir(READ_ONLY_FOLDER), "the test needs Linux's /sys"
+    prefix = os.path.join(READ_ONLY_FOLDER, "mlp")
+    counter = EpochCounter()
+    with pytest.raises(InputError, match="cannot write into '/sys'") as info:
+        mxlearn.Module(small_net).fit(
+            small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
+        )
+    assert counter.batches == 0 and "choose a folder you can write to" in info.value.fix
+    with pytest.raises(InputError, match="cannot write into '/sys'"):
+        ready_module.save_checkpoint(prefix, 1)
+
+
+def test_save_checkpoint_and_plain_mxnet_files_take_the_same_checks(ready_module, tmp_path):
+    folder = tmp_path / "runs"
+    folder.mkdir()
+    with pytest.raises(InputError, match="names a folder"):
+        ready_module.save_checkpoint(str(folder) + os.sep, 1)
+    ready_module.save_checkpoint(str(folder / "mx mlp"), 1)  # MXNet's own files, with a space
+    sym, args, auxs = mxlearn.load_checkpoint(str(folder / "mx mlp"), 1)
+    assert sorted(args) == sorted(ready_module.get_params()[0])
+    assert mx.model.load_checkpoint(str(folder / "mx mlp"), 1)[0].tojson() == sym.tojson()
