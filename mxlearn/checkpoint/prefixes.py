@@ -71,7 +71,6 @@ def check_writable_prefix(prefix, called: str) -> str:
         raise InputError(
             f"{called}: cannot write into '{folder}' ({err.strerror}), so no checkpoint could "
             "be saved there; training would have run an epoch before finding out.",
-            fix="choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your "
-            "notebook",
+            fix="choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your notebook",
         ) from None
     return prefix
