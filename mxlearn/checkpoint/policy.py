@@ -13,14 +13,15 @@ import os
 
 from ..atomic_write import atomic_write_bytes
 from ..errors import InputError
-from ..metrics.catalogue import improves
+from ..metrics.directions import direction, improves, resolve_name
 from . import files
 from .prefixes import check_writable_prefix
 
 
 class Checkpoint:
     """When and what ``fit`` saves: every ``period`` epochs, the last ``keep``, and the best
-    by a validation metric (``best='accuracy'``), which is never deleted.
+    by a validation metric (``best='accuracy'``, any name the metric factory takes, such as
+    'acc'), which is never deleted. For a custom metric, say ``higher_is_better``.
 
     Examples
     --------
@@ -36,6 +37,7 @@ class Checkpoint:
         keep: int | None = None,
         best: str | None = None,
         overwrite: bool = False,
+        higher_is_better: bool | None = None,
     ):
         if period < 1 or (keep is not None and keep < 1):
             raise InputError(
@@ -45,6 +47,9 @@ class Checkpoint:
         prefix = check_writable_prefix(prefix, f"Checkpoint('{prefix}')")
         self.prefix, self.period, self.keep, self.best = prefix, period, keep, best
         self.overwrite = overwrite
+        self.higher_is_better = higher_is_better
+        self.best_metric: str | None = None  # the run's name for ``best``, once known
+        self.best_is_higher: bool | None = None
         self.best_value: float | None = None
         self.best_epoch: int | None = None
         self.saved: list[int] = []
@@ -79,13 +84,28 @@ class Checkpoint:
             self._prune()
         return True
 
+    def judge_best_by(self, validation_metrics: dict) -> None:
+        """Before training: which of the run's validation metrics ``best`` means, and which
+        way is better; refused when there is none or the direction is unknown."""
+        called = f"Checkpoint(best='{self.best}')"
+        if not validation_metrics:
+            raise InputError(
+                f"{called} keeps the epoch with the best validation value, and this fit has no "
+                "eval_data.",
+                fix="mod.fit(train_iter, eval_data=val_iter, checkpoint=mxlearn.Checkpoint(...))",
+            )
+        name = resolve_name(self.best, validation_metrics, called)
+        self.best_is_higher = direction(name, validation_metrics[name], self.higher_is_better,
+                                        called)  # fmt: skip
+        self.best_metric = name
+
     def _track_best(self, history, epochs_completed: int) -> None:
-        value = history.last(self.best, "validation") if history is not None else None
+        value = history.last(self.best_metric, "validation") if history is not None else None
         if value is None:
             return
-        if improves(self.best, value, self.best_value):
+        if improves(self.best_is_higher, value, self.best_value):
             self.best_value, self.best_epoch = value, epochs_completed
-            pointer = {"epoch": epochs_completed, "metric": self.best, "value": value}
+            pointer = {"epoch": epochs_completed, "metric": self.best_metric, "value": value}
             atomic_write_bytes(f"{self.prefix}-best.json", json.dumps(pointer).encode())
 
     def _prune(self) -> None:

@@ -16,7 +16,7 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
-from ..metrics.catalogue import value_range
+from ..metrics.directions import facts_of_name
 from ..metrics.history import MetricHistory
 
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
@@ -73,10 +73,20 @@ class TrainingFigure:
         self._x_range: tuple[float, float] | None = None
         self.full_draws = 0
         self.blits = 0
+        # metric name -> the range its values lie in (None: unbounded), from the metric
+        # objects of the run; names not in it are looked up among MXNet's own metrics
+        self.ranges: dict[str, tuple[float, float] | None] = {}
         self._events: list = []
         self._event_artists: list = []
 
     # ---------------------------------------------------------------- data
+    def value_range(self, metric: str) -> tuple[float, float] | None:
+        """Where ``metric``'s values lie, when known: a fixed y axis; else the axis follows."""
+        if metric in self.ranges:
+            return self.ranges[metric]
+        facts = facts_of_name(metric)
+        return facts.value_range if facts is not None else None
+
     def update(
         self,
         history: MetricHistory,
@@ -125,7 +135,7 @@ class TrainingFigure:
             ax.set_title(metric)
             ax.set_xlabel("epochs completed")
             ax.grid(alpha=0.3)
-            if self.log_scale and value_range(metric) is None:
+            if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
             ax.legend(loc="best", fontsize="small")
             self._axes[metric] = ax
@@ -185,7 +195,7 @@ class TrainingFigure:
             ax.set_xlim(lo, max(hi, lo + 1))
             ys = np.concatenate([c.batch_y, c.train_y, c.val_y])
             ys = ys[np.isfinite(ys)]
-            bounds = value_range(metric)
+            bounds = self.value_range(metric)
             if bounds is not None:  # a fixed axis never needs re-laying out
                 lo, hi = bounds
                 ax.set_ylim(lo, hi + 0.02 * (hi - lo))

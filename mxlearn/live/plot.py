@@ -6,7 +6,8 @@ import time
 from collections.abc import Callable
 
 from ..errors import ArgumentTypeError
-from ..metrics.deferred import BatchValues
+from ..metrics.deferred import BatchValues, leaf_metrics
+from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from ..training.callback import Callback, RunContext
 from .backends import choose_backend
@@ -104,6 +105,7 @@ class LivePlot(Callback):
         recorder = self.recorder
         if self._manual_epoch is None:
             recorder.begin(begin_epoch=epoch, total_epochs=recorder.total_epochs)
+            self._know_ranges(leaf_metrics(metric))
             self._start()
         elif epoch != self._manual_epoch:
             self._end_manual_epoch()
@@ -161,7 +163,15 @@ class LivePlot(Callback):
 
     def on_train_begin(self, run: RunContext) -> None:
         self.recorder = run.recorder
+        self._know_ranges([*run.train_metrics.values(), *run.validation_metrics.values()])
         self._start()
+
+    def _know_ranges(self, metrics) -> None:
+        """Fixed axes only for metrics whose range is known from their class: a custom metric
+        named 'accuracy' may go anywhere."""
+        for metric in metrics:
+            facts = facts_of(metric)
+            self.figure.ranges[metric.name] = facts.value_range if facts else None
 
     def on_batch_end(self, run: RunContext, batch: int) -> None:
         self.tick()

@@ -1,8 +1,10 @@
-"""Metrics and their values: the catalogue (names, directions, ranges, fit checks), deferred
+"""Metrics and their values: the catalogue (names, fit checks), what each measures (direction,
+range), deferred
 device-side values, MetricHistory (pure data) and the recorder that fills it."""
 
-from .catalogue import F1, MAE, MSE, RMSE, create_metric, higher_is_better, improves, value_range
+from .catalogue import F1, MAE, MSE, RMSE, create_metric
 from .deferred import DeferredMetric
+from .directions import MetricFacts, facts_of, facts_of_name, improves
 from .history import MetricHistory
 from .recorder import TrainingRecorder
 
@@ -15,7 +17,8 @@ __all__ = [
     "MetricHistory",
     "TrainingRecorder",
     "create_metric",
-    "higher_is_better",
+    "MetricFacts",
+    "facts_of",
+    "facts_of_name",
     "improves",
-    "value_range",
 ]

@@ -9,38 +9,6 @@ from .._compat import mx
 from ..errors import ArgumentTypeError, InputError, did_you_mean
 from .deferred import leaf_metrics
 
-# Accuracy-like metrics: larger is better; for the others (losses, distances) smaller is better.
-# Best checkpoints and early stopping read this.
-ACCURACY_LIKE = ("acc", "f1", "mcc", "top_k", "pearson")
-
-
-def higher_is_better(metric_name: str) -> bool:
-    return any(key in metric_name.lower() for key in ACCURACY_LIKE)
-
-
-def improves(metric_name: str, value: float, best: float | None, min_delta: float = 0.0) -> bool:
-    """Whether ``value`` beats ``best`` by more than ``min_delta`` (any value beats None)."""
-    if best is None:
-        return True
-    gain = value - best if higher_is_better(metric_name) else best - value
-    return gain > min_delta
-
-
-# Where a metric's values can lie, when that is fixed: a plot keeps its axis on that range.
-# Correlations (MCC, Pearson) go down to -1; accuracy-like counts stay within [0, 1].
-_CORRELATIONS = ("mcc", "pearson")
-_FRACTIONS = ("acc", "f1", "top_k")
-
-
-def value_range(metric_name: str) -> tuple[float, float] | None:
-    """The interval a metric's values always lie in, or None for unbounded ones (losses)."""
-    name = metric_name.lower()
-    if any(key in name for key in _CORRELATIONS):
-        return (-1.0, 1.0)
-    if any(key in name for key in _FRACTIONS):
-        return (0.0, 1.0)
-    return None
-
 
 def metric_names() -> list[str]:
     return sorted(mx.registry.get_registry(mx.metric.EvalMetric))

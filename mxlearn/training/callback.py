@@ -130,6 +130,9 @@ class RunContext:
     last_checkpoint: tuple[str, int] | None = None  # (prefix, epochs completed) of the newest
     outcome: str | None = None  # how the run ended, set before on_train_end
     stop_reason: str | None = None  # the first StopTraining's message
+    # name -> metric object, as the history names them: what training and validation measure
+    train_metrics: dict = field(default_factory=dict)
+    validation_metrics: dict = field(default_factory=dict)
     # MXNet's own arguments of the slot being dispatched, for callbacks that pass them on
     mxnet_args: tuple = field(default=(), repr=False)
 

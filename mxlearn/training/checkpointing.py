@@ -17,6 +17,8 @@ class CheckpointSaving(Callback):
         self.policy = policy
 
     def on_train_begin(self, run: RunContext) -> None:
+        if self.policy.best is not None:
+            self.policy.judge_best_by(run.validation_metrics)
         # What an interrupt before this run's first save can point to: the newest complete
         # checkpoint on disk up to the epoch this run starts from (a resumed one, say).
         done = [e for e in files.manifested_epochs(self.policy.prefix) if e <= run.begin_epoch]

@@ -4,15 +4,17 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from ..metrics.catalogue import improves
+from ..metrics.directions import direction, improves, resolve_name
 from .callback import Callback, RunContext, StopTraining
 
 
 class EarlyStopping(Callback):
     """Stop when the validation ``metric`` has not improved for ``patience`` epochs.
 
-    ``restore_best`` puts the best epoch's parameters back into the module when it stops
-    training (in its own ``on_train_end``).
+    ``metric`` is any name the metric factory takes ('acc', 'ce', ...) or the name of one of the
+    run's validation metrics; by default the first of them. ``restore_best`` puts the best
+    epoch's parameters back into the module when it stops training (in its own
+    ``on_train_end``). For a custom metric, say ``higher_is_better``.
 
     Examples
     --------
@@ -26,6 +28,7 @@ class EarlyStopping(Callback):
         patience: int = 3,
         min_delta: float = 0.0,
         restore_best: bool = True,
+        higher_is_better: bool | None = None,
     ):
         if patience < 1:
             raise InputError(
@@ -34,6 +37,9 @@ class EarlyStopping(Callback):
             )
         self.metric, self.patience, self.min_delta = metric, patience, min_delta
         self.restore_best = restore_best
+        self.higher_is_better = higher_is_better
+        self.judged: str | None = None  # the run's name of the metric judged
+        self.is_higher: bool | None = None
         self.best_value: float | None = None
         self.best_epoch: int | None = None
         self.best_params = None
@@ -55,21 +61,21 @@ class EarlyStopping(Callback):
         # Each fit is judged on its own: a reused object forgets the last run's best weights.
         self.best_value, self.best_epoch, self.best_params = None, None, None
         self.waited, self.stopped = 0, False
+        called = f"EarlyStopping('{self.metric}')" if self.metric else "EarlyStopping()"
+        measured = run.validation_metrics
+        if not measured:
+            raise InputError(
+                f"{called} judges the validation metric, and there is no eval_data.",
+                fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
+            )
+        name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))
+        self.is_higher = direction(name, measured[name], self.higher_is_better, called)
+        self.judged = name
 
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
-        history = run.history
-        name = self.metric or history.metrics()[0]
-        value = history.last(name, "validation")
-        if value is None:
-            reported = [m for m in history.metrics() if history.last(m, "validation") is not None]
-            raise InputError(
-                f"EarlyStopping('{name}'): there is no validation metric of that name; the "
-                f"validation reports {reported}.",
-                fix=f"EarlyStopping('{reported[0]}')"
-                if reported
-                else "fit(..., eval_data=val_iter)",
-            )
-        if improves(name, value, self.best_value, self.min_delta):
+        name = self.judged
+        value = run.history.last(name, "validation")
+        if improves(self.is_higher, value, self.best_value, self.min_delta):
             self.best_value, self.best_epoch, self.waited = value, epoch, 0
             if self.restore_best:
                 args, auxs = run.module.get_params()

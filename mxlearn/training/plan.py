@@ -12,6 +12,7 @@ from dataclasses import dataclass
 
 from ..guards.arguments import as_list
 from ..guards.fit_arguments import check_callbacks, check_early_stopping
+from ..metrics.deferred import leaf_metrics
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
@@ -75,6 +76,10 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["num_epoch"],
         has_validation=eval_data is not None,
         epoch=request["begin_epoch"],
+        train_metrics={m.name: m for m in leaf_metrics(request["eval_metric"])},
+        validation_metrics={m.name: m for m in leaf_metrics(request["validation_metric"])}
+        if eval_data is not None
+        else {},
     )
     recording = MetricRecording(
         recorder,

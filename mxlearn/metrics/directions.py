@@ -1,0 +1,123 @@
+"""What a metric measures: whether larger is better, the range its values lie in, and which of a
+run's metrics a name given by the user means.
+
+Known only for MXNet's own metrics (and mxlearn's versions of them), by their exact class: a
+``CustomMetric`` or a user's ``EvalMetric`` subclass may measure anything, so for those the
+user says it (``higher_is_better=``); mxlearn never guesses it from a name.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from .._compat import mx
+from ..errors import InputError, closest
+from .catalogue import F1, MAE, MSE, RMSE, create_metric
+
+
+@dataclass(frozen=True)
+class MetricFacts:
+    higher_is_better: bool
+    value_range: tuple[float, float] | None  # None: unbounded (losses, distances)
+
+
+_FRACTION = MetricFacts(True, (0.0, 1.0))
+_CORRELATION = MetricFacts(True, (-1.0, 1.0))
+_SMALLER = MetricFacts(False, None)
+
+FACTS_BY_CLASS = {
+    mx.metric.Accuracy: _FRACTION,
+    mx.metric.TopKAccuracy: _FRACTION,
+    mx.metric.F1: _FRACTION,
+    F1: _FRACTION,
+    mx.metric.MCC: _CORRELATION,
+    mx.metric.PearsonCorrelation: _CORRELATION,
+    mx.metric.PCC: _CORRELATION,
+    mx.metric.CrossEntropy: _SMALLER,
+    mx.metric.NegativeLogLikelihood: _SMALLER,
+    mx.metric.Perplexity: _SMALLER,
+    mx.metric.Loss: _SMALLER,
+    mx.metric.MAE: _SMALLER,
+    mx.metric.MSE: _SMALLER,
+    mx.metric.RMSE: _SMALLER,
+    MAE: _SMALLER,
+    MSE: _SMALLER,
+    RMSE: _SMALLER,
+}
+
+# The names those metrics report, for a history read without its metric objects (a figure).
+FACTS_BY_NAME = {
+    "accuracy": _FRACTION,
+    "f1": _FRACTION,
+    "mcc": _CORRELATION,
+    "pearsonr": _CORRELATION,
+    "pcc": _CORRELATION,
+    "cross-entropy": _SMALLER,
+    "nll-loss": _SMALLER,
+    "perplexity": _SMALLER,
+    "loss": _SMALLER,
+    "mae": _SMALLER,
+    "mse": _SMALLER,
+    "rmse": _SMALLER,
+}
+_TOP_K_NAME = re.compile(r"top_\d+_accuracy|top_k_accuracy_\d+")
+
+
+def facts_of(metric) -> MetricFacts | None:
+    """What an MXNet metric object measures; None for a custom one."""
+    return FACTS_BY_CLASS.get(type(metric))
+
+
+def facts_of_name(name: str) -> MetricFacts | None:
+    """What a metric named as MXNet's own report themselves measures; None for other names."""
+    if _TOP_K_NAME.fullmatch(name):
+        return _FRACTION
+    return FACTS_BY_NAME.get(name)
+
+
+def improves(higher_is_better: bool, value: float, best: float | None, min_delta=0.0) -> bool:
+    """Whether ``value`` beats ``best`` by more than ``min_delta`` (any value beats None)."""
+    if best is None:
+        return True
+    gain = value - best if higher_is_better else best - value
+    return gain > min_delta
+
+
+def resolve_name(spec: str, measured: dict, called: str) -> str:
+    """The name under which a run records the metric ``spec`` means (``measured``: name ->
+    metric object), accepting the factory's names in any case: 'acc' is 'accuracy', 'ce' is
+    'cross-entropy', 'top_k_acc' is 'top_5_accuracy'."""
+    if spec in measured:
+        return spec
+    by_lower = {name.lower(): name for name in measured}
+    if spec.lower() in by_lower:
+        return by_lower[spec.lower()]
+    try:
+        canonical = create_metric(spec, called).name
+    except (InputError, TypeError):
+        canonical = None
+    if canonical in measured:
+        return canonical
+    near = closest(spec, measured)
+    raise InputError(
+        f"{called}: this run measures no metric '{spec}'; its validation reports "
+        f"{list(measured)}." + (f" Did you mean '{near[0]}'?" if near else ""),
+        fix=f"name one of {list(measured)}",
+    )
+
+
+def direction(name: str, metric, stated: bool | None, called: str) -> bool:
+    """Whether larger is better for ``metric``: as stated by the user, else as known for
+    MXNet's metrics; refused for a custom metric whose user did not say."""
+    if stated is not None:
+        return bool(stated)
+    facts = facts_of(metric)
+    if facts is None:
+        raise InputError(
+            f"{called}: '{name}' is a {type(metric).__name__}, a metric mxlearn does not know, "
+            "so it cannot tell whether a larger value is better, and will not guess.",
+            fix=f"say it: {called.split('(')[0]}(..., higher_is_better=True) for a score, "
+            "False for a loss or an error",
+        )
+    return facts.higher_is_better

@@ -1,0 +1,162 @@
+"""No guessed directions or names (issue 13, family 3): best checkpoints, early stopping and the
+plot axes take every name the metric factory takes, know the direction of MXNet's metrics from
+a table, ask the user for a custom metric's, and judge the validation metric."""
+
+from __future__ import annotations
+
+import json
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import checkpoint as ckpt
+from mxlearn import mx
+from mxlearn.errors import InputError
+from mxlearn.live.figure import TrainingFigure
+
+
+def _iters(small_data):
+    X, y = small_data
+    return mx.io.NDArrayIter(X, y, 32), mx.io.NDArrayIter(X[:64], y[:64], 32)
+
+
+class Counter(mxlearn.Callback):
+    batches = 0
+
+    def on_batch_end(self, run, batch):
+        Counter.batches += 1
+
+
+@pytest.mark.parametrize("name", ["acc", "ACC", "accuracy", "Accuracy"])
+def test_best_takes_the_factory_names_and_keeps_the_best_epoch(
+    small_data, small_net, tmp_path, name
+):
+    train, val = _iters(small_data)
+    prefix = str(tmp_path / "m")
+    policy = mxlearn.Checkpoint(prefix, keep=1, best=name)
+    mod = mxlearn.Module(small_net)
+    mod.fit(
+        train,
+        eval_data=val,
+        num_epoch=4,
+        checkpoint=policy,
+        optimizer_params={"learning_rate": 0.5},
+    )
+    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    best = epochs[int(np.argmax(values))] + 1  # the first epoch with the highest value
+    pointer = json.loads((tmp_path / "m-best.json").read_text())
+    assert pointer["metric"] == "accuracy" and pointer["epoch"] == best
+    assert best in ckpt.manifested_epochs(prefix) and 4 in ckpt.manifested_epochs(prefix)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [lambda p: mxlearn.Checkpoint(p, best="acuracy"), lambda p: mxlearn.EarlyStopping("acuracy")],
+)
+def test_an_unknown_name_is_refused_before_training_with_the_closest(
+    small_data, small_net, tmp_path, make
+):
+    train, val = _iters(small_data)
+    judge = make(str(tmp_path / "m"))
+    arguments = (
+        {"checkpoint": judge}
+        if isinstance(judge, mxlearn.Checkpoint)
+        else {"early_stopping": judge}
+    )
+    Counter.batches = 0
+    with pytest.raises(InputError, match="Did you mean 'accuracy'"):
+        mxlearn.Module(small_net).fit(
+            train, eval_data=val, num_epoch=2, callbacks=[Counter()], **arguments
+        )
+    assert Counter.batches == 0
+
+
+def _rising_score():
+    """A custom metric that rises with training: accuracy under another name and class."""
+
+    def score(label, pred):
+        return float((pred.argmax(axis=1) == label).mean())
+
+    return mx.metric.CustomMetric(score, name="my_score")
+
+
+def test_a_custom_metric_needs_its_direction_said(small_data, small_net, tmp_path):
+    train, val = _iters(small_data)
+    Counter.batches = 0
+    with pytest.raises(InputError, match="higher_is_better=True"):
+        mxlearn.Module(small_net).fit(
+            train,
+            eval_data=val,
+            eval_metric=_rising_score(),
+            num_epoch=2,
+            early_stopping=mxlearn.EarlyStopping("my_score"),
+            callbacks=[Counter()],
+        )
+    with pytest.raises(InputError, match="cannot tell whether a larger value is better"):
+        mxlearn.Module(small_net).fit(
+            train,
+            eval_data=val,
+            eval_metric=_rising_score(),
+            num_epoch=2,
+            checkpoint=mxlearn.Checkpoint(str(tmp_path / "m"), best="my_score"),
+            callbacks=[Counter()],
+        )
+    assert Counter.batches == 0
+
+
+def test_early_stopping_on_a_rising_custom_score_keeps_the_best_epoch(small_data, small_net):
+    train, val = _iters(small_data)
+    stopper = mxlearn.EarlyStopping("my_score", patience=2, higher_is_better=True)
+    mod = mxlearn.Module(small_net)
+    mod.fit(
+        train,
+        eval_data=val,
+        eval_metric=_rising_score(),
+        num_epoch=8,
+        optimizer_params={"learning_rate": 0.5},
+        early_stopping=stopper,
+    )
+    epochs, values = mod.history.series("my_score", "validation", "epoch")
+    assert stopper.best_value == max(values)  # the highest, not the lowest
+    assert stopper.best_epoch == epochs[int(np.argmax(values))]
+
+
+def test_early_stopping_judges_the_validation_metric(small_data, small_net):
+    """eval_metric='acc' for training, validation_metric='ce': the default is the validation
+    metric, and cross-entropy is better when smaller."""
+    train, val = _iters(small_data)
+    stopper = mxlearn.EarlyStopping(patience=10)
+    mod = mxlearn.Module(small_net)
+    mod.fit(
+        train,
+        eval_data=val,
+        eval_metric="acc",
+        validation_metric="ce",
+        num_epoch=4,
+        optimizer_params={"learning_rate": 0.5},
+        early_stopping=stopper,
+    )
+    assert stopper.judged == "cross-entropy" and stopper.is_higher is False
+    values = mod.history.series("cross-entropy", "validation", "epoch")[1]
+    assert stopper.best_value == min(values)
+
+
+def test_axes_are_fixed_only_where_the_metric_class_says_so(small_data, small_net):
+    """A custom metric named like MXNet's accuracy is drawn on its own scale; top-k accuracy,
+    from the factory's 'top_k_acc', on [0, 1]."""
+    train, _ = _iters(small_data)
+    named_accuracy = mx.metric.CustomMetric(lambda label, pred: 3.0, name="accuracy")
+    live = mxlearn.LivePlot(backend="console", png_path=None)
+    live.renderer.finish = lambda frame, png, text: None
+    mxlearn.Module(small_net).fit(
+        train,
+        eval_metric=[named_accuracy, mxlearn.create_metric("top_k_acc", top_k=2)],
+        num_epoch=1,
+        live=live,
+    )
+    assert live.figure.value_range("accuracy") is None  # 3.0 would lie off a [0, 1] axis
+    assert live.figure.value_range("top_2_accuracy") == (0.0, 1.0)
+    figure = TrainingFigure()  # a bare history: MXNet's own names only
+    assert figure.value_range("accuracy") == (0.0, 1.0)
+    assert figure.value_range("my_score") is None
