@@ -89,6 +89,13 @@ def _flatten(state, key: str, arrays: dict):
     if isinstance(state, (tuple, list)):
         items = [_flatten(s, f"{key}.{i}", arrays) for i, s in enumerate(state)]
         return {"tuple" if isinstance(state, tuple) else "list": items}
+    if isinstance(state, dict) and all(isinstance(k, (int, str)) for k in state):
+        return {
+            "dict": {
+                _index_key(k): _flatten(v, f"{key}.{_index_key(k)}", arrays)
+                for k, v in state.items()
+            }
+        }
     raise InputError(f"optimizer state of type {type(state).__name__} cannot be saved")
 
 
@@ -99,18 +106,63 @@ def _rebuild(structure, arrays: dict):
         return arrays[structure["array"]]
     if "tuple" in structure:
         return tuple(_rebuild(s, arrays) for s in structure["tuple"])
+    if "dict" in structure:
+        return {_index_value(k): _rebuild(v, arrays) for k, v in structure["dict"].items()}
     return [_rebuild(s, arrays) for s in structure["list"]]
 
 
-def _plain(value) -> bool:
-    return value is None or isinstance(value, (bool, numbers.Number, str))
+def _json_able(value) -> bool:
+    """Numbers, text, and lists or string-keyed dicts of them: what JSON writes back exactly."""
+    if value is None or isinstance(value, (bool, numbers.Number, str)):
+        return True
+    if isinstance(value, list):
+        return all(_json_able(v) for v in value)
+    if isinstance(value, dict):
+        return all(isinstance(k, str) and _json_able(v) for k, v in value.items())
+    return False
 
 
-def scheduler_state(scheduler) -> dict | None:
+# What optimizers change as they train, beyond the Updater's per-weight states and the update
+# counts (read from MXNet 1.9.1's optimizer/optimizer.py): saved beside them.
+EVOLVING = {
+    "nadam": ("m_schedule",),
+    "lars": ("skip", "last_lr", "cur_lr"),
+    "lbsgd": ("lbmult", "adaptive", "admult", "cumgrads"),
+    "dcasgd": ("weight_previous",),
+}
+
+
+def scheduler_state(scheduler, not_saved: list) -> dict | None:
+    """Every attribute of a learning-rate schedule (counters, step lists); what JSON cannot hold
+    is named in ``not_saved``."""
     if scheduler is None:
         return None
-    values = {k: v for k, v in vars(scheduler).items() if _plain(v)}
+    kind = type(scheduler).__name__
+    if getattr(mx.lr_scheduler, kind, None) is not type(scheduler):
+        not_saved.append(f"the learning-rate schedule (a {kind}, not one of MXNet's)")
+        return None
+    values = {}
+    for name, value in vars(scheduler).items():
+        if _json_able(value):
+            values[name] = value
+        else:
+            not_saved.append(f"the learning-rate schedule's {name}")
     return {"class": type(scheduler).__name__, "state": values}
+
+
+def _evolving_state(optimizer, arrays: dict, not_saved: list) -> dict:
+    name = type(optimizer).__name__.lower()
+    saved = {}
+    for attribute in EVOLVING.get(name, ()):
+        value = getattr(optimizer, attribute, None)
+        if _json_able(value):
+            saved[attribute] = {"value": value}
+            continue
+        try:
+            saved[attribute] = {"arrays": _flatten(value, f"evolving.{attribute}", arrays)}
+        except InputError:
+            not_saved.append(f"the optimizer's {attribute}")
+    return saved
 
 
 def make_scheduler(saved: dict | None):
@@ -132,6 +184,7 @@ def capture(updater) -> tuple[dict, dict]:
     require_updater(updater)
     optimizer = updater.optimizer
     arrays: dict = {}
+    not_saved: list[str] = []
     states = {
         _index_key(index): _flatten(state, f"{_index_key(index)}", arrays)
         for index, state in updater.states.items()
@@ -145,8 +198,10 @@ def capture(updater) -> tuple[dict, dict]:
             for device, counts in optimizer._all_index_update_counts.items()
         },
         "learning_rate": optimizer.learning_rate,
-        "lr_scheduler": scheduler_state(optimizer.lr_scheduler),
+        "lr_scheduler": scheduler_state(optimizer.lr_scheduler, not_saved),
+        "evolving": _evolving_state(optimizer, arrays, not_saved),
         "states": states,
+        "not_saved": not_saved,  # what a resume cannot restore: its run will differ there
     }
     return arrays, description
 
@@ -175,3 +230,6 @@ def restore(updater, arrays: dict, description: dict) -> None:
     optimizer._index_update_count = optimizer._all_index_update_counts.setdefault(0, {})
     if description.get("lr_scheduler") is not None:
         optimizer.lr_scheduler = make_scheduler(description["lr_scheduler"])
+    for attribute, saved in description.get("evolving", {}).items():
+        value = saved["value"] if "value" in saved else _rebuild(saved["arrays"], arrays)
+        setattr(optimizer, attribute, value)

@@ -35,12 +35,23 @@ class ResumeState:
         history.mark(f"resumed at epoch {self.epoch}", epoch=self.epoch)
         return history
 
+    @property
+    def not_saved(self) -> list[str]:
+        """What the checkpoint could not hold: a resumed run differs there."""
+        return list((self.optimizer or {}).get("not_saved", []))
+
     def explain(self) -> str:
-        return (
+        text = (
             f"Resuming from checkpoint {self.epoch} of '{self.prefix}': {self.epoch} epochs are "
             f"done (epochs 0..{self.epoch - 1}, as MXNet counts), so training goes on with epoch "
             f"{self.epoch}, i.e. fit(..., begin_epoch={self.epoch})."
         )
+        if self.not_saved:
+            text += (
+                " Not in the checkpoint, so the resumed run will differ from an uninterrupted "
+                "one there: " + "; ".join(self.not_saved) + "."
+            )
+        return text
 
 
 def load_resume_state(prefix: str) -> ResumeState:
