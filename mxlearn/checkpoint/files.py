@@ -201,13 +201,29 @@ def read_manifest(prefix: str, epoch: int) -> dict:
 
 def latest(prefix: str) -> tuple[int, dict]:
     """The newest checkpoint whose files all verify, and its manifest."""
+    epoch, manifest, _ = latest_and_skipped(prefix)
+    return epoch, manifest
+
+
+def verifies(prefix: str, epoch: int) -> bool:
+    """Checkpoint ``epoch`` exists and every file it lists matches its manifest."""
+    try:
+        read_manifest(prefix, epoch)
+    except (DamagedCheckpointError, CheckpointError):
+        return False
+    return True
+
+
+def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
+    """:func:`latest`, and the newer checkpoints it passed over: (epoch, what is wrong)."""
     prefix = check_prefix(prefix, f"latest('{prefix}')")
-    problems = []
+    problems, skipped = [], []
     for epoch in reversed(manifested_epochs(prefix)):
         try:
-            return epoch, read_manifest(prefix, epoch)
+            return epoch, read_manifest(prefix, epoch), skipped
         except (DamagedCheckpointError, CheckpointError) as err:
             problems.append(err.problem)
+            skipped.append((epoch, err.problem))
     found = saved_epochs(prefix)
     detail = ("; skipped: " + " / ".join(problems)) if problems else ""
     hint = (

@@ -12,7 +12,7 @@ import json
 import os
 
 from ..atomic_write import atomic_write_bytes
-from ..errors import InputError
+from ..errors import CheckpointExistsError, InputError
 from ..metrics.directions import direction, improves, resolve_name
 from . import files
 from .prefixes import check_writable_prefix
@@ -53,6 +53,7 @@ class Checkpoint:
         self.best_value: float | None = None
         self.best_epoch: int | None = None
         self.saved: list[int] = []
+        self.replaceable: set[int] = set()  # damaged checkpoints this run may write anew
 
     @classmethod
     def of(cls, spec) -> Checkpoint | None:
@@ -75,7 +76,7 @@ class Checkpoint:
             epochs_completed,
             history=history,
             optimizer_settings=settings,
-            overwrite=self.overwrite,
+            overwrite=self.overwrite or epochs_completed in self.replaceable,
         )
         self.saved.append(epochs_completed)
         if self.best is not None:
@@ -83,6 +84,31 @@ class Checkpoint:
         if self.keep is not None:
             self._prune()
         return True
+
+    def check_way_is_clear(self, begin_epoch: int, num_epoch: int) -> None:
+        """Before training: the checkpoints this run will write must not exist already, or be
+        damaged ones (a resume passed over them), which it replaces."""
+        planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
+        existing = set(files.manifested_epochs(self.prefix))
+        clash = [e for e in planned if e in existing]
+        if not clash or self.overwrite:
+            return
+        intact = [e for e in clash if files.verifies(self.prefix, e)]
+        if intact:
+            which = ", ".join(str(e) for e in intact)
+            exist = (
+                "exists already and verifies" if len(intact) == 1 else "exist already and verify"
+            )
+            raise CheckpointExistsError(
+                f"Checkpoint{'s' if len(intact) > 1 else ''} {which} of '{self.prefix}' {exist}; "
+                f"this fit (epochs {begin_epoch}..{num_epoch - 1}) would write "
+                f"{'them' if len(intact) > 1 else 'it'} again, and would refuse only after "
+                "training an epoch.",
+                fix=f"resume from them: mxlearn.resume('{self.prefix}'), or save under another "
+                "prefix (or pass Checkpoint(..., overwrite=True))",
+            )
+        self.replaceable = set(clash)
+        print(f"Checkpoints {clash} of '{self.prefix}' are damaged; this fit writes them anew.")
 
     def judge_best_by(self, validation_metrics: dict) -> None:
         """Before training: which of the run's validation metrics ``best`` means, and which

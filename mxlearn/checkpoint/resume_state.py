@@ -9,7 +9,7 @@ the random states (a shuffling iterator, Dropout) are not saved yet.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from ..metrics.history import MetricHistory
 from . import files
@@ -24,6 +24,7 @@ class ResumeState:
     arg_params: dict
     aux_params: dict
     optimizer_arrays: dict | None
+    skipped: list = field(default_factory=list)  # (epoch, problem) of newer, damaged ones
 
     @property
     def optimizer(self) -> dict | None:
@@ -46,6 +47,11 @@ class ResumeState:
             f"done (epochs 0..{self.epoch - 1}, as MXNet counts), so training goes on with epoch "
             f"{self.epoch}, i.e. fit(..., begin_epoch={self.epoch})."
         )
+        for epoch, problem in self.skipped:
+            text += (
+                f" The newer checkpoint {epoch} is damaged and was passed over ({problem}); "
+                f"training from here writes checkpoint {epoch} anew."
+            )
         if self.not_saved:
             text += (
                 " Not in the checkpoint, so the resumed run will differ from an uninterrupted "
@@ -56,9 +62,9 @@ class ResumeState:
 
 def load_resume_state(prefix: str) -> ResumeState:
     prefix = check_prefix(prefix, f"resume('{prefix}')")
-    epoch, manifest = files.latest(prefix)
+    epoch, manifest, skipped = files.latest_and_skipped(prefix)
     _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
     arrays = None
     if manifest.get("optimizer") is not None:
         arrays = files.load_optimizer_arrays(prefix, epoch)
-    return ResumeState(prefix, epoch, manifest, arg_params, aux_params, arrays)
+    return ResumeState(prefix, epoch, manifest, arg_params, aux_params, arrays, skipped)

@@ -17,6 +17,7 @@ class CheckpointSaving(Callback):
         self.policy = policy
 
     def on_train_begin(self, run: RunContext) -> None:
+        self.policy.check_way_is_clear(run.begin_epoch, run.num_epoch)
         if self.policy.best is not None:
             self.policy.judge_best_by(run.validation_metrics)
         # What an interrupt before this run's first save can point to: the newest complete
