@@ -11,7 +11,11 @@ Every message says what was called and what is wrong, then the exact call that f
 from __future__ import annotations
 
 import difflib
+import os
+import traceback
 from collections.abc import Iterable
+
+PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
 class MXLearnError(Exception):
@@ -27,6 +31,34 @@ class MXLearnError(Exception):
         if state:
             lines.append(f"  Module state: {state}")
         super().__init__("\n".join(lines))
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook for showing an exception: in a notebook, a short block with the fix
+        instead of 40 lines through mxlearn's and MXNet's insides; ``%tb`` in the next cell
+        shows the same error again, then with its whole traceback. Outside IPython, Python's
+        own traceback is untouched."""
+        if getattr(self, "_shown_short", False):
+            return "".join(traceback.format_exception(self)).rstrip("\n").split("\n")
+        self._shown_short = True
+        where = _student_line(self.__traceback__)
+        lines = [type(self).__name__ + (f" at {where}" if where else ""), f"  {self.problem}"]
+        if self.fix:
+            lines.append(f"  Fix: {self.fix}")
+        if self.state:
+            lines.append(f"  Module state: {self.state}")
+        return lines + ["(the full traceback: run %tb in the next cell)"]
+
+
+def _student_line(tb) -> str | None:
+    """The last place of a traceback in the student's own code, not in mxlearn or a library."""
+    found = None
+    for frame in traceback.extract_tb(tb):
+        path = os.path.abspath(frame.filename)
+        if not path.startswith(PACKAGE_FOLDER) and "-packages" + os.sep not in path:
+            found = frame
+    if found is None:
+        return None
+    return f"line {found.lineno}" + (f": {found.line.strip()}" if found.line else "")
 
 
 class LifecycleError(MXLearnError, RuntimeError):

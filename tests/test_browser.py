@@ -284,3 +284,45 @@ def test_course_notebook_runs_in_jupyterlab_with_every_widget_rendered(
     assert state["pending"] == 0 and state["idle"], state
     assert state["widgetErrors"] == 0
     assert state["widgetsShown"] >= state["widgetViews"], state
+
+
+def test_a_misuse_shows_a_short_error_with_the_fix_in_jupyterlab(jupyterlab, tmp_path):
+    """An MXLearnError in a notebook: at most 10 lines, the fix among them (issue 13)."""
+    import nbformat
+
+    chromium = _chromium()
+    from playwright.sync_api import sync_playwright
+
+    base, token, root = jupyterlab
+    cells = ["import mxlearn", "mod = mxlearn.Module(mxlearn.models.mlp())\nmod.forward(None)"]
+    nb = nbformat.v4.new_notebook(
+        cells=[nbformat.v4.new_code_cell(source) for source in cells],
+        metadata={
+            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
+        },
+    )
+    nbformat.write(nb, root / "misuse.ipynb")
+    with sync_playwright() as p:
+        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
+        page = browser.new_page(viewport={"width": 1400, "height": 1000})
+        try:
+            _open_when_kernel_idle(
+                page, f"{base}/lab/workspaces/misuse/tree/misuse.ipynb?reset&token={token}"
+            )
+            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
+            page.wait_for_selector(
+                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+                timeout=90_000,
+            )
+            shown = page.evaluate(
+                "[...document.querySelectorAll(\".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']\")]"
+                ".map(e => e.innerText).join('\\n')"
+            )
+            page.screenshot(path=str(tmp_path / "jupyterlab-misuse.png"), full_page=True)
+        finally:
+            browser.close()
+    lines = [line for line in shown.splitlines() if line.strip()]
+    assert 3 <= len(lines) <= 10, shown
+    assert lines[0].startswith("LifecycleError at line 2: mod.forward(None)")
+    assert any(line.strip().startswith("Fix: mod.bind(") for line in lines), shown
+    assert "%tb" in lines[-1]
