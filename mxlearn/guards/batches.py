@@ -44,6 +44,27 @@ def reshaped_descs(batch, data_shapes, data_names) -> list | None:
     return None
 
 
+def with_label_shapes(batch, bound_labels):
+    """A batch without labels, for a module bound with labels: when its row count differs from
+    the bound one, MXNet's reshape needs the label shapes too (else a raw "Shape of unspecified
+    arg ... changed"); they follow from the rows."""
+    if getattr(batch, "provide_label", None):
+        return batch
+    rows = batch.data[0].shape[0]
+    if rows == bound_labels[0].shape[0]:
+        return batch
+    provide_data = getattr(batch, "provide_data", None) or None
+    labels = [mx.io.DataDesc(d.name, (rows, *d.shape[1:])) for d in bound_labels]
+    return mx.io.DataBatch(
+        batch.data,
+        None,
+        pad=batch.pad,
+        index=batch.index,
+        provide_data=provide_data,
+        provide_label=labels,
+    )
+
+
 def refuse_unlabelled(batch) -> None:
     """A training forward on a batch without labels."""
     raise InputError(

@@ -171,6 +171,34 @@ def check_params_fit(
     )
 
 
+def check_complete_params(arg_params, aux_params, param_names, aux_names) -> None:
+    """Loaded parameters must hold every array the network has: a missing one would start as
+    zeros (every prediction 1/num_classes for a missing last layer)."""
+    missing = [n for n in param_names if n not in arg_params]
+    missing += [n for n in aux_names if n not in (aux_params or {})]
+    if missing:
+        raise InputError(
+            f"The loaded parameters lack {missing}, which this network needs: those layers "
+            "would start as zeros. The parameter file belongs to another network than the "
+            "symbol it was loaded with.",
+            fix="load the symbol and the parameters saved together (the same prefix and epoch "
+            "of one training run)",
+        )
+
+
+def refuse_missing_left_as_zeros(arg_params, aux_params, own_args: dict) -> None:
+    """set_params(allow_missing=True) keeps the missing arrays as they are: on a module whose
+    parameters were never initialized, that is zeros."""
+    missing = sorted(set(own_args) - set(arg_params))
+    if missing:
+        raise InputError(
+            f"mod.set_params(allow_missing=True) would leave {missing} as they are, and this "
+            "module's parameters were never initialized: they would stay zeros.",
+            fix="mod.init_params(initializer=mx.init.Xavier(), arg_params=arg_params, "
+            "aux_params=aux_params, allow_missing=True, force_init=True)",
+        )
+
+
 def check_given_params(
     arg_params,
     aux_params,
@@ -207,6 +235,8 @@ def check_given_params(
             + "; ".join(problems)
             + ".",
             fix="load parameters saved from the same network (same layers and input width); "
-            "to fill missing ones from the initializer pass allow_missing=True",
+            "to fill the missing ones from an initializer: mod.init_params("
+            "initializer=mx.init.Xavier(), arg_params=arg_params, aux_params=aux_params, "
+            "allow_missing=True, force_init=True)",
             state=state,
         )

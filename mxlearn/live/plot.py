@@ -5,7 +5,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..errors import ArgumentTypeError
+from ..errors import ArgumentTypeError, LifecycleError
 from ..metrics.deferred import BatchValues, leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
@@ -102,6 +102,12 @@ class LivePlot(Callback):
         ``metric`` is the metric the loop updates (reset at each epoch start); ``batch`` (the
         DataBatch) gives the number of samples, padding excluded.
         """
+        if self._closed and self._manual_epoch is not None:
+            raise LifecycleError(
+                "LivePlot.update() after live.close(): the plot is finished, and its figure and "
+                "history are final.",
+                fix="live = mxlearn.LivePlot() for a new plot",
+            )
         recorder = self.recorder
         if self._manual_epoch is None:
             recorder.begin(begin_epoch=epoch, total_epochs=recorder.total_epochs)

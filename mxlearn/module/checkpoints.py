@@ -9,6 +9,7 @@ from .._compat import mx
 from ..checkpoint import files, optimizer_state
 from ..checkpoint.prefixes import check_writable_prefix
 from ..checkpoint.resume_state import load_resume_state
+from ..guards import binding
 from ..guards import lifecycle as life
 
 
@@ -40,6 +41,7 @@ class CheckpointAPI:
     def _hold_params(self, arg_params, aux_params, states_file=None, resume_state=None):
         """Parameters held before the module is bound, as MXNet's load leaves a module; the
         optimizer state (a trusted .states file, or a resume's) waits for init_optimizer."""
+        binding.check_complete_params(arg_params, aux_params, self._param_names, self._aux_names)
         self._arg_params, self._aux_params = arg_params, aux_params
         self.params_initialized = True
         if states_file is not None:

@@ -68,11 +68,12 @@ def _documented(doc: str):
 class HighLevelAPI:
     """Mixed into :class:`mxlearn.Module`: predict, score and fit over its intermediate API."""
 
-    def _prepare_inference(self, called: str, eval_data) -> None:
+    def _prepare_inference(self, called: str, eval_data) -> bool:
+        """Bound and ready to predict or score ``eval_data``; True if it is an array."""
         is_array = arguments.check_inference_data(eval_data, called)
         if self.binded or not self.params_initialized:
             life.require_params(self, called)
-            return
+            return is_array
         # A module from Module.load has parameters but no memory: bind it for prediction from
         # the data itself instead of failing.
         if is_array:
@@ -87,6 +88,7 @@ class HighLevelAPI:
             f"Note: {called} bound the module for prediction from the data's shapes "
             "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False))."
         )
+        return is_array
 
     def predict(
         self,
@@ -99,11 +101,26 @@ class HighLevelAPI:
         **unknown,
     ):
         arguments.refuse_unknown("mod.predict()", unknown, HighLevelAPI.predict)
-        self._prepare_inference("mod.predict()", eval_data)
+        is_array = self._prepare_inference("mod.predict()", eval_data)
         with self._lifecycle.inside("predict"):
+            if is_array:
+                return self._predict_array(eval_data)
             return super().predict(
                 eval_data, num_batch, merge_batches, reset, always_output_list, sparse_row_id_fn
             )
+
+    def _predict_array(self, data):
+        """An array's outputs in inference mode (no Dropout), whatever its number of rows.
+
+        MXNet's predict runs an array in the module's training mode, and a row count other than
+        the bound batch size fails in the reshape for want of a label shape.
+        """
+        array = data if isinstance(data, mx.nd.NDArray) else mx.nd.array(data)
+        batch = mx.io.DataBatch(
+            [array], provide_data=[mx.io.DataDesc(self._data_names[0], array.shape)]
+        )
+        self.forward(batch, is_train=False)
+        return self.get_outputs()[0]
 
     def score(
         self,

@@ -262,6 +262,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             "mod.set_params()",
             self.state_text(),
         )
+        if allow_missing and not self.params_initialized:
+            binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
         super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def get_params(self):
@@ -325,6 +327,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             life.require_training(self, "mod.forward(batch, is_train=True)")
         if not isinstance(data_batch, list):
             self._check_batch(data_batch, training)
+            if not data_batch.label and self._label_shapes:  # no labels to give their shape
+                data_batch = batches.with_label_shapes(data_batch, self._label_shapes)
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
