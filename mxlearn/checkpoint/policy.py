@@ -121,8 +121,9 @@ class Checkpoint:
                 fix="mod.fit(train_iter, eval_data=val_iter, checkpoint=mxlearn.Checkpoint(...))",
             )
         name = resolve_name(self.best, validation_metrics, called)
-        self.best_is_higher = direction(name, validation_metrics[name], self.higher_is_better,
-                                        called)  # fmt: skip
+        self.best_is_higher = direction(
+            name, validation_metrics[name], self.higher_is_better, called
+        )
         self.best_metric = name
 
     def _track_best(self, history, epochs_completed: int) -> None:
