@@ -31,6 +31,7 @@ from ..errors import (
     CheckpointError,
     CheckpointExistsError,
     DamagedCheckpointError,
+    InputError,
     NonFiniteError,
     closest,
 )
@@ -183,7 +184,7 @@ def read_manifest(prefix: str, epoch: int) -> dict:
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise DamagedCheckpointError(f"'{path}' is not an mxlearn checkpoint manifest.")
     folder = os.path.dirname(os.path.abspath(prefix))
-    for role, entry in manifest["files"].items():
+    for role, entry in _listed_files(manifest, path).items():
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
             raise DamagedCheckpointError(
@@ -197,6 +198,23 @@ def read_manifest(prefix: str, epoch: int) -> dict:
                 f"{entry['sha256'][:16]}...."
             )
     return manifest
+
+
+def _listed_files(manifest: dict, path: str) -> dict:
+    """The manifest's file list, each entry with its name, size and SHA-256 (a hand-edited
+    manifest may lack any of them)."""
+    listed = manifest.get("files")
+    keys = ("name", "size", "sha256")
+    if not isinstance(listed, dict) or not all(
+        isinstance(e, dict) and all(k in e for k in keys) for e in listed.values()
+    ):
+        raise DamagedCheckpointError(
+            f"'{path}' is not a complete manifest: its 'files' list, with each file's name, size "
+            "and sha256, is missing or incomplete (edited by hand?).",
+            fix="use another checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
+            "good one), or save again",
+        )
+    return listed
 
 
 def latest(prefix: str) -> tuple[int, dict]:
@@ -243,6 +261,11 @@ def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
     it (against ``expected`` = {'size', 'sha256'} when a manifest gives them)."""
     if not os.path.exists(path):
         raise CheckpointError(f"There is no parameter file '{path}'.")
+    if os.path.isdir(path):
+        raise InputError(
+            f"'{path}' is a folder, not a parameter file.",
+            fix="name the .params file itself, e.g. 'runs/mlp-0003.params'",
+        )
     if expected is not None:
         got = _digest(path)
         if (got["size"], got["sha256"]) != (expected["size"], expected["sha256"]):

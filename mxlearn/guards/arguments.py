@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import os
 
 import numpy as np
 
@@ -209,4 +210,16 @@ def check_labelled_data(eval_data) -> None:
         raise ArgumentTypeError(
             "mod.score() needs labels as well as data, so it takes an iterator, not an array.",
             fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
+        )
+
+
+def check_kvstore(kvstore, called: str) -> None:
+    """A distributed kvstore needs the scheduler and servers a launcher starts: without them
+    MXNet waits for ever, or stops the whole process (a notebook's kernel)."""
+    if isinstance(kvstore, str) and "dist" in kvstore and "DMLC_ROLE" not in os.environ:
+        raise InputError(
+            f"{called}: kvstore='{kvstore}' trains with a scheduler and servers, and none were "
+            "started for this process: MXNet would wait for them, or stop the process.",
+            fix="in a terminal: python -m mxlearn launch -n 2 -s 1 train.py (a script that calls "
+            f"fit(..., kvstore='{kvstore}')); here, kvstore='local' or 'device'",
         )

@@ -98,7 +98,9 @@ def check_input_names(
         )
 
 
-def check_label_shapes(symbol, data_descs, label_descs, label_names, label_inputs) -> None:
+def check_label_shapes(
+    symbol, data_descs, label_descs, label_names, label_inputs, called: str = "mod.bind()"
+) -> None:
     expected = network.infer_label_shapes(
         symbol, {d.name: d.shape for d in data_descs}, label_names
     )
@@ -120,7 +122,7 @@ def check_label_shapes(symbol, data_descs, label_descs, label_names, label_input
         layer = label_inputs.get(desc.name)
         who = f"{layer.op} '{layer.layer}'" if layer else "the network"
         raise InputError(
-            f"mod.bind(): {problem}; {who} expects '{desc.name}' shaped {want}.", fix=fix
+            f"{called}: {problem}; {who} expects '{desc.name}' shaped {want}.", fix=fix
         )
 
 

@@ -214,6 +214,16 @@ def refuse_nested_fit(mod, lifecycle: Lifecycle) -> None:
         )
 
 
+def require_lender(shared_module) -> None:
+    """borrow_optimizer takes the optimizer of a module that has one."""
+    if not getattr(shared_module, "optimizer_initialized", False):
+        raise LifecycleError(
+            "mod.borrow_optimizer(shared_module): the shared module has no optimizer to lend.",
+            fix=f"shared_module.{OPTIMIZER_CALL.removeprefix('mod.')}; then "
+            "mod.borrow_optimizer(shared_module)",
+        )
+
+
 def require_outputs(mod, step: Step, problem: str, fix: str) -> None:
     """get_outputs and update_metric read the outputs of the last forward pass."""
     if step is Step.NO_OUTPUTS:

@@ -9,7 +9,7 @@ from __future__ import annotations
 from .._compat import mx
 from ..checkpoint.policy import Checkpoint
 from ..checkpoint.resume_state import ResumeState, load_resume_state
-from ..guards import arguments, fit_arguments
+from ..guards import arguments, binding, fit_arguments
 from ..guards import lifecycle as life
 from ..live import LivePlot
 from ..metrics.catalogue import check_metric_fits_network, create_metric
@@ -109,6 +109,10 @@ class HighLevelAPI:
                 eval_data, num_batch, merge_batches, reset, always_output_list, sparse_row_id_fn
             )
 
+    def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
+        life.require_params(self, "mod.iter_predict()")  # now, not at the first next()
+        return super().iter_predict(eval_data, num_batch, reset, sparse_row_id_fn)
+
     def _predict_array(self, data):
         """An array's outputs in inference mode (no Dropout), whatever its number of rows.
 
@@ -137,6 +141,7 @@ class HighLevelAPI:
         arguments.refuse_unknown("mod.score()", unknown, HighLevelAPI.score)
         arguments.check_labelled_data(eval_data)
         self._prepare_inference("mod.score()", eval_data)
+        self._check_eval_labels(eval_data, "mod.score()")
         eval_metric = create_metric(eval_metric, "mod.score()")
         check_metric_fits_network(
             eval_metric, self._symbol, self._label_inputs, eval_data.provide_data, "mod.score()"
@@ -223,8 +228,23 @@ class HighLevelAPI:
         state, self._resume = self._resume, None
         return state
 
+    def _check_eval_labels(self, eval_data, called: str) -> None:
+        """Labels of an evaluation iterator shaped as the network expects (as bind checks the
+        training iterator's): MXNet would fail deep in its engine."""
+        given = {d.name for d in eval_data.provide_label or []}
+        if given and given == set(self._label_names):
+            binding.check_label_shapes(
+                self._symbol,
+                eval_data.provide_data,
+                eval_data.provide_label,
+                self._label_names,
+                self._label_inputs,
+                called,
+            )
+
     def _check_fit_request(self, request: dict, resumed: bool) -> None:
         called = "mod.fit()"
+        arguments.check_kvstore(request["kvstore"], called)
         if self._auto_bound and not self.for_training:
             request["force_rebind"] = True  # bound for prediction by predict/score
         fit_arguments.require_num_epoch(request["num_epoch"])
@@ -236,6 +256,8 @@ class HighLevelAPI:
                 print(note)
         fit_arguments.check_epoch_range(request["begin_epoch"], request["num_epoch"])
         fit_arguments.check_iterators(request["train_data"], request["eval_data"])
+        if request["eval_data"] is not None:
+            self._check_eval_labels(request["eval_data"], "mod.fit(eval_data=...)")
         self._check_optimizer_request(
             request["kvstore"], request["optimizer"], request["optimizer_params"], called
         )

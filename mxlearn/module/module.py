@@ -290,6 +290,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     ):
         arguments.refuse_unknown("mod.init_optimizer()", unknown, Module.init_optimizer)
         called = "mod.init_optimizer()"
+        arguments.check_kvstore(kvstore, called)
         life.require_params(self, called)
         life.require_training(self, called)
         asked = self._check_optimizer_request(
@@ -308,6 +309,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             arrays, description = self._pending_optimizer_state
             self._pending_optimizer_state = None
             optimizer_state.restore(self.updater, arrays, description)
+
+    def borrow_optimizer(self, shared_module):
+        life.require_lender(shared_module)
+        super().borrow_optimizer(shared_module)
 
     def _check_optimizer_request(
         self, kvstore, optimizer, optimizer_params, called, replacing=False
