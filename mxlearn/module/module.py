@@ -350,11 +350,14 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 batches.refuse_unlabelled(batch)
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
         if not checked and batch.label:
+            # batch.label is in the bound label shapes' order (the iterator's), which may differ
+            # from label_names': MXNet feeds each to its input by that order
+            bound = [d.name for d in self._label_shapes] if self._label_shapes else []
             batches.check_values(
                 batch,
                 "training" if training else "evaluation",
                 self._data_shapes,
-                self._label_names,
+                bound,
                 self._label_inputs,
                 self.output_shapes,
             )
