@@ -4,9 +4,11 @@ layers by name, in whatever order label_names lists them."""
 from __future__ import annotations
 
 import numpy as np
+import pytest
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.errors import InputError
 
 
 def _two_heads():
@@ -26,3 +28,38 @@ def test_label_names_in_another_order_than_the_iterators_are_checked_by_name(sma
     mod = mxlearn.Module(_two_heads(), label_names=["reg_label", "cls_label"])
     mod.fit(it, num_epoch=1, eval_metric="acc")  # no false "not a class number"
     assert mod.history.last("accuracy") is not None
+
+
+def _fitted_two_heads(small_data):
+    X, y = small_data
+    fractions = np.random.RandomState(0).rand(len(y)).astype("float32")
+    it = mx.io.NDArrayIter(X, {"reg_label": fractions, "cls_label": y}, 32)
+    mxlearn.seed(0)
+    mod = mxlearn.Module(_two_heads(), label_names=["cls_label", "reg_label"])
+    mod.fit(it, num_epoch=3, eval_metric="acc", optimizer_params={"learning_rate": 0.05})
+    return mod, it, y, fractions
+
+
+def test_acc_and_mse_each_measure_their_own_head(small_data):
+    mod, it, y, fractions = _fitted_two_heads(small_data)
+    classes, values = (out.asnumpy() for out in mod.predict(it))
+    acc = dict(mod.score(it, "acc"))["accuracy"]
+    assert acc == pytest.approx(float((classes.argmax(axis=1) == y).mean()))
+    mse = dict(mod.score(it, "mse"))["mse"]
+    assert mse == pytest.approx(float(((values.ravel() - fractions) ** 2).mean()), rel=1e-5)
+
+
+def test_a_metric_pointed_at_the_wrong_head_or_two_candidates_is_refused(small_data):
+    mod, it, _, _ = _fitted_two_heads(small_data)
+    with pytest.raises(InputError, match="'reg_output' is a LinearRegressionOutput"):
+        mod.score(it, mx.metric.create("acc", output_names=["reg_output"]))
+    h = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
+    a = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4, name="fa"), name="a")
+    b = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4, name="fb"), name="b")
+    X, y = small_data
+    both = mx.io.NDArrayIter(X, {"a_label": y, "b_label": y}, 32)
+    with pytest.raises(InputError, match="several") as info:
+        mxlearn.Module(mx.sym.Group([a, b]), label_names=["a_label", "b_label"]).fit(
+            both, num_epoch=1, eval_metric="acc"
+        )
+    assert "output_names=['a_output']" in info.value.fix

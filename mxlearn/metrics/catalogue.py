@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from .. import network
 from .._compat import mx
 from ..errors import ArgumentTypeError, InputError, did_you_mean
 from .deferred import leaf_metrics
@@ -203,7 +202,7 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
         raise InputError(f"{called}: cannot create the metric {spec!r}: {err}") from None
 
 
-_CLASSIFICATION_METRICS = (
+CLASSIFICATION_METRICS = (
     mx.metric.Accuracy,
     mx.metric.TopKAccuracy,
     mx.metric.F1,
@@ -213,20 +212,20 @@ _CLASSIFICATION_METRICS = (
     mx.metric.Perplexity,
     mx.metric.MCC,
 )
-_REGRESSION_METRICS = (mx.metric.MSE, mx.metric.RMSE, mx.metric.MAE)
+REGRESSION_METRICS = (mx.metric.MSE, mx.metric.RMSE, mx.metric.MAE)
 
 
 def check_metric_fits(metric, output_kind: str | None, classes: int | None, called: str) -> None:
     """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier)."""
     for leaf in leaf_metrics(metric):
-        if output_kind == "classification" and isinstance(leaf, _REGRESSION_METRICS):
+        if output_kind == "classification" and isinstance(leaf, REGRESSION_METRICS):
             raise InputError(
                 f"{called}: '{leaf.name}' measures how far predicted numbers are from target "
                 "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
                 "value would mean nothing (MXNet would report one anyway).",
                 fix="for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')",
             )
-        if output_kind == "regression" and isinstance(leaf, _CLASSIFICATION_METRICS):
+        if output_kind == "regression" and isinstance(leaf, CLASSIFICATION_METRICS):
             raise InputError(
                 f"{called}: '{leaf.name}' counts right and wrong classes, but this network "
                 "predicts numbers (a regression output).",
@@ -238,23 +237,3 @@ def check_metric_fits(metric, output_kind: str | None, classes: int | None, call
                 f"right (the true class is always among the top {leaf.top_k}).",
                 fix=f"mx.metric.TopKAccuracy(top_k={max(2, classes // 2)}), or 'acc'",
             )
-
-
-def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, called: str) -> None:
-    """:func:`check_metric_fits` for a network: its kind from its loss layers (``label_inputs``:
-    label name -> network.LabelInput), its classes from its output shape."""
-    layers = list(label_inputs.values())
-    if any(layer.is_classification for layer in layers):
-        kind = "classification"
-    elif any(layer.op in network.REGRESSION_OUTPUTS for layer in layers):
-        kind = "regression"
-    else:
-        kind = None
-    classes = None
-    try:
-        _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in data_descs})
-        if kind == "classification" and out_shapes and len(out_shapes[0]) == 2:
-            classes = out_shapes[0][1]
-    except mx.base.MXNetError:
-        pass  # the bind that follows explains shape problems
-    check_metric_fits(metric, kind, classes, called)

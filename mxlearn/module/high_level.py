@@ -12,7 +12,8 @@ from ..checkpoint.resume_state import ResumeState, load_resume_state
 from ..guards import arguments, binding, fit_arguments
 from ..guards import lifecycle as life
 from ..live import LivePlot
-from ..metrics.catalogue import check_metric_fits_network, create_metric
+from ..metrics.catalogue import create_metric
+from ..metrics.outputs import check_metric_fits_network
 from ..training.early_stopping import EarlyStopping
 from ..training.loop import run_fit
 from ..training.plan import plan_fit
