@@ -119,7 +119,7 @@ class InterruptAt(mxlearn.Callback):
 def test_an_interrupt_is_seen_then_the_end(small_iter, small_net, small_data, tmp_path):
     recorder = Recorder()
     mod = mxlearn.Module(small_net)
-    with pytest.raises(mxlearn.TrainingInterrupted, match="Checkpoint 1 .1 epochs done"):
+    with pytest.raises(mxlearn.TrainingInterrupted, match="Checkpoint 1 .1 epoch done"):
         mod.fit(
             small_iter,
             eval_data=_val_iter(small_data),

@@ -76,3 +76,12 @@ def test_live_plot_update_after_close_is_refused(small_iter, small_net):
     live.close()
     with pytest.raises(LifecycleError, match="after live.close()"):
         live.update(0, metric, batch)
+
+
+def test_two_metrics_of_one_name_are_refused_before_training(small_iter, small_net):
+    mod = mxlearn.Module(small_net)
+    with pytest.raises(InputError, match="two metrics are named \\['accuracy'\\]") as info:
+        mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy()])
+    assert "name=" in info.value.fix and mod.state == "created"
+    mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy(name="acc_again")])
+    assert {"accuracy", "acc_again"} <= set(mod.history.metrics())

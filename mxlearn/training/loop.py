@@ -24,7 +24,8 @@ def interrupt_text(run: RunContext) -> str:
     if run.last_checkpoint is not None:
         prefix, epoch = run.last_checkpoint
         return (
-            f"Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the data "
+            f"Training stopped. Checkpoint {epoch} ({epoch} epoch{'s' if epoch != 1 else ''} done) "
+            "is on disk and the data "
             f"iterator was reset. To go on: mod = mxlearn.resume('{prefix}'); "
             f"mod.fit(train_iter, num_epoch={run.num_epoch}, checkpoint='{prefix}')"
         )

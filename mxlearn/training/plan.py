@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..errors import InputError
 from ..guards.arguments import as_list
 from ..guards.fit_arguments import check_callbacks, check_early_stopping
 from ..metrics.deferred import leaf_metrics
@@ -54,6 +55,20 @@ class FitPlan:
         return self.callbacks.run
 
 
+def _by_name(metric) -> dict:
+    """name -> metric, as the history names them; two of one name would share one curve."""
+    leaves = leaf_metrics(metric)
+    names = [leaf.name for leaf in leaves]
+    twice = sorted({n for n in names if names.count(n) > 1})
+    if twice:
+        raise InputError(
+            f"mod.fit(): two metrics are named {twice}: their values would be recorded as one "
+            "curve, and a best epoch or early stopping could not tell them apart.",
+            fix=f"give each its own name, e.g. mx.metric.create('acc', name='{twice[0]}_2')",
+        )
+    return dict(zip(names, leaves))
+
+
 def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     """The plan of one fit: ``request`` holds fit's checked arguments by name; ``plot``,
     ``saver``, ``stopper`` are the LivePlot, Checkpoint and EarlyStopping (or None);
@@ -76,10 +91,8 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["num_epoch"],
         has_validation=eval_data is not None,
         epoch=request["begin_epoch"],
-        train_metrics={m.name: m for m in leaf_metrics(request["eval_metric"])},
-        validation_metrics={m.name: m for m in leaf_metrics(request["validation_metric"])}
-        if eval_data is not None
-        else {},
+        train_metrics=_by_name(request["eval_metric"]),
+        validation_metrics=_by_name(request["validation_metric"]) if eval_data is not None else {},
     )
     recording = MetricRecording(
         recorder,
