@@ -63,11 +63,11 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-def _write_notebook(path) -> None:
+def _write_notebook(path, cells=TRAINING_CELLS) -> None:
     import nbformat
 
     nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(source) for source in TRAINING_CELLS],
+        cells=[nbformat.v4.new_code_cell(source) for source in cells],
         metadata={
             "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
         },
@@ -288,20 +288,12 @@ def test_course_notebook_runs_in_jupyterlab_with_every_widget_rendered(
 
 def test_a_misuse_shows_a_short_error_with_the_fix_in_jupyterlab(jupyterlab, tmp_path):
     """An MXLearnError in a notebook: at most 10 lines, the fix among them (issue 13)."""
-    import nbformat
-
     chromium = _chromium()
     from playwright.sync_api import sync_playwright
 
     base, token, root = jupyterlab
     cells = ["import mxlearn", "mod = mxlearn.Module(mxlearn.models.mlp())\nmod.forward(None)"]
-    nb = nbformat.v4.new_notebook(
-        cells=[nbformat.v4.new_code_cell(source) for source in cells],
-        metadata={
-            "kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}
-        },
-    )
-    nbformat.write(nb, root / "misuse.ipynb")
+    _write_notebook(root / "misuse.ipynb", cells)
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})

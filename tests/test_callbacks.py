@@ -327,3 +327,31 @@ def test_misspelled_hooks_and_callbacks_in_mxnets_slots_are_refused(small_iter, 
     with pytest.raises(ArgumentTypeError, match=r"callbacks=\[Recorder"):
         mod.fit(small_iter, num_epoch=1, batch_end_callback=Recorder())
     assert mod.state == "created"
+
+
+def test_a_refusal_at_train_begin_after_resume_keeps_the_checkpoint_pending(
+    small_iter, small_net, small_data, tmp_path
+):
+    """Refusals made when the run starts (an unknown metric name for early stopping) lose no
+    more than the refusals made while checking fit's arguments."""
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    mod = mxlearn.resume(prefix)
+    with pytest.raises(InputError, match="Did you mean 'accuracy'"):
+        mod.fit(
+            small_iter,
+            eval_data=_val_iter(small_data),
+            num_epoch=4,
+            checkpoint=prefix,
+            early_stopping=mxlearn.EarlyStopping("acuracy"),
+        )
+    recorder = Recorder()
+    mod.fit(
+        small_iter,
+        eval_data=_val_iter(small_data),
+        num_epoch=4,
+        checkpoint=prefix,
+        callbacks=[recorder],
+    )
+    assert recorder.seen[0] == ("train_begin", 2, 4)
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2, 3, 4]

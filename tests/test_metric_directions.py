@@ -160,3 +160,21 @@ def test_axes_are_fixed_only_where_the_metric_class_says_so(small_data, small_ne
     figure = TrainingFigure()  # a bare history: MXNet's own names only
     assert figure.value_range("accuracy") == (0.0, 1.0)
     assert figure.value_range("my_score") is None
+
+
+def test_ce_and_top_k_acc_name_the_runs_metrics_of_their_class(small_data, small_net, tmp_path):
+    """'ce' is the run's cross-entropy; 'top_k_acc' the run's top-k accuracy, whatever its k."""
+    train, val = _iters(small_data)
+    stopper = mxlearn.EarlyStopping("ce", patience=10)
+    policy = mxlearn.Checkpoint(str(tmp_path / "m"), best="top_k_acc")
+    top2 = mxlearn.create_metric("top_k_acc", top_k=2)
+    mxlearn.Module(small_net).fit(
+        train,
+        eval_data=val,
+        eval_metric=["acc", "ce", top2],
+        num_epoch=2,
+        early_stopping=stopper,
+        checkpoint=policy,
+    )
+    assert (stopper.judged, stopper.is_higher) == ("cross-entropy", False)
+    assert (policy.best_metric, policy.best_is_higher) == ("top_2_accuracy", True)

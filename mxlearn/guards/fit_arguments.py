@@ -10,14 +10,6 @@ from .lifecycle import ITER_FIX
 from .optimizer_settings import settings_dict
 
 
-def check_early_stopping(stopper, eval_data) -> None:
-    if stopper is not None and eval_data is None:
-        raise InputError(
-            "mod.fit(early_stopping=...) judges the validation metric, and there is no eval_data.",
-            fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
-        )
-
-
 def continue_from(state, request: dict, params_initialized: bool) -> None:
     """Complete fit's arguments (``request``, by name) for continuing a ResumeState: its
     begin_epoch, parameters and optimizer. The optimizer's state waits for init_optimizer."""

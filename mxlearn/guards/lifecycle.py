@@ -50,7 +50,7 @@ TRAINING_FORWARD = (Step.FORWARD, Step.BACKWARD)
 @dataclass
 class Lifecycle:
     """What mxlearn tracks of a module beyond MXNet's flags: the step of the batch cycle, the
-    high-level call running (predict or score), and which first batches were checked."""
+    high-level call running (fit, predict or score), and which first batches were checked."""
 
     step: Step = Step.NO_OUTPUTS
     # backward ran since the last update: update may apply its gradients, even after a forward
@@ -75,7 +75,7 @@ class Lifecycle:
 
     @contextlib.contextmanager
     def inside(self, call: str):
-        """While predict or score runs (score's first batch gets its values checked)."""
+        """While fit, predict or score runs (score's first batch gets its values checked)."""
         previous, self.call = self.call, call  # fit's validation runs score inside fit
         self.evaluation_batch_checked = call != "score"
         try:
@@ -83,9 +83,6 @@ class Lifecycle:
         finally:
             self.call = previous
             self.evaluation_batch_checked = True
-            if call == "predict" and self.step is Step.FORWARD:
-                # an array forward keeps MXNet's is_train=None: nothing is waiting for backward
-                self.step = Step.INFERENCE
 
 
 def stage(mod) -> str:

@@ -215,17 +215,27 @@ CLASSIFICATION_METRICS = (
 REGRESSION_METRICS = (mx.metric.MSE, mx.metric.RMSE, mx.metric.MAE)
 
 
+def metric_kind(leaf) -> str | None:
+    """'classification' or 'regression' for MXNet's metrics of either kind; None for others."""
+    if isinstance(leaf, CLASSIFICATION_METRICS):
+        return "classification"
+    if isinstance(leaf, REGRESSION_METRICS):
+        return "regression"
+    return None
+
+
 def check_metric_fits(metric, output_kind: str | None, classes: int | None, called: str) -> None:
     """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier)."""
     for leaf in leaf_metrics(metric):
-        if output_kind == "classification" and isinstance(leaf, REGRESSION_METRICS):
+        kind = metric_kind(leaf)
+        if output_kind == "classification" and kind == "regression":
             raise InputError(
                 f"{called}: '{leaf.name}' measures how far predicted numbers are from target "
                 "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
                 "value would mean nothing (MXNet would report one anyway).",
                 fix="for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')",
             )
-        if output_kind == "regression" and isinstance(leaf, CLASSIFICATION_METRICS):
+        if output_kind == "regression" and kind == "classification":
             raise InputError(
                 f"{called}: '{leaf.name}' counts right and wrong classes, but this network "
                 "predicts numbers (a regression output).",

@@ -94,11 +94,17 @@ def resolve_name(spec: str, measured: dict, called: str) -> str:
     if spec.lower() in by_lower:
         return by_lower[spec.lower()]
     try:
-        canonical = create_metric(spec, called).name
+        created = create_metric(spec, called)
     except (InputError, TypeError):
-        canonical = None
-    if canonical in measured:
-        return canonical
+        created = None
+    if created is not None:
+        if created.name in measured:
+            return created.name
+        # 'top_k_acc' makes a top-5 accuracy; the run may measure top 2: the class decides,
+        # when exactly one of the run's metrics has it
+        same = [name for name, metric in measured.items() if type(metric) is type(created)]
+        if len(same) == 1:
+            return same[0]
     near = closest(spec, measured)
     raise InputError(
         f"{called}: this run measures no metric '{spec}'; its validation reports "

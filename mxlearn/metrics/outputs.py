@@ -12,16 +12,8 @@ from __future__ import annotations
 from .. import network
 from .._compat import mx
 from ..errors import InputError
-from .catalogue import CLASSIFICATION_METRICS, REGRESSION_METRICS, check_metric_fits
+from .catalogue import check_metric_fits, metric_kind
 from .deferred import leaf_metrics
-
-
-def metric_kind(leaf) -> str | None:
-    if isinstance(leaf, CLASSIFICATION_METRICS):
-        return "classification"
-    if isinstance(leaf, REGRESSION_METRICS):
-        return "regression"
-    return None
 
 
 def layer_kind(layer) -> str | None:
@@ -80,12 +72,7 @@ def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, ca
     if len(layers) > 1:
         match_outputs(metric, layers, symbol.list_outputs(), called)
         return
-    if any(layer.is_classification for layer in layers):
-        kind = "classification"
-    elif any(layer.op in network.REGRESSION_OUTPUTS for layer in layers):
-        kind = "regression"
-    else:
-        kind = None
+    kind = layer_kind(layers[0]) if layers else None
     classes = None
     try:
         _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in data_descs})

@@ -195,15 +195,17 @@ class HighLevelAPI:
         life.refuse_nested_fit(self, self._lifecycle)
         # Every argument by name (checked, completed by a resume, then handed to the loop).
         request = {k: v for k, v in locals().items() if k not in ("self", "unknown", "__class__")}
-        pending = self._resume  # from mxlearn.resume: kept until a fit really starts
+        pending, plan = self._resume, None  # from mxlearn.resume: kept until a batch trains
         try:
             plan = self._plan(request, resume)
+            self.history = plan.run.history
+            with self._lifecycle.inside("fit"):
+                run_fit(super().fit, train_data, plan)
         except BaseException:
-            self._resume = pending  # a corrected call still continues the checkpoint
+            if plan is None or plan.run.nothing_trained:
+                # refused before any update: a corrected call still continues the checkpoint
+                self._resume, self._pending_optimizer_state = pending, None
             raise
-        self.history = plan.run.history
-        with self._lifecycle.inside("fit"):
-            run_fit(super().fit, train_data, plan)
 
     def _plan(self, request: dict, resume):
         """Check fit's arguments, complete them from a resumed checkpoint, and plan the run."""
@@ -211,7 +213,6 @@ class HighLevelAPI:
             Checkpoint.of(request["checkpoint"]),
             EarlyStopping.of(request["early_stopping"]),
         )
-        fit_arguments.check_early_stopping(stopper, request["eval_data"])
         state = self._take_resume_state(resume)
         if state is not None:
             fit_arguments.continue_from(state, request, self.params_initialized)

@@ -2,8 +2,9 @@
 
 Each mirrored method keeps MXNet's name, signature and defaults; its body is the guards (in
 :mod:`mxlearn.guards`), then MXNet's own implementation through ``super()``, so valid use gives
-bit-identical results to ``mx.mod.Module``. ``fit`` checks its arguments and hands the run to
-the fit loop (:mod:`mxlearn.training`).
+bit-identical results to ``mx.mod.Module``, with one deliberate difference: ``predict`` on an
+array runs in inference mode (MXNet's runs it in the module's training mode, Dropout on).
+``fit`` checks its arguments and hands the run to the fit loop (:mod:`mxlearn.training`).
 """
 
 from __future__ import annotations
@@ -232,15 +233,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         )
         arguments.check_initializer(initializer)
         if arg_params is not None or aux_params is not None:
-            binding.check_given_params(
-                arg_params,
-                aux_params,
-                self._arg_params,
-                self._aux_params,
-                allow_missing,
-                "mod.init_params()",
-                self.state_text(),
-            )
+            self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
         super().init_params(*mxnet_args)
 
     def set_params(
@@ -253,18 +246,21 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             fix=f"{life.BIND_CALL}; then mod.set_params(arg_params, aux_params)",
         )
         arguments.check_param_dicts(arg_params)
+        self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
+        if allow_missing and not self.params_initialized:
+            binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
+        super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
+
+    def _check_given(self, arg_params, aux_params, allow_missing, called) -> None:
         binding.check_given_params(
             arg_params,
             aux_params,
             self._arg_params,
             self._aux_params,
             allow_missing,
-            "mod.set_params()",
+            called,
             self.state_text(),
         )
-        if allow_missing and not self.params_initialized:
-            binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
-        super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
 
     def get_params(self):
         life.require_initialized_params(self, "mod.get_params()")
@@ -346,8 +342,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if descs is not None:
             self._check_params_fit(descs, "mod.forward()")
         if training and not batch.label and self._label_names and self._label_shapes is not None:
-            if state.call != "predict":  # predict's array forward trains nothing
-                batches.refuse_unlabelled(batch)
+            batches.refuse_unlabelled(batch)
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
         if not checked and batch.label:
             # batch.label is in the bound label shapes' order (the iterator's), which may differ

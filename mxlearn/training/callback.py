@@ -137,6 +137,11 @@ class RunContext:
     mxnet_args: tuple = field(default=(), repr=False)
 
     @property
+    def nothing_trained(self) -> bool:
+        """No batch of this run has been trained (so far)."""
+        return self.batch == -1 and self.epoch == self.begin_epoch
+
+    @property
     def history(self):
         """The MetricHistory: every value so far (a resumed run's earlier ones too)."""
         return self.recorder.history

@@ -65,7 +65,8 @@ class EarlyStopping(Callback):
         measured = run.validation_metrics
         if not measured:
             raise InputError(
-                f"{called} judges the validation metric, and there is no eval_data.",
+                f"{called} judges the validation metric, and there is no eval_data (checked "
+                "before the first batch).",
                 fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
             )
         name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))

@@ -12,12 +12,11 @@ from dataclasses import dataclass
 
 from ..errors import InputError
 from ..guards.arguments import as_list
-from ..guards.fit_arguments import check_callbacks, check_early_stopping
+from ..guards.fit_arguments import check_callbacks
 from ..metrics.deferred import leaf_metrics
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
-from .early_stopping import EarlyStopping
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
 from .recording import MetricRecording
@@ -76,8 +75,6 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     user_callbacks = check_callbacks(request["callbacks"], Callback)
     for callback in user_callbacks:
         check_hook_names(callback)
-        if isinstance(callback, EarlyStopping):  # as fit(early_stopping=...) would be
-            check_early_stopping(callback, request["eval_data"])
     # A fresh history per fit (a resumed one continues the checkpoint's), also when the same
     # LivePlot draws several fits: the plot reads the run's recorder.
     recorder = TrainingRecorder(clock=plot.clock) if plot is not None else TrainingRecorder()
