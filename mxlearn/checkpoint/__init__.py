@@ -22,6 +22,7 @@ from .files import (
     save,
     saved_epochs,
     symbol_file,
+    verifies,
 )
 from .ndarray_file import check_ndarray_file
 from .policy import Checkpoint
@@ -45,4 +46,5 @@ __all__ = [
     "save",
     "saved_epochs",
     "symbol_file",
+    "verifies",
 ]

@@ -147,6 +147,8 @@ def save(
         atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
         files["optimizer"] = optimizer_file(prefix, epoch)
         optimizer = {**description, "settings": optimizer_settings}
+        if optimizer_settings is None:  # an optimizer object: its settings are not JSON
+            optimizer["not_saved"] = [*optimizer["not_saved"], "the optimizer's settings"]
     manifest = {
         "format": MANIFEST_FORMAT,
         "epoch": epoch,

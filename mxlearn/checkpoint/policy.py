@@ -13,7 +13,7 @@ import os
 
 from ..atomic_write import atomic_write_bytes
 from ..errors import CheckpointExistsError, InputError
-from ..metrics.directions import direction, improves, resolve_name
+from ..metrics.directions import check_name, direction, improves, resolve_name
 from . import files
 from .prefixes import check_writable_prefix
 
@@ -44,6 +44,7 @@ class Checkpoint:
                 f"Checkpoint(period={period}, keep={keep}): both count epochs and must be >= 1.",
                 fix="Checkpoint(prefix, period=1, keep=3)",
             )
+        check_name(best, "Checkpoint(best=...)")
         prefix = check_writable_prefix(prefix, f"Checkpoint('{prefix}')")
         self.prefix, self.period, self.keep, self.best = prefix, period, keep, best
         self.overwrite = overwrite
@@ -89,11 +90,13 @@ class Checkpoint:
         """Before training: the checkpoints this run will write must not exist already, or be
         damaged ones (a resume passed over them), which it replaces."""
         planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
-        existing = set(files.manifested_epochs(self.prefix))
+        # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only
+        manifested = set(files.manifested_epochs(self.prefix))
+        existing = manifested | set(files.saved_epochs(self.prefix))
         clash = [e for e in planned if e in existing]
         if not clash or self.overwrite:
             return
-        intact = [e for e in clash if files.verifies(self.prefix, e)]
+        intact = [e for e in clash if e not in manifested or files.verifies(self.prefix, e)]
         if intact:
             which = ", ".join(str(e) for e in intact)
             exist = (

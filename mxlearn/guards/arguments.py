@@ -205,7 +205,22 @@ def check_inference_data(eval_data, called: str) -> bool:
     return is_array
 
 
+def check_rows(shape, called: str) -> None:
+    if not shape or shape[0] == 0:
+        raise InputError(
+            f"{called}: the array has no rows (shape {tuple(shape)}), so there is nothing to "
+            "compute.",
+            fix="pass at least one row, e.g. mod.predict(X[:1])",
+        )
+
+
 def check_labelled_data(eval_data) -> None:
+    if isinstance(eval_data, mx.io.DataIter) and not eval_data.provide_label:
+        raise InputError(
+            "mod.score(): the iterator has no labels to compare the predictions with.",
+            fix="mx.io.NDArrayIter(X_val, y_val, batch_size=32); for outputs alone: "
+            "mod.predict(val_iter)",
+        )
     if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
         raise ArgumentTypeError(
             "mod.score() needs labels as well as data, so it takes an iterator, not an array.",

@@ -44,15 +44,16 @@ def reshaped_descs(batch, data_shapes, data_names) -> list | None:
     return None
 
 
-def with_label_shapes(batch, bound_labels):
-    """A batch without labels, for a module bound with labels: when its row count differs from
+def with_label_shapes(batch, bound_data, bound_labels):
+    """A batch without labels, for a module bound with labels: when its data shape differs from
     the bound one, MXNet's reshape needs the label shapes too (else a raw "Shape of unspecified
-    arg ... changed"); they follow from the rows."""
+    arg ... changed", and a module left half reshaped); they follow from the rows."""
     if getattr(batch, "provide_label", None):
         return batch
-    rows = batch.data[0].shape[0]
-    if rows == bound_labels[0].shape[0]:
+    shapes = [tuple(a.shape) for a in batch.data]
+    if shapes == [tuple(d.shape) for d in bound_data]:
         return batch
+    rows = shapes[0][0]
     provide_data = getattr(batch, "provide_data", None) or None
     labels = [mx.io.DataDesc(d.name, (rows, *d.shape[1:])) for d in bound_labels]
     return mx.io.DataBatch(

@@ -23,9 +23,11 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
     request["begin_epoch"] = state.epoch
     if request["arg_params"] is None and not params_initialized:
         request["arg_params"], request["aux_params"] = state.arg_params, state.aux_params
-    settings = (state.optimizer or {}).get("settings")
+    saved = state.optimizer or {}
+    settings = saved.get("settings")
     optimizer, params = request["optimizer"], settings_dict(request["optimizer_params"])
-    if optimizer == "sgd" and params == {"learning_rate": 0.01} and settings:  # fit's defaults
+    defaults = optimizer == "sgd" and params == {"learning_rate": 0.01}  # fit's own
+    if defaults and settings:
         request["optimizer"], request["optimizer_params"] = (
             settings["optimizer"],
             settings["params"],
@@ -34,6 +36,29 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
             f"Continuing with the checkpoint's optimizer: '{settings['optimizer']}' with "
             f"{settings['params']}."
         )
+    _check_same_optimizer_kind(saved, request["optimizer"], defaults and not settings)
+
+
+def _check_same_optimizer_kind(saved: dict, optimizer, settings_unknown: bool) -> None:
+    """The checkpoint's optimizer state fits only an optimizer of its kind: refused now, before
+    an optimizer is installed that a corrected call would find in its way."""
+    kind = saved.get("optimizer")
+    asked = optimizer if isinstance(optimizer, str) else type(optimizer).__name__
+    if kind is None or asked.lower() == kind:
+        return
+    if settings_unknown:
+        raise InputError(
+            f"The checkpoint's optimizer state is for '{kind}', made from an optimizer object "
+            "whose settings could not be saved, so fit cannot make it again by itself.",
+            fix=f"pass it again: mod.fit(..., optimizer='{kind}', optimizer_params={{"
+            "'learning_rate': ...}) with the settings you trained with",
+        )
+    raise InputError(
+        f"The checkpoint's optimizer state is for '{kind}', and this fit asks for "
+        f"'{asked.lower()}': the state of one does not fit the other.",
+        fix=f"resume with optimizer='{kind}' (or leave the optimizer out of fit), or train "
+        "the new optimizer from fresh weights",
+    )
 
 
 def require_num_epoch(num_epoch) -> None:

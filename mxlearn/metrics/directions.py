@@ -84,6 +84,17 @@ def improves(higher_is_better: bool, value: float, best: float | None, min_delta
     return gain > min_delta
 
 
+def check_name(spec, called: str) -> None:
+    """A metric is named by a string (its name in the run, or the factory's)."""
+    if spec is not None and not isinstance(spec, str):
+        raise InputError(
+            f"{called}: give a metric's name, such as 'accuracy' or 'acc'; got "
+            f"{type(spec).__name__}.",
+            fix="EarlyStopping('accuracy') or Checkpoint(prefix, best='accuracy'); the metric "
+            "object itself goes to fit(eval_metric=...)",
+        )
+
+
 def resolve_name(spec: str, measured: dict, called: str) -> str:
     """The name under which a run records the metric ``spec`` means (``measured``: name ->
     metric object), accepting the factory's names in any case: 'acc' is 'accuracy', 'ce' is
@@ -116,9 +127,16 @@ def resolve_name(spec: str, measured: dict, called: str) -> str:
 def direction(name: str, metric, stated: bool | None, called: str) -> bool:
     """Whether larger is better for ``metric``: as stated by the user, else as known for
     MXNet's metrics; refused for a custom metric whose user did not say."""
+    facts = facts_of(metric)
+    if stated is not None and facts is not None and bool(stated) != facts.higher_is_better:
+        known = "larger" if facts.higher_is_better else "smaller"
+        raise InputError(
+            f"{called}: higher_is_better={stated} for '{name}', a {type(metric).__name__}, for "
+            f"which {known} is better: the best epoch would be the worst.",
+            fix="leave higher_is_better out for MXNet's metrics",
+        )
     if stated is not None:
         return bool(stated)
-    facts = facts_of(metric)
     if facts is None:
         raise InputError(
             f"{called}: '{name}' is a {type(metric).__name__}, a metric mxlearn does not know, "

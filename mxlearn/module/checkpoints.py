@@ -5,10 +5,13 @@ unless trusted. ``mxlearn.resume`` (beside ``Module.load``) continues mxlearn's 
 
 from __future__ import annotations
 
+import os
+
 from .._compat import mx
 from ..checkpoint import files, optimizer_state
 from ..checkpoint.prefixes import check_writable_prefix
 from ..checkpoint.resume_state import load_resume_state
+from ..errors import CheckpointExistsError
 from ..guards import binding
 from ..guards import lifecycle as life
 
@@ -19,6 +22,13 @@ class CheckpointAPI:
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         life.require_params_to_save(self, "mod.save_checkpoint()", save_optimizer_states)
         check_writable_prefix(prefix, "mod.save_checkpoint()")
+        if os.path.exists(files.manifest_file(prefix, epoch)):
+            raise CheckpointExistsError(
+                f"mod.save_checkpoint(): checkpoint {epoch} of '{prefix}' exists already, a "
+                "complete mxlearn checkpoint; new parameters in its place would make it fail "
+                "its own check (its manifest records the old file's SHA-256).",
+                fix="save under another prefix or epoch number",
+            )
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
     @classmethod

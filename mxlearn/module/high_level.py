@@ -121,6 +121,7 @@ class HighLevelAPI:
         the bound batch size fails in the reshape for want of a label shape.
         """
         array = data if isinstance(data, mx.nd.NDArray) else mx.nd.array(data)
+        arguments.check_rows(array.shape, "mod.predict()")
         batch = mx.io.DataBatch(
             [array], provide_data=[mx.io.DataDesc(self._data_names[0], array.shape)]
         )

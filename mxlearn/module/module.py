@@ -329,7 +329,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if not isinstance(data_batch, list):
             self._check_batch(data_batch, training)
             if not data_batch.label and self._label_shapes:  # no labels to give their shape
-                data_batch = batches.with_label_shapes(data_batch, self._label_shapes)
+                data_batch = batches.with_label_shapes(
+                    data_batch, self._data_shapes, self._label_shapes
+                )
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them

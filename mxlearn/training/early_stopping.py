@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
-from ..metrics.directions import direction, improves, resolve_name
+from ..metrics.directions import check_name, direction, improves, resolve_name
 from .callback import Callback, RunContext, StopTraining
 
 
@@ -35,6 +35,7 @@ class EarlyStopping(Callback):
                 f"EarlyStopping(patience={patience}): patience counts epochs, at least 1.",
                 fix="EarlyStopping('accuracy', patience=3)",
             )
+        check_name(metric, "EarlyStopping()")
         self.metric, self.patience, self.min_delta = metric, patience, min_delta
         self.restore_best = restore_best
         self.higher_is_better = higher_is_better

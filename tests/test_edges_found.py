@@ -1,0 +1,79 @@
+"""Breaks a hostile probe found in the issue-13 work; each a test before its fix."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.errors import CheckpointExistsError, InputError
+
+
+def test_predict_after_another_feature_shape_leaves_the_module_usable(small_data, small_net):
+    X, y = small_data
+    mod = mxlearn.Module(small_net)
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+    assert mod.predict(X[:4].reshape(4, 4, 4)).shape == (4, 4)
+    assert mod.predict(X[:4]).shape == (4, 4)
+    assert mod.predict(mx.io.NDArrayIter(X, y, 32)).shape == (len(X), 4)
+
+
+def test_predict_and_score_without_rows_or_labels_are_explained(ready_module, small_data):
+    X, _ = small_data
+    with pytest.raises(InputError, match="no rows"):
+        ready_module.predict(X[:0])
+    with pytest.raises(InputError, match="no labels"):
+        ready_module.score(mx.io.NDArrayIter(X, None, 32), "acc")
+
+
+def test_a_resume_with_another_optimizer_is_refused_before_touching_the_module(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    mod = mxlearn.resume(prefix)
+    with pytest.raises(InputError, match="for 'sgd'"):
+        mod.fit(small_iter, num_epoch=2, checkpoint=prefix, optimizer="adam")
+    assert not mod.optimizer_initialized
+    mod.fit(small_iter, num_epoch=2, checkpoint=prefix)  # the corrected call continues
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2]
+
+
+def test_a_resume_of_an_optimizer_object_says_how_to_go_on(small_iter, small_net, tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(
+        small_iter, num_epoch=1, checkpoint=prefix, optimizer=mx.optimizer.Adam(learning_rate=0.05)
+    )
+    manifest = mxlearn.checkpoint.read_manifest(prefix, 1)
+    assert any("settings" in item for item in manifest["optimizer"]["not_saved"])
+    with pytest.raises(InputError, match="optimizer object") as info:
+        mxlearn.resume(prefix).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    assert "optimizer='adam'" in info.value.fix
+
+
+def test_mxnet_checkpoint_files_in_the_way_are_refused_before_training(
+    small_iter, small_net, ready_module, tmp_path
+):
+    prefix = str(tmp_path / "mx")
+    ready_module.save_checkpoint(prefix, 1)  # MXNet's own files, no manifest
+    before = (tmp_path / "mx-0001.params").read_bytes()
+    with pytest.raises(CheckpointExistsError, match="already"):
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    assert (tmp_path / "mx-0001.params").read_bytes() == before
+    ours = str(tmp_path / "ours")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=ours)
+    with pytest.raises(CheckpointExistsError, match="already"):
+        ready_module.save_checkpoint(ours, 1)  # would break checkpoint 1's manifest
+    assert mxlearn.checkpoint.verifies(ours, 1)
+
+
+def test_a_stated_direction_that_contradicts_the_metric_and_metric_objects_are_refused():
+    with pytest.raises(InputError, match="smaller is better"):
+        from mxlearn.metrics.directions import direction
+
+        direction("cross-entropy", mx.metric.CrossEntropy(), True, "EarlyStopping('ce')")
+    with pytest.raises(InputError, match="a metric's name"):
+        mxlearn.EarlyStopping(mx.metric.Accuracy())
+    with pytest.raises(InputError, match="a metric's name"):
+        mxlearn.Checkpoint("m", best=mx.metric.Accuracy())
