@@ -149,3 +149,139 @@ def test_what_cannot_be_saved_is_recorded_and_named_on_resume(tmp_path, capsys):
         "the resumed run will differ from an uninterrupted one there: the learning-rate "
         "schedule (a MySchedule" in capsys.readouterr().out
     )
+
+
+RANDOM_COMMON = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import mxlearn
+    from mxlearn import mx
+
+    def network(kind):
+        if kind == "letters":
+            return mxlearn.models.mlp(num_classes=26, num_hidden=32)
+        data = mx.sym.Variable("data")
+        net = mx.sym.FullyConnected(data, num_hidden=32)
+        net = mx.sym.BatchNorm(net, fix_gamma=False)
+        net = mx.sym.Activation(net, act_type="relu")
+        net = mx.sym.Dropout(net, p=0.3)
+        net = mx.sym.FullyConnected(net, num_hidden=26)
+        return mx.sym.SoftmaxOutput(net, name="softmax")
+
+    def settings():
+        schedule = mx.lr_scheduler.MultiFactorScheduler(step=[600, 1200], factor=0.5)
+        return {"learning_rate": 0.05, "momentum": 0.9, "lr_scheduler": schedule}
+
+    def fingerprint(mod):
+        args, auxs = mod.get_params()
+        digest = hashlib.sha256()
+        for name in sorted(args):
+            digest.update(args[name].asnumpy().tobytes())
+        for name in sorted(auxs):
+            digest.update(auxs[name].asnumpy().tobytes())
+        return {"sha256": digest.hexdigest(), "num_update": mod.optimizer.num_update}
+    """
+)
+
+RANDOM_TRAIN = RANDOM_COMMON + textwrap.dedent(
+    """
+    folder, kind, epochs = sys.argv[1], sys.argv[2], int(sys.argv[3])
+    mxlearn.seed(11)
+    train, val = mxlearn.datasets.letter_iters(batch_size=64)
+    mod = mxlearn.Module(network(kind))
+    mod.fit(train, eval_data=val, num_epoch=epochs, optimizer_params=settings(),
+            initializer=mx.init.Xavier(), checkpoint=f"{folder}/{kind}-{epochs}")
+    print(json.dumps(fingerprint(mod)))
+    """
+)
+
+RANDOM_RESUME = RANDOM_COMMON + textwrap.dedent(
+    """
+    folder, kind = sys.argv[1], sys.argv[2]
+    mxlearn.seed(999)  # another process, another state: the checkpoint must bring its own
+    train, val = mxlearn.datasets.letter_iters(batch_size=64)
+    mod = mxlearn.resume(f"{folder}/{kind}-2")
+    mod.fit(train, eval_data=val, num_epoch=4, checkpoint=f"{folder}/{kind}-2")
+    print(json.dumps(fingerprint(mod)))
+    """
+)
+
+
+def _run_random(script: str, *args) -> tuple[dict, str]:
+    done = subprocess.run(
+        [sys.executable, "-c", script, *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+    )
+    assert done.returncode == 0, done.stderr[-3000:]
+    return json.loads(done.stdout.strip().splitlines()[-1]), done.stdout
+
+
+@pytest.mark.parametrize("kind", ["letters", "dropout-batchnorm"])
+def test_shuffled_data_and_random_operators_resume_exactly(tmp_path, kind):
+    """Shuffled letter iterators, momentum and a MultiFactorScheduler; a network with Dropout
+    and BatchNorm: stopped after 2 epochs and resumed in a fresh process to epoch 4, every
+    parameter byte (auxiliary states too) and the update count match an uninterrupted run."""
+    whole, _ = _run_random(RANDOM_TRAIN, tmp_path, kind, 4)
+    _run_random(RANDOM_TRAIN, tmp_path, kind, 2)
+    resumed, printed = _run_random(RANDOM_RESUME, tmp_path, kind)
+    assert resumed == whole
+    assert whole["num_update"] == 4 * 250
+    assert "will differ" not in printed
+
+
+def _small_run(prefix, train_iter, epochs=1):
+    import mxlearn
+
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(train_iter, num_epoch=epochs, checkpoint=prefix)
+    return mod
+
+
+def test_an_iterator_whose_order_cannot_be_saved_is_named_on_resume(tmp_path, capsys):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    inner = mx.io.NDArrayIter(X, y, 16, shuffle=True)
+    _small_run(str(tmp_path / "m"), mx.io.ResizeIter(inner, 4))
+    manifest = mxlearn.checkpoint.read_manifest(str(tmp_path / "m"), 1)
+    assert manifest["random"]["not_saved"] == [
+        "the order of the training data (a ResizeIter: mxlearn saves the order of an "
+        "mx.io.NDArrayIter only)"
+    ]
+    capsys.readouterr()
+    mxlearn.resume(str(tmp_path / "m"))
+    assert "differ from an uninterrupted one there: the order of the training data (a " in (
+        capsys.readouterr().out
+    )
+
+
+def test_resuming_on_other_rows_says_the_order_was_not_restored(tmp_path, capsys):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    _small_run(str(tmp_path / "m"), mx.io.NDArrayIter(X, y, 16, shuffle=True))
+    mod = mxlearn.resume(str(tmp_path / "m"))
+    capsys.readouterr()
+    mod.fit(mx.io.NDArrayIter(X[:48], y[:48], 16, shuffle=True), num_epoch=2)
+    assert (
+        "this run will differ from an uninterrupted one: the training data holds other rows "
+        "than the checkpoint's run trained on" in capsys.readouterr().out
+    )
+
+
+def test_a_checkpoint_keeps_a_shuffled_order_only_with_the_rows_it_needs(tmp_path):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    _small_run(str(tmp_path / "fixed"), mx.io.NDArrayIter(X, y, 16))
+    _small_run(str(tmp_path / "shuffled"), mx.io.NDArrayIter(X, y, 16, shuffle=True))
+    fixed = mxlearn.checkpoint.read_manifest(str(tmp_path / "fixed"), 1)
+    shuffled = mxlearn.checkpoint.read_manifest(str(tmp_path / "shuffled"), 1)
+    assert "random" not in fixed["files"] and fixed["random"]["iterator"]["shuffle"] is False
+    assert shuffled["files"]["random"]["name"] == "shuffled-0001.random.params"
+    assert fixed["random"]["not_saved"] == [] and isinstance(fixed["random"]["mxnet_run_seed"], int)

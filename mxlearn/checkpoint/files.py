@@ -6,9 +6,11 @@ as 0003 and resumed with ``begin_epoch=3``):
 - ``prefix-symbol.json`` and ``prefix-NNNN.params``: MXNet's own files, which plain
   ``mx.model.load_checkpoint`` opens;
 - ``prefix-NNNN.optimizer.params``: the optimizer's arrays, in MXNet's NDArray format (no pickle);
+- ``prefix-NNNN.random.params``: the order of a shuffled training iterator (``random_state``);
 - ``prefix-NNNN.json``: the manifest, written last: epochs completed, size and SHA-256 of every
   file, the optimizer (name, settings, update count, learning-rate schedule, the structure of its
-  arrays) and the metric history. A checkpoint exists only once its manifest does.
+  arrays), NumPy's generator state, the run's MXNet seed and the metric history. A checkpoint
+  exists only once its manifest does.
 
 Every file is written to a temporary name in the same folder, flushed to disk and renamed, so
 an interrupted save leaves the previous checkpoint intact and never a half-written file under a
@@ -52,6 +54,11 @@ def params_file(prefix: str, epoch: int) -> str:
 
 def optimizer_file(prefix: str, epoch: int) -> str:
     return f"{prefix}-{epoch:04d}.optimizer.params"
+
+
+def random_file(prefix: str, epoch: int) -> str:
+    """The training data's order (arrays) that a resume puts back (``random_state``)."""
+    return f"{prefix}-{epoch:04d}.random.params"
 
 
 def manifest_file(prefix: str, epoch: int) -> str:
@@ -110,9 +117,11 @@ def save(
     *,
     history=None,
     optimizer_settings=None,
+    random_state=None,
     overwrite: bool = False,
 ) -> str:
-    """Write a complete checkpoint of ``module`` after ``epoch`` completed epochs.
+    """Write a complete checkpoint of ``module`` after ``epoch`` completed epochs, with
+    ``random_state`` = (arrays, description) from ``random_state.capture`` when fit saves.
 
     Returns the manifest's path. Refuses to overwrite an existing epoch unless ``overwrite``,
     and to save parameters that are not finite.
@@ -141,14 +150,8 @@ def save(
     save_dict.update({f"aux:{k}": v for k, v in aux_params.items()})
     atomic_write(params_file(prefix, epoch), lambda p: mx.nd.save(p, save_dict))
     files = {"symbol": symbol_file(prefix), "params": params_file(prefix, epoch)}
-    optimizer = None
-    if module.optimizer_initialized:
-        arrays, description = optimizer_state.capture(module.updater)
-        atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
-        files["optimizer"] = optimizer_file(prefix, epoch)
-        optimizer = {**description, "settings": optimizer_settings}
-        if optimizer_settings is None:  # an optimizer object: its settings are not JSON
-            optimizer["not_saved"] = [*optimizer["not_saved"], "the optimizer's settings"]
+    optimizer = _save_optimizer(module, prefix, epoch, optimizer_settings, files)
+    random = _save_random(prefix, epoch, random_state, files)
     manifest = {
         "format": MANIFEST_FORMAT,
         "epoch": epoch,
@@ -158,11 +161,36 @@ def save(
             role: {"name": os.path.basename(path), **_digest(path)} for role, path in files.items()
         },
         "optimizer": optimizer,
+        "random": random,
         "history": history.to_dict() if history is not None else None,
     }
     data = json.dumps(manifest, indent=1).encode()
     atomic_write_bytes(manifest_file(prefix, epoch), data)  # last: the commit point
     return manifest_file(prefix, epoch)
+
+
+def _save_optimizer(module, prefix: str, epoch: int, settings, files: dict) -> dict | None:
+    """Write the optimizer's arrays (adding the file to ``files``); its manifest entry."""
+    if not module.optimizer_initialized:
+        return None
+    arrays, description = optimizer_state.capture(module.updater)
+    atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
+    files["optimizer"] = optimizer_file(prefix, epoch)
+    optimizer = {**description, "settings": settings}
+    if settings is None:  # an optimizer object: its settings are not JSON
+        optimizer["not_saved"] = [*optimizer["not_saved"], "the optimizer's settings"]
+    return optimizer
+
+
+def _save_random(prefix: str, epoch: int, random_state, files: dict) -> dict | None:
+    """Write the data-order arrays, if any (adding the file to ``files``); the description."""
+    if random_state is None:
+        return None
+    arrays, description = random_state
+    if arrays:
+        atomic_write(random_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
+        files["random"] = random_file(prefix, epoch)
+    return description
 
 
 def _canonical(sym_json: str) -> str:
@@ -370,3 +398,8 @@ def load_symbol(prefix: str):
 
 def load_optimizer_arrays(prefix: str, epoch: int) -> dict:
     return mx.nd.load(optimizer_file(prefix, epoch))
+
+
+def load_random_arrays(prefix: str, epoch: int, manifest: dict) -> dict:
+    """The data-order arrays of a checkpoint (none when its iterator did not shuffle)."""
+    return mx.nd.load(random_file(prefix, epoch)) if "random" in manifest["files"] else {}

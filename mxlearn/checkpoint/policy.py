@@ -67,9 +67,16 @@ class Checkpoint:
             fix="mod.fit(..., checkpoint='runs/mlp')",
         )
 
-    def after_epoch(self, module, epochs_completed: int, history, settings) -> bool:
-        """Save after ``epochs_completed`` epochs if the period says so; True if it saved."""
-        if epochs_completed % self.period:
+    def due(self, epochs_completed: int) -> bool:
+        """The period asks for a checkpoint after ``epochs_completed`` epochs."""
+        return epochs_completed % self.period == 0
+
+    def after_epoch(
+        self, module, epochs_completed: int, history, settings, random_state=None
+    ) -> bool:
+        """Save after ``epochs_completed`` epochs if the period says so; True if it saved.
+        ``random_state`` is what ``files.save`` takes (``random_state.capture``'s)."""
+        if not self.due(epochs_completed):
             return False
         files.save(
             module,
@@ -77,6 +84,7 @@ class Checkpoint:
             epochs_completed,
             history=history,
             optimizer_settings=settings,
+            random_state=random_state,
             overwrite=self.overwrite or epochs_completed in self.replaceable,
         )
         self.saved.append(epochs_completed)
@@ -146,6 +154,7 @@ class Checkpoint:
                 files.manifest_file(self.prefix, epoch),
                 files.params_file(self.prefix, epoch),
                 files.optimizer_file(self.prefix, epoch),
+                files.random_file(self.prefix, epoch),
             ):
                 if os.path.exists(path):
                     os.unlink(path)

@@ -1,10 +1,10 @@
 """What a resume continues from: the newest complete checkpoint under a prefix, loaded.
 
 ``mxlearn.resume(prefix)`` and ``fit(..., resume=prefix)`` continue from it: parameters,
-optimizer state, update count and learning-rate schedule, metric history and epoch number.
-With data in a fixed order and SGD with momentum and a FactorScheduler, the resumed run ends
-with the same parameters, byte for byte, as an uninterrupted one (tests/test_checkpoints.py);
-the random states (a shuffling iterator, Dropout) are not saved yet.
+optimizer state, update count and learning-rate schedule, metric history, epoch number, the
+training data's order and the random generators' states. The resumed run ends with the same
+parameters, byte for byte, as an uninterrupted one (tests/test_resume_exact.py); what a
+checkpoint could not hold is listed in it, and ``explain`` names it.
 """
 
 from __future__ import annotations
@@ -14,6 +14,11 @@ from dataclasses import dataclass, field
 from ..metrics.history import MetricHistory
 from . import files
 from .prefixes import check_prefix
+from .random_state import NOT_SAVED_BY_HAND
+
+
+def _epochs_done(count: int) -> str:
+    return "1 epoch is done" if count == 1 else f"{count} epochs are done"
 
 
 @dataclass
@@ -24,6 +29,7 @@ class ResumeState:
     arg_params: dict
     aux_params: dict
     optimizer_arrays: dict | None
+    random_arrays: dict
     skipped: list = field(default_factory=list)  # (epoch, problem) of newer, damaged ones
 
     @property
@@ -37,20 +43,28 @@ class ResumeState:
         return history
 
     @property
+    def random(self) -> dict | None:
+        """The data order and generator states (``random_state.capture``), if saved."""
+        return self.manifest.get("random")
+
+    @property
     def not_saved(self) -> list[str]:
         """What the checkpoint could not hold: a resumed run differs there."""
-        return list((self.optimizer or {}).get("not_saved", []))
+        missing = list((self.optimizer or {}).get("not_saved", []))
+        if self.random is None:
+            return [*missing, NOT_SAVED_BY_HAND]
+        return [*missing, *self.random["not_saved"]]
 
     def explain(self) -> str:
         text = (
-            f"Resuming from checkpoint {self.epoch} of '{self.prefix}': {self.epoch} epochs are "
-            f"done (epochs 0..{self.epoch - 1}, as MXNet counts), so training goes on with epoch "
+            f"Resuming from checkpoint {self.epoch} of '{self.prefix}': {_epochs_done(self.epoch)} "
+            f"(epochs 0..{self.epoch - 1}, as MXNet counts), so training goes on with epoch "
             f"{self.epoch}, i.e. fit(..., begin_epoch={self.epoch})."
         )
         for epoch, problem in self.skipped:
             text += (
                 f" The newer checkpoint {epoch} is damaged and was passed over ({problem}); "
-                f"training from here writes checkpoint {epoch} anew."
+                f"a fit from here that saves checkpoint {epoch} replaces it."
             )
         if self.not_saved:
             text += (
@@ -67,4 +81,7 @@ def load_resume_state(prefix: str) -> ResumeState:
     arrays = None
     if manifest.get("optimizer") is not None:
         arrays = files.load_optimizer_arrays(prefix, epoch)
-    return ResumeState(prefix, epoch, manifest, arg_params, aux_params, arrays, skipped)
+    random_arrays = files.load_random_arrays(prefix, epoch, manifest)
+    return ResumeState(
+        prefix, epoch, manifest, arg_params, aux_params, arrays, random_arrays, skipped
+    )

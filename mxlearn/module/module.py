@@ -223,6 +223,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         arguments.refuse_unknown("mod.init_params()", unknown, Module.init_params)
         mxnet_args = (initializer, arg_params, aux_params, allow_missing, force_init, allow_extra)
         if self.params_initialized and not force_init:
+            if self._lifecycle.call == "fit":
+                return None  # fit continues from the weights it has: MXNet's warning is noise
             return super().init_params(*mxnet_args)
         life.require_bound_for(
             self,

@@ -123,11 +123,14 @@ class RunContext:
     begin_epoch: int
     num_epoch: int  # the epoch to stop before
     has_validation: bool
+    train_data: object = None  # the training iterator (checkpoints save its order)
     epoch: int = 0  # the epoch being trained (or just trained)
     batch: int = -1  # the latest batch's index within its epoch
     # The loss is past the divergence limit now: these weights should not become a checkpoint.
     weights_suspect: bool = False
     last_checkpoint: tuple[str, int] | None = None  # (prefix, epochs completed) of the newest
+    # MXNet's generator is reseeded from it before each epoch after a run's first (RandomStreams)
+    run_seed: int | None = None
     outcome: str | None = None  # how the run ended, set before on_train_end
     stop_reason: str | None = None  # the first StopTraining's message
     # name -> metric object, as the history names them: what training and validation measure

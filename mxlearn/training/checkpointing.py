@@ -7,7 +7,7 @@ good checkpoint stays the newest.
 
 from __future__ import annotations
 
-from ..checkpoint import files
+from ..checkpoint import files, random_state
 from ..checkpoint.policy import Checkpoint
 from .callback import Callback, RunContext
 
@@ -33,8 +33,13 @@ class CheckpointSaving(Callback):
                 "divergence limit (see the watchdog's message if training stops)."
             )
             return
-        saved = self.policy.after_epoch(
-            run.module, epoch + 1, run.history, run.module.optimizer_settings
+        if not self.policy.due(epoch + 1):
+            return
+        self.policy.after_epoch(
+            run.module,
+            epoch + 1,
+            run.history,
+            run.module.optimizer_settings,
+            random_state=random_state.capture(run.train_data, run.run_seed),
         )
-        if saved:
-            run.last_checkpoint = (self.policy.prefix, epoch + 1)
+        run.last_checkpoint = (self.policy.prefix, epoch + 1)

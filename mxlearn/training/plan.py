@@ -19,6 +19,7 @@ from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
+from .random_streams import RandomStreams
 from .recording import MetricRecording
 from .watchdog import DivergenceWatchdog
 
@@ -87,6 +88,7 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["begin_epoch"],
         request["num_epoch"],
         has_validation=eval_data is not None,
+        train_data=request["train_data"],
         epoch=request["begin_epoch"],
         train_metrics=_by_name(request["eval_metric"]),
         validation_metrics=_by_name(request["validation_metric"]) if eval_data is not None else {},
@@ -102,6 +104,8 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     if plot is not None:
         callbacks.append(plot)
     callbacks.append(DivergenceWatchdog())
+    # before checkpoint saving: a fresh run's seed is drawn when its first epoch is done
+    callbacks.append(RandomStreams(resumed))
     mxnet_style = MXNetCallbacks(
         request["batch_end_callback"], request["epoch_end_callback"], request["eval_end_callback"]
     )
