@@ -29,6 +29,8 @@ class LabelInput:
     name: str  # e.g. 'softmax_label'
     op: str  # e.g. 'SoftmaxOutput'
     layer: str  # e.g. 'softmax'
+    # SoftmaxOutput(use_ignore=True): rows with this label are left out of the loss
+    ignore_label: float | None = None
 
     @property
     def is_classification(self) -> bool:
@@ -42,6 +44,13 @@ class LabelInput:
         return f"{self.op} '{self.layer}' expects the label '{self.name}'"
 
 
+def _ignore_label(node: dict) -> float | None:
+    attrs = node.get("attrs", {})
+    if attrs.get("use_ignore", "False").lower() in ("true", "1"):
+        return float(attrs.get("ignore_label", "-1"))
+    return None
+
+
 def label_inputs(symbol) -> list[LabelInput]:
     """The label variables of ``symbol``, found through the loss layers that read them."""
     nodes = json.loads(symbol.tojson())["nodes"]
@@ -51,7 +60,9 @@ def label_inputs(symbol) -> list[LabelInput]:
         if op in CLASSIFICATION_OUTPUTS | REGRESSION_OUTPUTS and len(node["inputs"]) > 1:
             label_node = nodes[node["inputs"][1][0]]
             if label_node["op"] == "null":
-                found[label_node["name"]] = LabelInput(label_node["name"], op, node["name"])
+                found[label_node["name"]] = LabelInput(
+                    label_node["name"], op, node["name"], _ignore_label(node)
+                )
     # A '*_label' variable read by another operator (a custom loss) is still a label.
     for name in symbol.list_arguments():
         if name.endswith("_label") and name not in found:

@@ -260,7 +260,7 @@ def test_labels_outside_the_output_width(small_net, small_data, bad_label, shown
 def test_score_checks_the_labels_of_its_first_batch(ready_module, small_data):
     X, y = small_data
     shifted = mx.io.NDArrayIter(X, y + 1, 32)  # classes counted from 1
-    with explained(InputError, "first evaluation batch", "label 4", "y = y - 1"):
+    with explained(InputError, "evaluation labels", "the label 4", "y = y - 1"):
         ready_module.score(shifted, "acc")
     assert ready_module.score(mx.io.NDArrayIter(X, y, 32), "acc")[0][0] == "accuracy"
 
@@ -269,7 +269,7 @@ def test_fractional_labels_are_not_class_numbers(small_net, small_data):
     X, y = small_data
     y = y.copy()
     y[3] = 1.5
-    with explained(InputError, "label 1.5", "not a class number", "LinearRegressionOutput"):
+    with explained(InputError, "label 1.5", "not all class numbers", "LinearRegressionOutput"):
         mxlearn.Module(small_net).fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
 
 
@@ -277,7 +277,7 @@ def test_score_checks_the_data_of_its_first_batch(ready_module, small_data):
     X, y = small_data
     X = X.copy()
     X[3, 3] = np.nan
-    with explained(InputError, "first evaluation batch", "1 NaN", "np.isfinite(X)"):
+    with explained(InputError, "evaluation data", "1 NaN", "np.isfinite(X)"):
         ready_module.score(mx.io.NDArrayIter(X, y, 32), "acc")
 
 

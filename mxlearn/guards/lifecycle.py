@@ -59,6 +59,9 @@ class Lifecycle:
     call: str | None = None  # 'fit', 'predict' or 'score' while one of them runs
     training_batch_checked: bool = False  # the first training batch's values were checked
     evaluation_batch_checked: bool = True  # score's first batch waits while False
+    # fit or score over an iterator whose rows are not in memory: each batch queues its checks
+    queued_checks: object = None  # a batch_values.QueuedValueChecks
+    rows_checked: bool = False  # fit or score over an iterator whose every row was checked
 
     def restart(self) -> None:
         """After a (re)bind: nothing computed yet, and the next first batch is checked again."""
@@ -74,14 +77,16 @@ class Lifecycle:
         return self.step.value
 
     @contextlib.contextmanager
-    def inside(self, call: str):
-        """While fit, predict or score runs (score's first batch gets its values checked)."""
-        previous, self.call = self.call, call  # fit's validation runs score inside fit
+    def inside(self, call: str, rows_checked: bool = False, queued_checks=None):
+        """While fit, predict or score runs. Score's first batch gets its values checked unless
+        every row was (``rows_checked``) or each batch queues its checks (``queued_checks``)."""
+        outer = self.call, self.queued_checks, self.rows_checked  # fit's validation is a score
+        self.call, self.queued_checks, self.rows_checked = call, queued_checks, rows_checked
         self.evaluation_batch_checked = call != "score"
         try:
             yield
         finally:
-            self.call = previous
+            self.call, self.queued_checks, self.rows_checked = outer
             self.evaluation_batch_checked = True
 
 

@@ -9,8 +9,9 @@ from __future__ import annotations
 from .._compat import mx
 from ..checkpoint.policy import Checkpoint
 from ..checkpoint.resume_state import ResumeState, load_resume_state
-from ..guards import arguments, binding, fit_arguments
+from ..guards import arguments, binding, data_values, fit_arguments
 from ..guards import lifecycle as life
+from ..guards.batch_values import QueuedValueChecks
 from ..live import LivePlot
 from ..metrics.catalogue import create_metric
 from ..metrics.outputs import check_metric_fits_network
@@ -148,7 +149,14 @@ class HighLevelAPI:
         check_metric_fits_network(
             eval_metric, self._symbol, self._label_inputs, eval_data.provide_data, "mod.score()"
         )
-        with self._lifecycle.inside("score"):  # its first batch's labels and data get checked
+        what = "validation" if self._lifecycle.call == "fit" else "evaluation"
+        rules = data_values.rules_for(self._symbol, self._label_inputs, eval_data.provide_data)
+        facts = data_values.check_source(eval_data, what, rules)
+        names = [d.name for d in eval_data.provide_data]
+        queued = QueuedValueChecks(what, names, rules) if facts is None else None
+        if queued is not None:  # a bad batch is named before anyone gets the score
+            score_end_callback = [queued.read_at_end, *arguments.as_list(score_end_callback)]
+        with self._lifecycle.inside("score", facts is not None, queued):
             return super().score(
                 eval_data,
                 eval_metric,
@@ -200,7 +208,7 @@ class HighLevelAPI:
         try:
             plan = self._plan(request, resume)
             self.history = plan.run.history
-            with self._lifecycle.inside("fit"):
+            with self._lifecycle.inside("fit", plan.rows_checked, plan.queued_checks):
                 run_fit(super().fit, train_data, plan)
         except BaseException:
             if plan is None or plan.run.nothing_trained:

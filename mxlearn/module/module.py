@@ -347,11 +347,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             self._check_params_fit(descs, "mod.forward()")
         if training and not batch.label and self._label_names and self._label_shapes is not None:
             batches.refuse_unlabelled(batch)
+        if state.queued_checks is not None:
+            state.queued_checks.queue(batch, self._bound_label_names())
+            return
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
-        if not checked and batch.label:
-            # batch.label is in the bound label shapes' order (the iterator's), which may differ
-            # from label_names': MXNet feeds each to its input by that order
-            bound = [d.name for d in self._label_shapes] if self._label_shapes else []
+        if not (checked or state.rows_checked) and batch.label:
+            bound = self._bound_label_names()
             batches.check_values(
                 batch,
                 "training" if training else "evaluation",
@@ -364,6 +365,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 state.training_batch_checked = True
             else:
                 state.evaluation_batch_checked = True
+
+    def _bound_label_names(self) -> list[str]:
+        # batch.label is in the bound label shapes' order (the iterator's), which may differ
+        # from label_names': MXNet feeds each to its input by that order
+        return [d.name for d in self._label_shapes] if self._label_shapes else []
 
     # forward, backward, update and update_metric run every batch: their guards are called only
     # when a cheap test fails, so a correct step costs no extra call.

@@ -131,6 +131,8 @@ class RunContext:
     last_checkpoint: tuple[str, int] | None = None  # (prefix, epochs completed) of the newest
     # MXNet's generator is reseeded from it before each epoch after a run's first (RandomStreams)
     run_seed: int | None = None
+    # data_values.DataFacts when every training row was checked before the run (else None)
+    data_facts: object = None
     outcome: str | None = None  # how the run ended, set before on_train_end
     stop_reason: str | None = None  # the first StopTraining's message
     # name -> metric object, as the history names them: what training and validation measure

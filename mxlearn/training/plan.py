@@ -11,12 +11,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..errors import InputError
+from ..guards import data_values
 from ..guards.arguments import as_list
+from ..guards.batch_values import QueuedValueChecks
 from ..guards.fit_arguments import check_callbacks
 from ..metrics.deferred import leaf_metrics
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
+from .data_checks import DataValueChecks
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
 from .random_streams import RandomStreams
@@ -49,6 +52,17 @@ MXNET_ARGUMENTS = (
 class FitPlan:
     callbacks: CallbackList
     mxnet_arguments: dict
+    data_checks: DataValueChecks  # how the training data's values are checked
+
+    @property
+    def rows_checked(self) -> bool:
+        """Every training row was checked before the run."""
+        return self.data_checks.facts is not None
+
+    @property
+    def queued_checks(self):
+        """The per-batch checks the module queues (an iterator whose rows are not in memory)."""
+        return self.data_checks.queued
 
     @property
     def run(self) -> RunContext:
@@ -100,10 +114,11 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["train_data"],
         eval_data,
     )
+    data_checks = _data_checks(module, request["train_data"], eval_data)
     callbacks: list[Callback] = [recording]
     if plot is not None:
         callbacks.append(plot)
-    callbacks.append(DivergenceWatchdog())
+    callbacks += [data_checks, DivergenceWatchdog()]  # bad data is named before divergence
     # before checkpoint saving: a fresh run's seed is drawn when its first epoch is done
     callbacks.append(RandomStreams(resumed))
     mxnet_style = MXNetCallbacks(
@@ -123,4 +138,18 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     arguments = {name: request[name] for name in MXNET_ARGUMENTS}
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric
-    return FitPlan(CallbackList(callbacks, run), arguments)
+    return FitPlan(CallbackList(callbacks, run), arguments, data_checks)
+
+
+def _data_checks(module, train_data, eval_data) -> DataValueChecks:
+    """Every row of in-memory iterators checked now, before an epoch trains; for others, each
+    batch's checks queued and read on the watchdog's schedule."""
+    if eval_data is not None:
+        rules = data_values.rules_for(module.symbol, module.label_inputs, eval_data.provide_data)
+        data_values.check_source(eval_data, "validation", rules)
+    rules = data_values.rules_for(module.symbol, module.label_inputs, train_data.provide_data)
+    facts = data_values.check_source(train_data, "training", rules)
+    if facts is not None:
+        return DataValueChecks(facts=facts)
+    names = [d.name for d in train_data.provide_data]
+    return DataValueChecks(queued=QueuedValueChecks("training", names, rules))

@@ -92,6 +92,7 @@ class DivergenceWatchdog(Callback):
         self.one_class_streak = 0
         self.warned = False
         self.checked = False
+        self.data_facts = None
 
     @property
     def suspect(self) -> bool:
@@ -100,6 +101,7 @@ class DivergenceWatchdog(Callback):
 
     def on_train_begin(self, run: RunContext) -> None:
         self.module = run.module
+        self.data_facts = run.data_facts  # set by DataValueChecks, which runs first
         # the first loss layer the watchdog can read, with its label and its output
         inputs = self.module.label_inputs.values()
         watched = next((li for li in inputs if li.op in LOSS_KINDS), None)
@@ -223,10 +225,20 @@ class DivergenceWatchdog(Callback):
     def _cause(self) -> str:
         rate = self._learning_rate()
         now = f" (it is {rate:g} now)" if rate is not None else ""
-        return (
-            f"The usual cause is a learning rate too high for this network{now}; a NaN or "
-            "infinity in the data, or data on very different scales, are the others."
+        facts = self.data_facts
+        if facts is None:  # batches are checked as they come: the ones so far were clean
+            return (
+                f"The usual cause is a learning rate too high for this network{now}; data on "
+                "very different scales is the other (the batches so far hold no NaN or "
+                "infinity)."
+            )
+        scale = (
+            f"; values as large as {facts.largest:.3g} also make large steps: standardise the "
+            "data ((X - mean) / std)"
+            if facts.largest > 100
+            else ""
         )
+        return f"{facts.text()} So the learning rate is too high for this network{now}{scale}."
 
     def _fix(self) -> str:
         rate = self._learning_rate()

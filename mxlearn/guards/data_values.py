@@ -1,0 +1,160 @@
+"""The values an iterator feeds, checked on every row, not only on the first batch.
+
+An ``mx.io.NDArrayIter`` holds all its rows in memory, so they are checked once, when fit or
+score starts (one pass on the host; no cost per batch): NaN, infinity or magnitudes past
+1.8e19 (their squares overflow float32, so every norm and squared error is infinite) in the
+data, and labels that are not class numbers of the network's classifier. Iterators whose rows
+mxlearn cannot see get the same checks per batch, as device-side reductions read later
+(``batch_values``).
+"""
+
+from __future__ import annotations
+
+import weakref
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._compat import mx
+from ..errors import InputError
+
+# |x| beyond this: x * x overflows float32 (3.4e38)
+ABSURD_MAGNITUDE = 1.8e19
+_checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+@dataclass(frozen=True)
+class LabelRule:
+    """What a classification label must be: a whole number 0..classes-1 (or ignore_label)."""
+
+    name: str
+    classes: int
+    describe: str  # e.g. "SoftmaxOutput 'softmax'"
+    ignore_label: float | None = None
+
+
+@dataclass(frozen=True)
+class DataFacts:
+    """What the check found in clean data, for later explanations (the watchdog's)."""
+
+    rows: int
+    largest: float  # the largest absolute value in the data
+
+    def text(self) -> str:
+        return (
+            f"The data holds no NaN or infinity (all {self.rows} rows checked); its largest "
+            f"absolute value is {self.largest:.3g}."
+        )
+
+
+def source_arrays(iterator) -> tuple[list, list] | None:
+    """The (name, NDArray) pairs of data and labels behind ``iterator``, when they are in
+    memory where mxlearn can read them (an NDArrayIter, also inside a ResizeIter)."""
+    if isinstance(iterator, mx.io.ResizeIter):
+        iterator = iterator.data_iter
+    if not isinstance(iterator, mx.io.NDArrayIter):
+        return None
+    pairs = [*iterator.data, *iterator.label]
+    if not all(isinstance(a, mx.nd.NDArray) and a.stype == "default" for _, a in pairs):
+        return None  # HDF5 or sparse: read per batch instead
+    return list(iterator.data), list(iterator.label)
+
+
+def label_rules(label_inputs: dict, output_shapes: dict) -> dict[str, LabelRule]:
+    """label name -> rule, for the labels a classifier reads (``output_shapes``: output name
+    -> shape, from the network and the data shapes)."""
+    rules = {}
+    for name, layer in label_inputs.items():
+        shape = output_shapes.get(layer.output_name)
+        if layer.is_classification and shape and len(shape) >= 2:
+            rules[name] = LabelRule(
+                name, shape[1], f"{layer.op} '{layer.layer}'", layer.ignore_label
+            )
+    return rules
+
+
+def rules_for(symbol, label_inputs: dict, provide_data) -> dict[str, LabelRule]:
+    """:func:`label_rules` for a network fed ``provide_data`` (its output shapes inferred)."""
+    try:
+        _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in provide_data})
+    except mx.base.MXNetError:
+        return {}  # the shape checks explain it
+    return label_rules(label_inputs, dict(zip(symbol.list_outputs(), out_shapes or [])))
+
+
+def _where(count: int, rows: int, shuffled: bool, row: int) -> str:
+    at = "" if shuffled else f" (row {row} first)"
+    return f"{count} of its {rows} rows{at}"
+
+
+def check_data(name: str, values: np.ndarray, what: str, shuffled: bool) -> float:
+    """Refuse NaN, infinity and absurd magnitudes; the largest absolute value otherwise."""
+    flat = values.reshape(len(values), -1)
+    with np.errstate(invalid="ignore"):
+        nan, inf, huge = np.isnan(flat), np.isinf(flat), np.abs(flat) > ABSURD_MAGNITUDE
+    bad = nan | inf | huge
+    rows = bad.any(axis=1)
+    if rows.any():
+        where = _where(int(rows.sum()), len(flat), shuffled, int(np.argmax(rows)))
+        raise InputError(
+            f"The {what} data '{name}' holds {int(nan.sum())} NaN, {int(inf.sum())} infinite "
+            f"and {int((huge & ~inf).sum())} absurdly large (past 1.8e19) values, in {where}. "
+            "One is enough to turn the results (and, in training, every weight) into NaN; "
+            "mxlearn checks every row before it trains or scores.",
+            fix="clean the data before making the iterator, e.g. keep the finite rows: "
+            "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
+        )
+    return float(np.abs(flat).max()) if flat.size else 0.0
+
+
+def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool) -> None:
+    """Refuse labels that are not class numbers 0..classes-1 (ignore_label is one)."""
+    values = values.reshape(-1)
+    allowed = values == rule.ignore_label if rule.ignore_label is not None else False
+    fractional = (values != np.round(values)) & ~allowed
+    outside = ((values < 0) | (values >= rule.classes)) & ~allowed & ~fractional
+    for wrong, problem, fix in (
+        (
+            fractional,
+            "are not all class numbers, which are whole (MXNet would cut them to integers "
+            "without a word)",
+            "for classes, y = y.astype(int) after checking how they were coded; to predict a "
+            "quantity, end the network with LinearRegressionOutput",
+        ),
+        (
+            outside,
+            f"lie outside the classes 0..{rule.classes - 1} (MXNet would not complain, and "
+            "every number it gave would be wrong)",
+            "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), or "
+            "widen the last layer: FullyConnected(..., num_hidden=K) for K classes",
+        ),
+    ):
+        if wrong.any():
+            first = int(np.argmax(wrong))
+            where = _where(int(wrong.sum()), len(values), shuffled, first)
+            raise InputError(
+                f"The {what} labels '{rule.name}' of {rule.describe} ({rule.classes} classes) "
+                f"{problem}: {where}, e.g. the label {values[first]:g}.",
+                fix=fix,
+            )
+
+
+def check_source(iterator, what: str, rules: dict[str, LabelRule]) -> DataFacts | None:
+    """Check every row of an in-memory iterator (once per set of arrays); None when mxlearn
+    cannot see its rows (then they are checked per batch)."""
+    arrays = source_arrays(iterator)
+    if arrays is None:
+        return None
+    data, labels = arrays
+    key = tuple(id(a) for _, a in data + labels), tuple(sorted(rules.items()))
+    known = _checked.get(iterator)
+    if known is not None and known[0] == key:
+        return known[1]
+    shuffled = bool(getattr(iterator, "shuffle", False))
+    largest = max(check_data(name, a.asnumpy(), what, shuffled) for name, a in data)
+    for name, array in labels:
+        if name in rules:
+            check_labels(rules[name], array.asnumpy(), what, shuffled)
+    facts = DataFacts(rows=data[0][1].shape[0], largest=largest)
+    _checked[iterator] = (key, facts)
+    return facts

@@ -1,0 +1,31 @@
+"""DataValueChecks: every training batch's values checked, without a wait per batch.
+
+An in-memory iterator's rows were all checked before the run (``guards.data_values``); this
+callback only hands their facts to the run. For another iterator, each batch queues its checks
+on the device (``guards.batch_values``), and they are read here on the watchdog's schedule
+(every ``every`` batches and at each epoch's end), just before the watchdog reads: bad data is
+named before a divergence is blamed on the learning rate.
+"""
+
+from __future__ import annotations
+
+from .callback import Callback, RunContext
+
+
+class DataValueChecks(Callback):
+    def __init__(self, facts=None, queued=None, every: int = 100) -> None:
+        self.facts = facts  # data_values.DataFacts of the training rows, when all were checked
+        self.queued = queued  # batch_values.QueuedValueChecks, for other iterators
+        self.every = every
+
+    def on_train_begin(self, run: RunContext) -> None:
+        run.data_facts = self.facts
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        if self.queued is not None and batch % self.every == 0:
+            self.queued.read()
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
+        if self.queued is not None:
+            self.queued.read()
+            self.queued.start_pass()

@@ -1,0 +1,134 @@
+"""Data checks on every batch, not only the first (issue 13, family 5): in-memory iterators
+have every row checked before fit or score starts; other iterators have each batch's checks
+queued on the device and read where a read happens anyway."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.errors import InputError
+
+
+class ListIter(mx.io.DataIter):
+    """An iterator mxlearn cannot see into: batches made on the fly from arrays."""
+
+    def __init__(self, X, y, batch_size):
+        super().__init__(batch_size)
+        self.X, self.y, self.position = X, y, 0
+        self.provide_data = [mx.io.DataDesc("data", (batch_size, X.shape[1]))]
+        self.provide_label = [mx.io.DataDesc("softmax_label", (batch_size,))]
+
+    def reset(self):
+        self.position = 0
+
+    def next(self):
+        if self.position + self.batch_size > len(self.X):
+            raise StopIteration
+        rows = slice(self.position, self.position + self.batch_size)
+        self.position += self.batch_size
+        return mx.io.DataBatch([mx.nd.array(self.X[rows])], [mx.nd.array(self.y[rows])], pad=0)
+
+
+@pytest.fixture
+def data():
+    return mxlearn.datasets.synthetic_classification(num_samples=320, num_classes=4, seed=1)
+
+
+def _module(num_classes=4, **softmax):
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=num_classes)
+    return mxlearn.Module(mx.sym.SoftmaxOutput(net, name="softmax", **softmax))
+
+
+def test_nan_in_a_later_validation_batch_is_refused_before_training(data):
+    X, y = data
+    Xv = X[:96].copy()
+    Xv[80, 2] = np.nan  # the third validation batch
+    mod = _module()
+    with pytest.raises(InputError, match=r"validation data 'data' holds 1 NaN.*row 80 first"):
+        mod.fit(
+            mx.io.NDArrayIter(X, y, 32),
+            eval_data=mx.io.NDArrayIter(Xv, y[:96], 32),
+            num_epoch=1,
+        )
+    assert not mod.params_initialized  # refused before any training
+
+
+def test_classes_counted_from_1_are_refused_even_when_the_first_batch_lacks_the_top_one(data):
+    X, y = data
+    y = y + 1  # 1..4 for 4 outputs
+    order = np.argsort(y == 4, kind="stable")  # every 4 in the last batches
+    with pytest.raises(InputError, match=r"outside the classes 0\.\.3.*the label 4"):
+        _module().fit(mx.io.NDArrayIter(X[order], y[order], 32), num_epoch=1)
+
+
+def test_absurd_magnitudes_are_refused(data):
+    X, y = data
+    X = X.copy()
+    X[200, 0] = 3e20
+    with pytest.raises(InputError, match=r"1 absurdly large"):
+        _module().fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+
+
+def test_a_custom_iterator_has_every_training_batch_checked(data):
+    X, y = data
+    X = X.copy()
+    X[5 * 32 + 7, 1] = np.inf  # batch 5
+    with pytest.raises(InputError, match=r"training data 'data' of batch 5 holds NaN, infinite"):
+        _module().fit(ListIter(X, y, 32), num_epoch=1)
+
+
+def test_a_custom_iterator_has_every_scoring_batch_checked(data):
+    X, y = data
+    mod = _module()
+    mod.fit(ListIter(X, y, 32), num_epoch=1)
+    y = y.copy()
+    y[4 * 32 + 3] = 7  # batch 4: not a class of 4
+    with pytest.raises(InputError, match=r"evaluation labels 'softmax_label' of batch 4"):
+        mod.score(ListIter(X, y, 32), "acc")
+    y[4 * 32 + 3] = 2.5
+    with pytest.raises(InputError, match=r"of batch 4 are not all class numbers"):
+        mod.score(ListIter(X, y, 32), "acc")
+    assert 0 <= mod.score(ListIter(X, data[1], 32), "acc")[0][1] <= 1  # clean data scores
+
+
+def test_a_custom_validation_iterator_is_checked_before_the_epoch_is_recorded(data, tmp_path):
+    X, y = data
+    yv = y.copy()
+    yv[3 * 32] = -3
+    mod = _module()
+    with pytest.raises(InputError, match=r"validation labels 'softmax_label' of batch 3"):
+        mod.fit(
+            ListIter(X, y, 32),
+            eval_data=ListIter(X, yv, 32),
+            num_epoch=2,
+            checkpoint=str(tmp_path / "m"),
+        )
+    assert mxlearn.checkpoint.manifested_epochs(str(tmp_path / "m")) == []
+
+
+def test_ignored_labels_are_accepted_with_use_ignore(data):
+    X, y = data
+    y = y.copy()
+    y[::5] = -1  # rows left out of the loss
+    mod = _module(use_ignore=True, ignore_label=-1)
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+    mod.fit(ListIter(X, y, 32), num_epoch=1, force_init=True)
+    with pytest.raises(InputError, match=r"the label -2"):
+        y[3] = -2  # not the ignored label
+        _module(use_ignore=True, ignore_label=-1).fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+
+
+def test_divergence_says_the_data_was_checked_before_blaming_the_rate(data):
+    X, y = data
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4))
+    with pytest.raises(mxlearn.MXLearnError) as caught:
+        mod.fit(
+            mx.io.NDArrayIter(X * 1000, y, 32),
+            num_epoch=5,
+            optimizer_params={"learning_rate": 10.0},
+        )
+    assert "The data holds no NaN or infinity (all 320 rows checked)" in str(caught.value)
+    assert "standardise the data" in str(caught.value)
