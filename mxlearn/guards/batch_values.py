@@ -2,7 +2,8 @@
 
 Each batch queues small device-side reductions (no wait): per data input its norm, which is
 NaN or infinite as soon as one value is NaN, infinite or past 1.8e19; per classifier label its
-largest distance from the middle of the classes and its count of fractional values. They are
+values sorted (its smallest and largest, in one call). (Fractional labels are checked on the first batch of each pass,
+as for every iterator: their coding rarely changes within a data set.) They are
 read together later, where a read happens anyway (the watchdog's schedule in fit, the end of
 score), and a bad batch is named then, before any loss or score built on it is believed.
 """
@@ -27,19 +28,19 @@ class QueuedValueChecks:
         self.batches = 0
 
     def queue(self, batch, label_names: list[str]) -> None:
-        """Queue the reductions of one batch (``label_names`` in the batch's label order)."""
-        reductions = [mx.nd.norm(array).reshape((1,)) for array in batch.data]
+        """Queue the reductions of one batch (``label_names`` in the batch's label order):
+        one MXNet call per data input and per classifier label."""
+        reductions = [mx.nd.norm(array) for array in batch.data]
         checked = []
         for name, label in zip(label_names, batch.label or []):
             rule = self.rules.get(name)
             if rule is not None:
                 checked.append(rule)
-                middle = (rule.classes - 1) / 2
-                # ignored rows count as class 0: a valid class number
-                if rule.ignore_label is not None:
+                if rule.ignore_label is not None:  # ignored rows count as class 0
                     label = mx.nd.where(label == rule.ignore_label, mx.nd.zeros_like(label), label)
-                reductions.append(mx.nd.max(mx.nd.abs(label - middle)).reshape((1,)))
-                reductions.append(mx.nd.sum(label != mx.nd.round(label)).reshape((1,)))
+                if label.ndim != 1:
+                    label = label.reshape((-1,))  # a view: no device work
+                reductions.append(mx.nd.sort(label))  # min and max in one call
         self.pending.append((f"batch {self.batches}", reductions, checked))
         self.batches += 1
 
@@ -55,17 +56,20 @@ class QueuedValueChecks:
         values = mx.nd.concat(*[r for _, rs, _ in pending for r in rs], dim=0).asnumpy()
         position = 0
         for where, reductions, rules in pending:
-            found = values[position : position + len(reductions)]
-            position += len(reductions)
+            found = []
+            for reduction in reductions:
+                size = reduction.shape[0]
+                found.append(values[position : position + size])
+                position += size
             self._judge(where, found, rules)
 
     def read_at_end(self, _param=None) -> None:
         """As score's first score_end_callback: the checks are read before the score is used."""
         self.read()
 
-    def _judge(self, where: str, found: np.ndarray, rules: list[LabelRule]) -> None:
+    def _judge(self, where: str, found: list[np.ndarray], rules: list[LabelRule]) -> None:
         for name, norm in zip(self.data_names, found):
-            if not math.isfinite(norm):
+            if not math.isfinite(norm[0]):
                 raise InputError(
                     f"The {self.what} data '{name}' of {where} holds NaN, infinite or absurdly "
                     "large values (past 1.8e19): they turn the results (and, in training, every "
@@ -75,13 +79,16 @@ class QueuedValueChecks:
                     "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
                 )
         labels = found[len(self.data_names) :]
-        for index, rule in enumerate(rules):
-            distance, fractional = labels[2 * index], labels[2 * index + 1]
-            if fractional or distance > (rule.classes - 1) / 2:
+        for rule, ordered in zip(rules, labels):
+            if not ordered.size:
+                continue
+            low, high = ordered[0], ordered[-1]
+            if low < 0 or high >= rule.classes:
                 raise InputError(
-                    f"The {self.what} labels '{rule.name}' of {where} are not all class numbers "
-                    f"0..{rule.classes - 1} of {rule.describe} (MXNet would train on them "
-                    "without a word, and every number it gave would be wrong).",
+                    f"The {self.what} labels '{rule.name}' of {where} lie outside the classes "
+                    f"0..{rule.classes - 1} of {rule.describe}: they range from {low:g} to "
+                    f"{high:g} (MXNet would not complain, and every number it gave would be "
+                    "wrong).",
                     fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they "
                     "start at 1), or widen the last layer to the number of classes",
                 )

@@ -3,7 +3,8 @@
 Every batch: it is a DataBatch of NDArrays, one per data input, with the bound feature shape,
 and a training batch has labels. Those are attribute reads, no device work. The checks that
 need the values themselves (NaN in the data, labels outside the classes) read the device, so
-they run on the first training batch and on score's first batch only.
+they run on the first training batch and on score's first batch; fit and score also check
+every row (``data_values``) or every batch (``batch_values``).
 """
 
 from __future__ import annotations
@@ -104,6 +105,8 @@ def check_values(
 
 
 def _check_classes(values, classes: int, layer, what: str) -> None:
+    if layer.ignore_label is not None:  # SoftmaxOutput(use_ignore=True) skips these rows
+        values = values[values != layer.ignore_label]
     fractional = values[values != np.round(values)]
     if fractional.size:
         raise InputError(

@@ -349,7 +349,6 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             batches.refuse_unlabelled(batch)
         if state.queued_checks is not None:
             state.queued_checks.queue(batch, self._bound_label_names())
-            return
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
         if not (checked or state.rows_checked) and batch.label:
             bound = self._bound_label_names()
