@@ -76,3 +76,31 @@ def test_a_stated_direction_that_contradicts_the_metric_and_metric_objects_are_r
         mxlearn.EarlyStopping(mx.metric.Accuracy())
     with pytest.raises(InputError, match="a metric's name"):
         mxlearn.Checkpoint("m", best=mx.metric.Accuracy())
+
+
+def test_an_unknown_kvstore_name_is_refused_with_the_closest(tmp_path):
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    with pytest.raises(InputError, match=r"kvstore='locall' is not a kvstore type.*'local'"):
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, kvstore="locall")
+    assert not mod.params_initialized
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda m, p: m.Checkpoint(p, period=1.5),
+        lambda m, p: m.Checkpoint(p, keep=True),
+        lambda m, p: m.EarlyStopping("accuracy", patience=2.5),
+    ],
+)
+def test_epoch_counts_must_be_whole_numbers(tmp_path, make):
+    import mxlearn
+    from mxlearn.errors import InputError
+
+    with pytest.raises(InputError, match="a whole number, at least 1"):
+        make(mxlearn, str(tmp_path / "m"))

@@ -13,6 +13,7 @@ import os
 
 from ..atomic_write import atomic_write_bytes
 from ..errors import CheckpointExistsError, InputError
+from ..guards.arguments import check_count
 from ..metrics.directions import check_name, direction, improves, resolve_name
 from . import files
 from .prefixes import check_writable_prefix
@@ -39,11 +40,9 @@ class Checkpoint:
         overwrite: bool = False,
         higher_is_better: bool | None = None,
     ):
-        if period < 1 or (keep is not None and keep < 1):
-            raise InputError(
-                f"Checkpoint(period={period}, keep={keep}): both count epochs and must be >= 1.",
-                fix="Checkpoint(prefix, period=1, keep=3)",
-            )
+        called = f"Checkpoint(period={period!r}, keep={keep!r})"
+        check_count(period, "period", called, "Checkpoint(prefix, period=1, keep=3)")
+        check_count(keep, "keep", called, "Checkpoint(prefix, period=1, keep=3)", allow_none=True)
         check_name(best, "Checkpoint(best=...)")
         prefix = check_writable_prefix(prefix, f"Checkpoint('{prefix}')")
         self.prefix, self.period, self.keep, self.best = prefix, period, keep, best

@@ -228,9 +228,47 @@ def check_labelled_data(eval_data) -> None:
         )
 
 
+# The kvstore types MXNet 1.9.1 creates (kvstore.py, c_api's KVStore::Create): another name
+# would silently give a local store.
+KVSTORE_TYPES = (
+    "local",
+    "local_update_cpu",
+    "local_allreduce_cpu",
+    "local_allreduce_device",
+    "device",
+    "nccl",
+    "dist_sync",
+    "dist_async",
+    "dist_sync_device",
+    "dist_async_device",
+    "dist_device_sync",
+    "horovod",
+    "byteps",
+)
+
+
+def check_count(value, name: str, called: str, example: str, allow_none: bool = False) -> None:
+    """A whole number >= 1 (epochs, checks): 1.5 or True would count something else."""
+    if value is None and allow_none:
+        return
+    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
+        raise InputError(
+            f"{called}: {name}={value!r}, but {name} counts epochs: a whole number, at least 1.",
+            fix=example,
+        )
+
+
 def check_kvstore(kvstore, called: str) -> None:
-    """A distributed kvstore needs the scheduler and servers a launcher starts: without them
-    MXNet waits for ever, or stops the whole process (a notebook's kernel)."""
+    """A known kvstore type; a distributed one needs the scheduler and servers a launcher
+    starts: without them MXNet waits for ever, or stops the whole process (a notebook's
+    kernel)."""
+    if isinstance(kvstore, str) and kvstore not in KVSTORE_TYPES:
+        raise InputError(
+            f"{called}: kvstore='{kvstore}' is not a kvstore type MXNet knows; it would quietly "
+            "use a local one. " + did_you_mean(kvstore, KVSTORE_TYPES),
+            fix="kvstore='local' (one process), 'device' (several GPUs), or 'dist_sync' with a "
+            "launcher",
+        )
     if isinstance(kvstore, str) and "dist" in kvstore and "DMLC_ROLE" not in os.environ:
         raise InputError(
             f"{called}: kvstore='{kvstore}' trains with a scheduler and servers, and none were "

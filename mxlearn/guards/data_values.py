@@ -47,6 +47,14 @@ class DataFacts:
         )
 
 
+def rolls_over(iterator) -> bool:
+    """An NDArrayIter with ``last_batch_handle='roll_over'``: its ``batch.pad`` counts the real
+    rows carried into an epoch's first batch, not repeated ones."""
+    if isinstance(iterator, mx.io.ResizeIter):
+        iterator = iterator.data_iter
+    return getattr(iterator, "last_batch_handle", None) == "roll_over"
+
+
 def source_arrays(iterator) -> tuple[list, list] | None:
     """The (name, NDArray) pairs of data and labels behind ``iterator``, when they are in
     memory where mxlearn can read them (an NDArrayIter, also inside a ResizeIter)."""

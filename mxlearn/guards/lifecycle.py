@@ -62,6 +62,9 @@ class Lifecycle:
     # fit or score over an iterator whose rows are not in memory: each batch queues its checks
     queued_checks: object = None  # a batch_values.QueuedValueChecks
     rows_checked: bool = False  # fit or score over an iterator whose every row was checked
+    # NDArrayIter(last_batch_handle='roll_over') sets batch.pad to the rows it carried over
+    # from the previous epoch: real rows, which metrics must count
+    pad_is_real: bool = False
 
     def restart(self) -> None:
         """After a (re)bind: nothing computed yet, and the next first batch is checked again."""
@@ -77,16 +80,18 @@ class Lifecycle:
         return self.step.value
 
     @contextlib.contextmanager
-    def inside(self, call: str, rows_checked: bool = False, queued_checks=None):
+    def inside(self, call: str, rows_checked=False, queued_checks=None, pad_is_real=False):
         """While fit, predict or score runs. Score's first batch gets its values checked unless
-        every row was (``rows_checked``) or each batch queues its checks (``queued_checks``)."""
-        outer = self.call, self.queued_checks, self.rows_checked  # fit's validation is a score
+        every row was (``rows_checked``) or each batch queues its checks (``queued_checks``);
+        ``pad_is_real``: the iterator's ``batch.pad`` counts real rows (roll_over)."""
+        outer = self.call, self.queued_checks, self.rows_checked, self.pad_is_real
         self.call, self.queued_checks, self.rows_checked = call, queued_checks, rows_checked
+        self.pad_is_real = pad_is_real
         self.evaluation_batch_checked = call != "score"
         try:
             yield
-        finally:
-            self.call, self.queued_checks, self.rows_checked = outer
+        finally:  # fit's validation is a score inside fit: fit's settings come back
+            self.call, self.queued_checks, self.rows_checked, self.pad_is_real = outer
             self.evaluation_batch_checked = True
 
 

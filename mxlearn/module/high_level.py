@@ -156,7 +156,8 @@ class HighLevelAPI:
         queued = QueuedValueChecks(what, names, rules) if facts is None else None
         if queued is not None:  # a bad batch is named before anyone gets the score
             score_end_callback = [queued.read_at_end, *arguments.as_list(score_end_callback)]
-        with self._lifecycle.inside("score", facts is not None, queued):
+        rolls_over = data_values.rolls_over(eval_data)
+        with self._lifecycle.inside("score", facts is not None, queued, rolls_over):
             return super().score(
                 eval_data,
                 eval_metric,
@@ -208,7 +209,8 @@ class HighLevelAPI:
         try:
             plan = self._plan(request, resume)
             self.history = plan.run.history
-            with self._lifecycle.inside("fit", plan.rows_checked, plan.queued_checks):
+            rolls_over = data_values.rolls_over(train_data)
+            with self._lifecycle.inside("fit", plan.rows_checked, plan.queued_checks, rolls_over):
                 run_fit(super().fit, train_data, plan)
         except BaseException:
             if plan is None or plan.run.nothing_trained:

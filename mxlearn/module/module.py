@@ -337,7 +337,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
-        self._batch_pad = 0 if isinstance(data_batch, list) else int(data_batch.pad or 0)
+        padded = not (isinstance(data_batch, list) or self._lifecycle.pad_is_real)
+        self._batch_pad = int(data_batch.pad or 0) if padded else 0
 
     def _check_batch(self, batch, training: bool) -> None:
         # Every batch: attribute reads only. The first batch's values: one device read.

@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 from ..errors import InputError
+from ..guards.arguments import check_count
 from ..metrics.directions import check_name, direction, improves, resolve_name
 from .callback import Callback, RunContext, StopTraining
 
@@ -30,11 +31,9 @@ class EarlyStopping(Callback):
         restore_best: bool = True,
         higher_is_better: bool | None = None,
     ):
-        if patience < 1:
-            raise InputError(
-                f"EarlyStopping(patience={patience}): patience counts epochs, at least 1.",
-                fix="EarlyStopping('accuracy', patience=3)",
-            )
+        check_count(
+            patience, "patience", "EarlyStopping()", "EarlyStopping('accuracy', patience=3)"
+        )
         check_name(metric, "EarlyStopping()")
         self.metric, self.patience, self.min_delta = metric, patience, min_delta
         self.restore_best = restore_best
