@@ -104,3 +104,17 @@ def test_epoch_counts_must_be_whole_numbers(tmp_path, make):
 
     with pytest.raises(InputError, match="a whole number, at least 1"):
         make(mxlearn, str(tmp_path / "m"))
+
+
+@pytest.mark.parametrize("epoch", ["1", 1.0, True, -1])
+def test_a_checkpoint_number_that_is_not_a_whole_number_is_explained(tmp_path, epoch):
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=str(tmp_path / "m"))
+    for load in (mxlearn.Module.load, mxlearn.load_checkpoint):
+        with pytest.raises(InputError, match="a whole number of completed epochs"):
+            load(str(tmp_path / "m"), epoch)

@@ -340,6 +340,20 @@ class CheckpointParams(dict):
     epoch: int | None = None
 
 
+def check_epoch(epoch, called: str) -> None:
+    """A checkpoint number: the whole number of completed epochs in ``prefix-NNNN.params``."""
+    if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
+        try:
+            example = int(epoch)
+        except (TypeError, ValueError):
+            example = 1
+        raise InputError(
+            f"{called}: the epoch is {type(epoch).__name__} {epoch!r}; a checkpoint's number is "
+            "a whole number of completed epochs (the 0003 of 'prefix-0003.params').",
+            fix=f"pass it as a whole number, e.g. {example}",
+        )
+
+
 def load_checkpoint(prefix: str, epoch: int):
     """``mx.model.load_checkpoint`` with the missing file explained: (symbol, arg_params, aux_params).
 
@@ -347,7 +361,9 @@ def load_checkpoint(prefix: str, epoch: int):
     --------
     >>> sym, arg_params, aux_params = load_checkpoint('runs/mx_mlp', 3)  # doctest: +SKIP
     """
-    prefix = check_prefix(prefix, f"load_checkpoint('{prefix}', {epoch})")
+    called = f"load_checkpoint('{prefix}', {epoch!r})"
+    check_epoch(epoch, called)
+    prefix = check_prefix(prefix, called)
     if not os.path.exists(symbol_file(prefix)):
         saved = prefixes_in(os.path.dirname(prefix))
         near = closest(prefix, saved, n=1)
