@@ -61,3 +61,32 @@ def test_a_distributed_kvstore_outside_a_launcher(small_iter, small_net, monkeyp
     with pytest.raises(InputError, match="python -m mxlearn launch"):
         mod.fit(small_iter, num_epoch=1, kvstore="dist_sync")
     assert mod.state == "created"
+
+
+def test_shapes_a_layer_cannot_take_are_explained_at_bind():
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    pooled = mx.sym.Pooling(mx.sym.Variable("data"), kernel=(9, 9), pool_type="max")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(pooled, num_hidden=4), name="softmax")
+    mod = mxlearn.Module(net)
+    with pytest.raises(InputError) as caught:
+        mod.bind(data_shapes=[("data", (32, 1, 4, 4))], label_shapes=[("softmax_label", (32,))])
+    text = str(caught.value)
+    assert "operator pooling0" in text and "kernel size (9) exceeds input" in text
+    assert "convolution.cc" not in text and "pooling.cc" not in text
+    assert "mod.symbol.infer_shape(data=(32, 1, 4, 4))" in text
+
+
+def test_a_convolution_fed_flat_rows_is_told_the_image_layout():
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    conv = mx.sym.Convolution(mx.sym.Variable("data"), kernel=(3, 3), num_filter=4, name="conv1")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(conv, num_hidden=4), name="softmax")
+    with pytest.raises(InputError, match=r"(?s)Input data should be 4D.*\(batch, channels, height"):
+        mxlearn.Module(net).bind(
+            data_shapes=[("data", (32, 16))], label_shapes=[("softmax_label", (32,))]
+        )

@@ -63,3 +63,36 @@ def test_a_metric_pointed_at_the_wrong_head_or_two_candidates_is_refused(small_d
             both, num_epoch=1, eval_metric="acc"
         )
     assert "output_names=['a_output']" in info.value.fix
+
+
+def test_output_names_without_label_names_take_that_outputs_own_label(small_data):
+    mod, it, y, _ = _fitted_two_heads(small_data)
+    classes = mod.predict(it)[0].asnumpy()
+    metric = mx.metric.create("acc", output_names=["cls_output"])  # no label_names
+    acc = dict(mod.score(it, metric))["accuracy"]
+    assert acc == pytest.approx(float((classes.argmax(axis=1) == y).mean()))
+
+
+def test_a_label_that_is_not_the_outputs_own_is_refused(small_data):
+    mod, it, _, _ = _fitted_two_heads(small_data)
+    wrong = mx.metric.create("acc", output_names=["cls_output"], label_names=["reg_label"])
+    with pytest.raises(InputError, match=r"SoftmaxOutput 'cls' reads the label 'cls_label'"):
+        mod.score(it, wrong)
+
+
+def test_top_k_is_checked_against_the_classes_of_its_own_output(small_data):
+    mod, it, _, _ = _fitted_two_heads(small_data)  # the classifier has 4 classes
+    with pytest.raises(InputError, match="counts every prediction as right"):
+        mod.score(it, mx.metric.create("top_k_acc", top_k=4))
+
+
+def test_an_output_without_a_loss_layer_beside_a_classifier(small_data):
+    X, y = small_data
+    h = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
+    cls = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4, name="fc2"), name="softmax")
+    net = mx.sym.Group([cls, mx.sym.BlockGrad(h, name="features")])
+    mod = mxlearn.Module(net)
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, eval_metric="acc")
+    classes = mod.predict(mx.io.NDArrayIter(X, y, 32))[0].asnumpy()
+    acc = dict(mod.score(mx.io.NDArrayIter(X, y, 32), "acc"))["accuracy"]
+    assert acc == pytest.approx(float((classes.argmax(axis=1) == y).mean()))

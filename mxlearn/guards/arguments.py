@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
+import re
 
 import numpy as np
 
@@ -141,7 +142,8 @@ def engine_reason(err: Exception) -> str:
     lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
     for line in lines:
         if "Error in operator" in line or line.startswith("MXNetError"):
-            return line.removeprefix("MXNetError: ")
+            # "[13:30:48] ../src/operator/nn/convolution.cc:151: " says nothing to a student
+            return re.sub(r"\[[\d:]+\] \S+:\d+: ", "", line.removeprefix("MXNetError: "))
     return lines[-1] if lines else type(err).__name__
 
 
@@ -185,11 +187,20 @@ def engine_errors_explained(data_descs, label_descs):
     """bind: MXNet's engine error for shapes a network cannot take, as one explained line."""
     try:
         yield
-    except mx.base.MXNetError as err:
+    except (mx.base.MXNetError, RuntimeError) as err:
+        # MXNet's simple_bind wraps the engine's shape error in a RuntimeError
+        if not isinstance(err, mx.base.MXNetError) and "simple_bind error" not in str(err):
+            raise
+        reason = engine_reason(err)
+        shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
+        fix = f"check the input shapes against the layers: mod.symbol.infer_shape({shapes}) "
+        fix += "shows the same error without binding"
+        if "should be 4D" in reason:
+            fix = "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
         raise InputError(
             f"mod.bind(): MXNet cannot build this network for data {shapes_text(data_descs)} "
-            f"and labels {shapes_text(label_descs)}: {engine_reason(err)}",
-            fix="check the input shapes against the network's layers",
+            f"and labels {shapes_text(label_descs)}: {reason}",
+            fix=fix,
         ) from None
 
 

@@ -118,7 +118,11 @@ def check_data(name: str, values: np.ndarray, what: str, shuffled: bool) -> floa
 def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool) -> None:
     """Refuse labels that are not class numbers 0..classes-1 (ignore_label is one)."""
     values = values.reshape(-1)
-    allowed = values == rule.ignore_label if rule.ignore_label is not None else False
+    allowed = (
+        values == rule.ignore_label
+        if rule.ignore_label is not None
+        else np.zeros(values.shape, dtype=bool)
+    )
     fractional = (values != np.round(values)) & ~allowed
     outside = ((values < 0) | (values >= rule.classes)) & ~allowed & ~fractional
     for wrong, problem, fix in (

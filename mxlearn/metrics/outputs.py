@@ -22,62 +22,85 @@ def layer_kind(layer) -> str | None:
     return "regression" if layer.op in network.REGRESSION_OUTPUTS else None
 
 
-def match_outputs(metric, layers, output_names, called: str) -> None:
-    """Point each leaf of ``metric`` at the one output (and label) it measures."""
+def match_outputs(metric, layers, output_names, called: str, out_shapes: dict) -> None:
+    """Point each leaf of ``metric`` at the one output (and label) it measures, and check it
+    fits that output (``out_shapes``: output name -> shape, or empty when unknown)."""
     listed = ", ".join(f"'{layer.output_name}' ({layer.op})" for layer in layers)
     for leaf in leaf_metrics(metric):
         wanted = metric_kind(leaf)
         if leaf.output_names:
             _check_given(leaf, wanted, layers, output_names, listed, called)
-            continue
-        if wanted is None:
-            continue  # a custom metric: MXNet's pairing, as its author wrote it
-        candidates = [layer for layer in layers if layer_kind(layer) == wanted]
-        if len(candidates) == 1:
-            leaf.output_names, leaf.label_names = [candidates[0].output_name], [candidates[0].name]
-            continue
-        example = candidates[0] if candidates else layers[0]
-        problem = f"'{leaf.name}' measures a {wanted} output, and this network has " + (
-            f"several: {listed}." if candidates else f"none among its outputs: {listed}."
-        )
-        raise InputError(
-            f"{called}: {problem}",
-            fix=f"say which: mx.metric.create('{leaf.name}', output_names=['"
-            f"{example.output_name}'], label_names=['{example.name}'])",
-        )
+        elif wanted is not None:  # a custom metric keeps MXNet's pairing, as its author wrote it
+            _choose_output(leaf, wanted, layers, listed, called)
+        for name in leaf.output_names or []:
+            layer = next((lay for lay in layers if lay.output_name == name), None)
+            shape = out_shapes.get(name)
+            classes = shape[1] if shape and len(shape) == 2 else None
+            check_metric_fits(leaf, layer_kind(layer) if layer else None, classes, called)
+
+
+def _choose_output(leaf, wanted, layers, listed, called) -> None:
+    candidates = [layer for layer in layers if layer_kind(layer) == wanted]
+    if len(candidates) == 1:
+        leaf.output_names, leaf.label_names = [candidates[0].output_name], [candidates[0].name]
+        return
+    example = candidates[0] if candidates else layers[0]
+    problem = f"'{leaf.name}' measures a {wanted} output, and this network has " + (
+        f"several: {listed}." if candidates else f"none among its outputs: {listed}."
+    )
+    raise InputError(
+        f"{called}: {problem}",
+        fix=f"say which: mx.metric.create('{leaf.name}', output_names=['"
+        f"{example.output_name}'], label_names=['{example.name}'])",
+    )
 
 
 def _check_given(leaf, wanted, layers, output_names, listed, called) -> None:
-    for name in leaf.output_names:
+    given = [next((lay for lay in layers if lay.output_name == n), None) for n in leaf.output_names]
+    for name, layer in zip(leaf.output_names, given):
         if name not in output_names:
             raise InputError(
                 f"{called}: '{leaf.name}' is given output_names={leaf.output_names}, and the "
                 f"network has no output '{name}'; its outputs: {listed}.",
                 fix=f"output_names=['{layers[0].output_name}']",
             )
-        layer = next((lay for lay in layers if lay.output_name == name), None)
         if layer is not None and wanted is not None and layer_kind(layer) != wanted:
             raise InputError(
                 f"{called}: '{leaf.name}' measures a {wanted} output, and '{name}' is a "
                 f"{layer.op}.",
                 fix="point the metric at an output of its kind: " + listed,
             )
+    if any(layer is None for layer in given):
+        return  # an output without a loss layer: only its author knows its labels
+    own = [layer.name for layer in given]
+    if leaf.label_names is None:
+        leaf.label_names = own  # each output's loss layer says which label it reads
+        return
+    for name, layer, label in zip(leaf.output_names, given, leaf.label_names):
+        if label != layer.name:
+            raise InputError(
+                f"{called}: '{leaf.name}' compares the output '{name}' with the label "
+                f"'{label}', but {layer.op} '{layer.layer}' reads the label '{layer.name}': "
+                "the value would compare one head's predictions with another's targets.",
+                fix=f"label_names={own} (or leave label_names out: each output's own label "
+                "is used)",
+            )
 
 
 def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, called: str) -> None:
     """:func:`check_metric_fits` for a network: its kind from its loss layers (``label_inputs``:
-    label name -> network.LabelInput), its classes from its output shape; with several loss
-    layers, each metric is pointed at the output it measures."""
+    label name -> network.LabelInput), its classes from its output shape; with several
+    outputs, each metric is pointed at the output it measures."""
     layers = list(label_inputs.values())
-    if len(layers) > 1:
-        match_outputs(metric, layers, symbol.list_outputs(), called)
+    try:
+        _, shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in data_descs})
+    except mx.base.MXNetError:
+        shapes = None  # the bind that follows explains shape problems
+    out_shapes = dict(zip(symbol.list_outputs(), shapes or []))
+    if layers and (len(layers) > 1 or len(symbol.list_outputs()) > 1):
+        match_outputs(metric, layers, symbol.list_outputs(), called, out_shapes)
         return
     kind = layer_kind(layers[0]) if layers else None
-    classes = None
-    try:
-        _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in data_descs})
-        if kind == "classification" and out_shapes and len(out_shapes[0]) == 2:
-            classes = out_shapes[0][1]
-    except mx.base.MXNetError:
-        pass  # the bind that follows explains shape problems
+    first = next(iter(out_shapes.values()), None)
+    classes = first[1] if kind == "classification" and first and len(first) == 2 else None
     check_metric_fits(metric, kind, classes, called)

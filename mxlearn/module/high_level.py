@@ -6,12 +6,15 @@ it builds no callbacks itself and reads no callback's fields.
 
 from __future__ import annotations
 
+import contextlib
+
 from .._compat import mx
 from ..checkpoint.policy import Checkpoint
 from ..checkpoint.resume_state import ResumeState, load_resume_state
 from ..guards import arguments, binding, data_values, fit_arguments
 from ..guards import lifecycle as life
 from ..guards.batch_values import QueuedValueChecks
+from ..guards.prefetching import PrefetchWatch
 from ..live import LivePlot
 from ..metrics.catalogue import create_metric
 from ..metrics.outputs import check_metric_fits_network
@@ -149,15 +152,9 @@ class HighLevelAPI:
         check_metric_fits_network(
             eval_metric, self._symbol, self._label_inputs, eval_data.provide_data, "mod.score()"
         )
-        what = "validation" if self._lifecycle.call == "fit" else "evaluation"
-        rules = data_values.rules_for(self._symbol, self._label_inputs, eval_data.provide_data)
-        facts = data_values.check_source(eval_data, what, rules)
-        names = [d.name for d in eval_data.provide_data]
-        queued = QueuedValueChecks(what, names, rules) if facts is None else None
-        if queued is not None:  # a bad batch is named before anyone gets the score
-            score_end_callback = [queued.read_at_end, *arguments.as_list(score_end_callback)]
-        rolls_over = data_values.rolls_over(eval_data)
-        with self._lifecycle.inside("score", facts is not None, queued, rolls_over):
+        checks, first_callbacks = self._evaluation_checks(eval_data)
+        score_end_callback = [*first_callbacks, *arguments.as_list(score_end_callback)] or None
+        with checks:
             return super().score(
                 eval_data,
                 eval_metric,
@@ -168,6 +165,25 @@ class HighLevelAPI:
                 epoch,
                 sparse_row_id_fn,
             )
+
+    def _evaluation_checks(self, eval_data):
+        """The checks of a score's data: every row of an in-memory iterator now; otherwise each
+        batch's values queued, and a PrefetchingIter's threads watched. Returns the context
+        score runs in, and the score_end_callbacks that read the checks before anyone (fit's
+        validation hooks included) gets the score."""
+        what = "validation" if self._lifecycle.call == "fit" else "evaluation"
+        rules = data_values.rules_for(self._symbol, self._label_inputs, eval_data.provide_data)
+        facts = data_values.check_source(eval_data, what, rules)
+        names = [d.name for d in eval_data.provide_data]
+        queued = QueuedValueChecks(what, names, rules) if facts is None else None
+        prefetch = PrefetchWatch([eval_data], "mod.score()")
+        first = [queued.read_at_end] if queued is not None else []
+        first += [prefetch.refuse_dead_at_end] if prefetch.threads else []
+        checks = contextlib.ExitStack()
+        checks.enter_context(prefetch.watching())  # first: it may refuse a dead one at once
+        rolls_over = data_values.rolls_over(eval_data)
+        checks.enter_context(self._lifecycle.inside("score", facts is not None, queued, rolls_over))
+        return checks, first
 
     @_documented(FIT_DOC)
     def fit(

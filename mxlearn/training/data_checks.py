@@ -29,3 +29,20 @@ class DataValueChecks(Callback):
         if self.queued is not None:
             self.queued.read()
             self.queued.start_pass()
+
+
+class PrefetchChecks(Callback):
+    """After every batch and epoch: a PrefetchingIter whose inner iterator raised ended the pass
+    early (``guards.prefetching``); its error is raised before the pass is believed."""
+
+    def __init__(self, watch) -> None:
+        self.watch = watch  # a guards.prefetching.PrefetchWatch
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        self.watch.refuse_dead()
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
+        self.watch.refuse_dead()
+
+    def on_validation_end(self, run: RunContext, epoch: int) -> None:
+        self.watch.refuse_dead()

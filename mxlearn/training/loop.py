@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
 from .callback import RunContext, StopTraining
@@ -42,7 +43,8 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
     with visible_epoch_log(run.module):
         try:
             callbacks.dispatch("on_train_begin")
-            mxnet_fit(train_data, **plan.mxnet_arguments, **callbacks.slots())
+            with plan.prefetch.watching():
+                mxnet_fit(train_data, **plan.mxnet_arguments, **callbacks.slots())
             run.outcome = "completed"
         except StopIteration:
             # MXNet's fit takes the first batch of each epoch with a bare next().
@@ -53,6 +55,9 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
             callbacks.request_stop(str(stop))
             train_data.reset()  # stopped after the epoch, before fit's own reset
             print(run.stop_reason)
+        except prefetching.PrefetchFailed:
+            run.outcome = "failed"  # no reset: the PrefetchingIter would wait for ever
+            raise
         except KeyboardInterrupt:
             run.outcome = "interrupted"
             train_data.reset()  # the next fit starts from a full epoch

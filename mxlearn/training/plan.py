@@ -15,11 +15,12 @@ from ..guards import data_values
 from ..guards.arguments import as_list
 from ..guards.batch_values import QueuedValueChecks
 from ..guards.fit_arguments import check_callbacks
+from ..guards.prefetching import PrefetchWatch
 from ..metrics.deferred import leaf_metrics
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
-from .data_checks import DataValueChecks
+from .data_checks import DataValueChecks, PrefetchChecks
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
 from .random_streams import RandomStreams
@@ -53,6 +54,7 @@ class FitPlan:
     callbacks: CallbackList
     mxnet_arguments: dict
     data_checks: DataValueChecks  # how the training data's values are checked
+    prefetch: PrefetchWatch  # the threads of PrefetchingIters among the iterators (or none)
 
     @property
     def rows_checked(self) -> bool:
@@ -118,6 +120,9 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     callbacks: list[Callback] = [recording]
     if plot is not None:
         callbacks.append(plot)
+    prefetch = PrefetchWatch([request["train_data"], eval_data], "mod.fit()")
+    if prefetch.threads:
+        callbacks.append(PrefetchChecks(prefetch))
     callbacks += [data_checks, DivergenceWatchdog()]  # bad data is named before divergence
     # before checkpoint saving: a fresh run's seed is drawn when its first epoch is done
     callbacks.append(RandomStreams(resumed))
@@ -138,7 +143,7 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     arguments = {name: request[name] for name in MXNET_ARGUMENTS}
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric
-    return FitPlan(CallbackList(callbacks, run), arguments, data_checks)
+    return FitPlan(CallbackList(callbacks, run), arguments, data_checks, prefetch)
 
 
 def _data_checks(module, train_data, eval_data) -> DataValueChecks:

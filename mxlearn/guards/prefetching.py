@@ -1,0 +1,107 @@
+"""A PrefetchingIter whose inner iterator raises: an explained error instead of a hang.
+
+``mx.io.PrefetchingIter`` reads batches in a thread per inner iterator. When an inner ``next``
+raises anything but StopIteration, that thread ends and the training thread waits for its
+batch for ever (also in ``reset``). mxlearn records which thread died of what (a
+``threading.excepthook`` that hands on to the previous one). While fit or score reads a
+PrefetchingIter, the hook also releases the waiting thread: it marks the dead thread's batch
+as the end of the data and sets its "ready" event (both public fields of the PrefetchingIter),
+so MXNet's loop ends its pass, and the next check (``PrefetchWatch.refuse_dead``: after every
+batch in fit, at the end of score) raises the inner error, explained, before the cut-short pass
+is believed. A PrefetchingIter whose thread died already is refused before it is read.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import threading
+import weakref
+
+from .._compat import mx
+from ..errors import InputError
+
+_died: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # thread -> its exception
+_watched: dict = {}  # prefetch thread being read now -> (its PrefetchingIter, its index)
+_previous_hook = threading.excepthook
+
+
+def _record(args) -> None:
+    if args.thread is not None and args.exc_value is not None:
+        _died[args.thread] = args.exc_value
+        owner = _watched.get(args.thread)
+        if owner is not None:
+            prefetching_iter, index = owner
+            prefetching_iter.next_batch[index] = None  # no batch will come from this thread
+            prefetching_iter.data_ready[index].set()  # the training thread stops waiting
+    _previous_hook(args)
+
+
+threading.excepthook = _record
+
+
+class PrefetchFailed(InputError):
+    """A PrefetchingIter's inner iterator raised; the PrefetchingIter cannot be used again."""
+
+
+def _threads(iterator) -> dict:
+    """thread -> (PrefetchingIter, index) for every PrefetchingIter in ``iterator``."""
+    if isinstance(iterator, mx.io.ResizeIter):
+        return _threads(iterator.data_iter)
+    if not isinstance(iterator, mx.io.PrefetchingIter):
+        return {}
+    found = {t: (iterator, i) for i, t in enumerate(iterator.prefetch_threads)}
+    for inner in iterator.iters:
+        found.update(_threads(inner))
+    return found
+
+
+class PrefetchWatch:
+    """The prefetch threads of the iterators one fit or score reads."""
+
+    def __init__(self, iterators, called: str) -> None:
+        self.called = called
+        self.threads: dict = {}
+        for iterator in iterators:
+            if iterator is not None:
+                self.threads.update(_threads(iterator))
+
+    def refuse_dead(self) -> None:
+        """Raise the inner iterator's error if one of the threads died of it."""
+        for thread in self.threads:
+            if thread in _died or not thread.is_alive():
+                raise self._failure(thread)
+
+    def refuse_dead_at_end(self, _param=None) -> None:
+        """As score's first score_end_callback."""
+        self.refuse_dead()
+
+    def _failure(self, thread: threading.Thread) -> PrefetchFailed:
+        error = _died.get(thread)
+        cause = (
+            f"{type(error).__name__}: {error}"
+            if error is not None
+            else "an error (its traceback is printed above)"
+        )
+        return PrefetchFailed(
+            f"{self.called}: the PrefetchingIter's inner iterator raised {cause}. Its reading "
+            "thread has ended, so MXNet would wait for its next batch for ever; the "
+            "PrefetchingIter cannot be used again.",
+            fix="fix the inner iterator (try next(inner_iter) on its own to see the error), "
+            "then make a new mx.io.PrefetchingIter(inner_iter)",
+        )
+
+    @contextlib.contextmanager
+    def watching(self):
+        """While the iterators are read: a thread that dies releases the waiting one, and
+        whatever MXNet then raises (a mismatch of the iterators' batches) becomes its error."""
+        self.refuse_dead()
+        _watched.update(self.threads)
+        try:
+            yield
+        except Exception:
+            if any(t in _died for t in self.threads):
+                self.refuse_dead()
+            raise
+        finally:
+            for thread in self.threads:
+                _watched.pop(thread, None)
