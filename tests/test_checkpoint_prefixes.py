@@ -116,3 +116,46 @@ def test_save_checkpoint_and_plain_mxnet_files_take_the_same_checks(ready_module
     sym, args, auxs = mxlearn.load_checkpoint(str(folder / "mx mlp"), 1)
     assert sorted(args) == sorted(ready_module.get_params()[0])
     assert mx.model.load_checkpoint(str(folder / "mx mlp"), 1)[0].tojson() == sym.tojson()
+
+
+def test_prefix_gaps_found_by_probing(tmp_path, monkeypatch):
+    import os
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+
+    def fit(checkpoint):
+        mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=checkpoint)
+        return mod
+
+    with pytest.raises(InputError, match="NUL character"):
+        fit(str(tmp_path / "a\0b"))
+    with pytest.raises(InputError, match="too long"):
+        fit(str(tmp_path / ("x" * 250)))
+    # '~' is the home folder, as in a shell
+    monkeypatch.setenv("HOME", str(tmp_path))
+    fit("~/home_run")
+    assert (tmp_path / "home_run-0001.json").is_file()
+    assert mxlearn.checkpoint.latest("~/home_run")[0] == 1
+    # an apostrophe in the name: the printed call to go on is valid Python
+    fit(str(tmp_path / "bob's"))
+    with pytest.raises(mxlearn.MXLearnError) as caught:
+        fit(str(tmp_path / "bob's"))  # checkpoint 1 exists already
+    bobs = str(tmp_path / "bob's")
+    assert f"mxlearn.resume({bobs!r})" in str(caught.value)
+    # a folder named like a manifest is not a checkpoint
+    (tmp_path / "odd-0003.json").mkdir()
+    assert mxlearn.checkpoint.manifested_epochs(str(tmp_path / "odd")) == []
+    # the working folder changed after the Checkpoint was made: refused before training
+    (tmp_path / "runs").mkdir()
+    monkeypatch.chdir(tmp_path)
+    policy = mxlearn.Checkpoint("runs/mlp")
+    os.chdir(tmp_path / "runs")
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    with pytest.raises(InputError, match="does not exist"):
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=policy)
+    assert not mod.params_initialized

@@ -74,8 +74,24 @@ def test_live_plot_update_after_close_is_refused(small_iter, small_net):
     mod.update_metric(metric, batch.label)
     live.update(0, metric, batch)
     live.close()
-    with pytest.raises(LifecycleError, match="after live.close()"):
+    with pytest.raises(LifecycleError, match="after the plot was finished"):
         live.update(0, metric, batch)
+    with pytest.raises(LifecycleError, match="after the plot was finished"):
+        live.validation(0, [("accuracy", 0.5)])
+
+
+def test_live_plot_of_a_finished_fit_takes_no_manual_values(small_iter, small_net):
+    live = mxlearn.LivePlot(backend="console", png_path=None)
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, num_epoch=1, live=live)
+    records = len(mod.history)
+    metric = mx.metric.create("acc")
+    batch = next(iter(small_iter))
+    mod.forward(batch, is_train=False)
+    mod.update_metric(metric, batch.label)
+    with pytest.raises(LifecycleError, match="after the plot was finished"):
+        live.update(0, metric, batch)
+    assert len(mod.history) == records  # the fit's history is untouched
 
 
 def test_two_metrics_of_one_name_are_refused_before_training(small_iter, small_net):
@@ -85,3 +101,20 @@ def test_two_metrics_of_one_name_are_refused_before_training(small_iter, small_n
     assert "name=" in info.value.fix and mod.state == "created"
     mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy(name="acc_again")])
     assert {"accuracy", "acc_again"} <= set(mod.history.metrics())
+
+
+def test_parameters_of_a_network_with_other_layer_sizes_are_named_not_the_data(tmp_path):
+    import shutil
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    for name, hidden in (("small", 8), ("large", 16)):
+        mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=hidden))
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+        mod.save_checkpoint(str(tmp_path / name), 1)
+    shutil.copy(tmp_path / "large-0001.params", tmp_path / "small-0001.params")
+    mod = mxlearn.Module.load(str(tmp_path / "small"), 1)
+    with pytest.raises(InputError) as caught:
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=2, begin_epoch=1)
+    text = str(caught.value)
+    assert "'fc1_weight' is (16, 16) where this network needs (8, 16)" in text
+    assert "features" not in text  # the data is not the problem

@@ -171,3 +171,19 @@ def test_throttle_keeps_drawing_within_budget_over_a_run():
 def test_throttle_rejects_a_budget_outside_0_1():
     with pytest.raises(ValueError):
         Throttle(budget=3)
+
+
+def test_a_hand_edited_history_is_explained(tmp_path):
+    import json
+
+    from mxlearn.errors import InputError
+    from mxlearn.metrics.history import MetricHistory
+
+    h = MetricHistory()
+    h.record("accuracy", "train", "epoch", epoch=0, batch=0, samples=32, time=0.1, value=0.5)
+    h.save(tmp_path / "h.json")
+    data = json.loads((tmp_path / "h.json").read_text())
+    data["rows"][0][-1] = "half"  # a value edited by hand
+    (tmp_path / "h.json").write_text(json.dumps(data))
+    with pytest.raises(InputError, match="not readable .*changed by hand"):
+        MetricHistory.load(tmp_path / "h.json")

@@ -53,3 +53,57 @@ def test_an_intact_checkpoint_in_the_way_is_refused_before_training(
         )
     assert counter.batches == 0
     assert "mxlearn.resume(" in info.value.fix
+
+
+def test_best_and_keep_carry_on_across_a_resume(tmp_path):
+    import json
+
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256, num_classes=4, seed=2)
+    prefix = str(tmp_path / "m")
+
+    def policy():
+        return mxlearn.Checkpoint(prefix, keep=1, best="accuracy")
+
+    mxlearn.seed(0)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+    val = mx.io.NDArrayIter(X, y, 32)
+    mod.fit(
+        mx.io.NDArrayIter(X, y, 32),
+        eval_data=val,
+        num_epoch=2,
+        checkpoint=policy(),
+        optimizer_params={"learning_rate": 0.1},
+    )
+    first = json.loads(open(f"{prefix}-best.json").read())
+    assert first["value"] > 0.5
+    # validation on shuffled labels: every later epoch is worse than the best so far
+    wrong = mx.io.NDArrayIter(X, np.random.RandomState(0).permutation(y), 32)
+    mxlearn.resume(prefix).fit(
+        mx.io.NDArrayIter(X, y, 32), eval_data=wrong, num_epoch=4, checkpoint=policy()
+    )
+    assert json.loads(open(f"{prefix}-best.json").read()) == first
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == sorted({first["epoch"], 4})
+
+
+def test_damaged_mxlearn_checkpoints_are_not_called_mxnet_only(tmp_path):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=prefix)
+    with open(f"{prefix}-0001.params", "r+b") as f:  # one flipped byte
+        f.seek(40)
+        byte = f.read(1)
+        f.seek(40)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    with pytest.raises(mxlearn.MXLearnError) as caught:
+        mxlearn.resume(prefix)
+    assert "is damaged" in str(caught.value)
+    assert "MXNet-only" not in str(caught.value)

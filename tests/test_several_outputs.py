@@ -96,3 +96,26 @@ def test_an_output_without_a_loss_layer_beside_a_classifier(small_data):
     classes = mod.predict(mx.io.NDArrayIter(X, y, 32))[0].asnumpy()
     acc = dict(mod.score(mx.io.NDArrayIter(X, y, 32), "acc"))["accuracy"]
     assert acc == pytest.approx(float((classes.argmax(axis=1) == y).mean()))
+
+
+def test_a_metric_object_used_on_two_networks_measures_each(small_data):
+    mod, it, y, _ = _fitted_two_heads(small_data)
+    metric = mx.metric.Accuracy()
+    mod.score(it, metric)  # mxlearn points it at 'cls_output' for this network
+    X, _ = small_data
+    h = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
+    other = mx.sym.Group(
+        [
+            mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4), name="letters"),
+            mx.sym.BlockGrad(h, name="features"),
+        ]
+    )
+    again = mxlearn.Module(other, label_names=["letters_label"])
+    again.fit(mx.io.NDArrayIter(X, {"letters_label": y}, 32), num_epoch=1)
+    metric.reset()
+    # not "no output 'cls_output'": the names mxlearn chose before are chosen again here
+    assert (
+        0
+        <= dict(again.score(mx.io.NDArrayIter(X, {"letters_label": y}, 32), metric))["accuracy"]
+        <= 1
+    )

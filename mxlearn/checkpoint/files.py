@@ -74,10 +74,12 @@ def _epochs_with(prefix: str, suffix: str) -> list[int]:
     pattern = re.compile(
         re.escape(os.path.basename(prefix)) + r"-(\d{4})" + re.escape(suffix) + "$"
     )
-    found = (
-        pattern.match(os.path.basename(p)) for p in glob.glob(f"{glob.escape(prefix)}-*{suffix}")
-    )
-    return sorted(int(m.group(1)) for m in found if m)
+    epochs = []
+    for path in glob.glob(f"{glob.escape(prefix)}-*{suffix}"):
+        found = pattern.match(os.path.basename(path))
+        if found and os.path.isfile(path):  # a folder named like a checkpoint file is not one
+            epochs.append(int(found.group(1)))
+    return sorted(epochs)
 
 
 def saved_epochs(prefix: str) -> list[int]:
@@ -129,7 +131,7 @@ def save(
     if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
         raise CheckpointExistsError(
             f"Checkpoint {epoch} of '{prefix}' exists already; saving again would replace it.",
-            fix=f"resume from it: mxlearn.resume('{prefix}'), or save under another prefix "
+            fix=f"resume from it: mxlearn.resume({prefix!r}), or save under another prefix "
             "(or pass overwrite=True)",
         )
     arg_params, aux_params = module.get_params()
@@ -264,7 +266,7 @@ def verifies(prefix: str, epoch: int) -> bool:
 
 def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
     """:func:`latest`, and the newer checkpoints it passed over: (epoch, what is wrong)."""
-    prefix = check_prefix(prefix, f"latest('{prefix}')")
+    prefix = check_prefix(prefix, f"latest({prefix!r})")
     problems, skipped = [], []
     for epoch in reversed(manifested_epochs(prefix)):
         try:
@@ -272,7 +274,8 @@ def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
         except (DamagedCheckpointError, CheckpointError) as err:
             problems.append(err.problem)
             skipped.append((epoch, err.problem))
-    found = saved_epochs(prefix)
+    # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in problems)
+    found = [e for e in saved_epochs(prefix) if e not in manifested_epochs(prefix)]
     detail = ("; skipped: " + " / ".join(problems)) if problems else ""
     hint = (
         f" MXNet-only checkpoints (no manifest) exist for epochs {found}: load them with "
@@ -361,7 +364,7 @@ def load_checkpoint(prefix: str, epoch: int):
     --------
     >>> sym, arg_params, aux_params = load_checkpoint('runs/mx_mlp', 3)  # doctest: +SKIP
     """
-    called = f"load_checkpoint('{prefix}', {epoch!r})"
+    called = f"load_checkpoint({prefix!r}, {epoch!r})"
     check_epoch(epoch, called)
     prefix = check_prefix(prefix, called)
     if not os.path.exists(symbol_file(prefix)):
@@ -370,7 +373,7 @@ def load_checkpoint(prefix: str, epoch: int):
         where = os.path.dirname(prefix) or "this folder"
         listed = ", ".join(f"'{p}'" for p in saved) + "." if saved else "none."
         raise CheckpointError(
-            f"load_checkpoint('{prefix}', {epoch}): there is no '{symbol_file(prefix)}', so no "
+            f"load_checkpoint({prefix!r}, {epoch}): there is no '{symbol_file(prefix)}', so no "
             f"checkpoint was saved under this prefix. Saved in {where}: {listed}"
             + (f" Did you mean '{near[0]}'?" if near else ""),
             fix="use the prefix given to mx.callback.do_checkpoint(prefix) or "
@@ -381,10 +384,10 @@ def load_checkpoint(prefix: str, epoch: int):
         epochs = saved_epochs(prefix)
         have = f"saved epochs: {epochs}" if epochs else "no parameter files were saved"
         raise CheckpointError(
-            f"load_checkpoint('{prefix}', {epoch}): there is no '{params_file(prefix, epoch)}' "
+            f"load_checkpoint({prefix!r}, {epoch}): there is no '{params_file(prefix, epoch)}' "
             f"({have}). The number counts completed epochs: fit's epoch index 2 is saved as "
             f"{params_file(os.path.basename(prefix), 3)}.",
-            fix=f"load_checkpoint('{prefix}', {epochs[-1]})" if epochs else "train and save first",
+            fix=f"load_checkpoint({prefix!r}, {epochs[-1]})" if epochs else "train and save first",
         )
     expected = None
     if os.path.exists(manifest_file(prefix, epoch)):

@@ -44,7 +44,7 @@ class Checkpoint:
         check_count(period, "period", called, "Checkpoint(prefix, period=1, keep=3)")
         check_count(keep, "keep", called, "Checkpoint(prefix, period=1, keep=3)", allow_none=True)
         check_name(best, "Checkpoint(best=...)")
-        prefix = check_writable_prefix(prefix, f"Checkpoint('{prefix}')")
+        prefix = check_writable_prefix(prefix, f"Checkpoint({prefix!r})")
         self.prefix, self.period, self.keep, self.best = prefix, period, keep, best
         self.overwrite = overwrite
         self.higher_is_better = higher_is_better
@@ -96,6 +96,8 @@ class Checkpoint:
     def check_way_is_clear(self, begin_epoch: int, num_epoch: int) -> None:
         """Before training: the checkpoints this run will write must not exist already, or be
         damaged ones (a resume passed over them), which it replaces."""
+        # again: the working folder may have changed (os.chdir) since Checkpoint(...) was made
+        check_writable_prefix(self.prefix, f"Checkpoint({self.prefix!r})")
         planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
         # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only
         manifested = set(files.manifested_epochs(self.prefix))
@@ -114,7 +116,7 @@ class Checkpoint:
                 f"this fit (epochs {begin_epoch}..{num_epoch - 1}) would write "
                 f"{'them' if len(intact) > 1 else 'it'} again, and would refuse only after "
                 "training an epoch.",
-                fix=f"resume from them: mxlearn.resume('{self.prefix}'), or save under another "
+                fix=f"resume from them: mxlearn.resume({self.prefix!r}), or save under another "
                 "prefix (or pass Checkpoint(..., overwrite=True))",
             )
         self.replaceable = set(clash)
@@ -135,6 +137,20 @@ class Checkpoint:
             name, validation_metrics[name], self.higher_is_better, called
         )
         self.best_metric = name
+
+    def continue_from(self, begin_epoch: int, history) -> None:
+        """Before training: the checkpoints this prefix holds up to ``begin_epoch`` (a resumed
+        run's) count for ``keep``, and the best of them, by the values in ``history``, stays
+        the best until a better one comes."""
+        self.saved = [e for e in files.manifested_epochs(self.prefix) if e <= begin_epoch]
+        if self.best_metric is None or history is None:
+            return
+        epochs, values = history.series(self.best_metric, "validation", "epoch")
+        completed = {epoch + 1: value for epoch, value in zip(epochs, values)}
+        for epoch in self.saved:
+            value = completed.get(epoch)
+            if value is not None and improves(self.best_is_higher, value, self.best_value):
+                self.best_value, self.best_epoch = value, epoch
 
     def _track_best(self, history, epochs_completed: int) -> None:
         value = history.last(self.best_metric, "validation") if history is not None else None

@@ -23,8 +23,14 @@ def _inside(prefix: str) -> str:
 
 
 def check_prefix(prefix, called: str) -> str:
-    """``prefix`` as a string, refused when it names a folder or lies under a file."""
-    prefix = os.fspath(prefix)
+    """``prefix`` as a string ('~' expanded), refused when it names a folder or lies under a
+    file."""
+    prefix = os.path.expanduser(os.fspath(prefix))
+    if "\0" in prefix:
+        raise InputError(
+            f"{called}: the prefix {prefix!r} holds a NUL character, which no file name can.",
+            fix="use letters, digits, '-' and '_', e.g. 'runs/mlp'",
+        )
     if not os.path.basename(prefix) or os.path.isdir(prefix):
         raise InputError(
             f"{called}: '{prefix}' names a folder; a checkpoint prefix names the files inside "
@@ -63,6 +69,14 @@ def check_writable_prefix(prefix, called: str) -> str:
         raise InputError(
             f"{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
             fix=f"os.makedirs({folder!r}, exist_ok=True)",
+        )
+    longest = os.path.basename(prefix) + "-0000.optimizer.params"  # the longest name saved
+    limit = os.pathconf(folder, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
+    if len(os.fsencode(longest)) > limit:
+        raise InputError(
+            f"{called}: the name '{os.path.basename(prefix)}' is too long: the files it names "
+            f"('{longest}') exceed the {limit} bytes a file name may have here.",
+            fix="choose a shorter name, e.g. 'runs/mlp'",
         )
     try:
         with tempfile.TemporaryFile(dir=folder):

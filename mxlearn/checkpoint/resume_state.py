@@ -75,7 +75,7 @@ class ResumeState:
 
 
 def load_resume_state(prefix: str) -> ResumeState:
-    prefix = check_prefix(prefix, f"resume('{prefix}')")
+    prefix = check_prefix(prefix, f"resume({prefix!r})")
     epoch, manifest, skipped = files.latest_and_skipped(prefix)
     _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
     arrays = None

@@ -150,6 +150,19 @@ def check_params_fit(
     if not wrong:
         return
     desc, old = data_descs[0], bound_data[0].shape if bound_data else None
+    # a layer's size (an array's first axis) that differs whatever the input: another network
+    resized = [n for n in wrong if needed is not None and needed[n][:1] != have[n][:1]]
+    if resized:
+        shown = ", ".join(
+            f"'{n}' is {have[n]} where this network needs {needed[n]}" for n in resized
+        )
+        raise InputError(
+            f"{called}: the parameters do not fit this network's layers ({shown}): they come "
+            "from a network with other layer sizes than this symbol.",
+            fix="load the symbol and the parameters saved together (the same prefix and epoch "
+            "of one training run), or build the network with the sizes the parameters have",
+            state=state,
+        )
     if len(desc.shape) == 2 and needed is not None:
         w = wrong[0]
         made_for = (

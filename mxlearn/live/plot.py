@@ -102,12 +102,7 @@ class LivePlot(Callback):
         ``metric`` is the metric the loop updates (reset at each epoch start); ``batch`` (the
         DataBatch) gives the number of samples, padding excluded.
         """
-        if self._closed and self._manual_epoch is not None:
-            raise LifecycleError(
-                "LivePlot.update() after live.close(): the plot is finished, and its figure and "
-                "history are final.",
-                fix="live = mxlearn.LivePlot() for a new plot",
-            )
+        self._require_open("LivePlot.update()")
         recorder = self.recorder
         if self._manual_epoch is None:
             recorder.begin(begin_epoch=epoch, total_epochs=recorder.total_epochs)
@@ -127,12 +122,23 @@ class LivePlot(Callback):
 
     def validation(self, epoch: int, name_values) -> None:
         """Record validation values, e.g. ``live.validation(epoch, mod.score(val_iter, 'acc'))``."""
+        self._require_open("LivePlot.validation()")
         if hasattr(name_values, "get_name_value"):
             name_values = name_values.get_name_value()
         if self._manual_epoch == epoch:
             self._end_manual_epoch(draw=False)
         self.recorder.record_epoch(epoch, "validation", name_values)
         self.epoch_done()
+
+    def _require_open(self, called: str) -> None:
+        """A finished plot (live.close(), or the end of the fit that drew it) takes no more
+        values: they would be added to a final figure and to that run's history."""
+        if self._closed:
+            raise LifecycleError(
+                f"{called} after the plot was finished (by live.close() or by the end of the "
+                "fit that drew it): its figure and history are final.",
+                fix="live = mxlearn.LivePlot() for a new plot",
+            )
 
     def _end_manual_epoch(self, draw: bool = True) -> None:
         if self._manual_epoch_values is not None:

@@ -21,6 +21,7 @@ import os
 from typing import NamedTuple
 
 from ..atomic_write import atomic_write_bytes
+from ..errors import InputError
 
 PHASES = ("train", "validation")
 KINDS = ("batch", "epoch")
@@ -156,14 +157,26 @@ class MetricHistory:
 
     @classmethod
     def from_dict(cls, data: dict) -> MetricHistory:
-        if data.get("format") != FORMAT:
-            raise ValueError(f"not a saved MetricHistory (format {data.get('format')!r})")
+        if not isinstance(data, dict) or data.get("format") != FORMAT:
+            found = data.get("format") if isinstance(data, dict) else type(data).__name__
+            raise InputError(
+                f"not a saved MetricHistory (format {found!r})",
+                fix="load a file written by history.save(path) or a checkpoint's manifest",
+            )
         history = cls()
-        for row in data["rows"]:
-            values = dict(zip(data["columns"], row))
-            values["value"] = float(values["value"])
-            history.records.append(Record(**values))
-        history.events = [Event(**e) for e in data.get("events", [])]
+        try:
+            for row in data["rows"]:
+                values = dict(zip(data["columns"], row))
+                values["value"] = float(values["value"])
+                history.records.append(Record(**values))
+            history.events = [Event(**e) for e in data.get("events", [])]
+        except (KeyError, TypeError, ValueError) as err:
+            raise InputError(
+                f"the saved metric history is not readable ({type(err).__name__}: {err}): its "
+                "rows or events were changed by hand, or cut short.",
+                fix="use the file as history.save wrote it, or another checkpoint: "
+                "mxlearn.checkpoint.latest(prefix)",
+            ) from None
         history._version = len(history.records) + len(history.events)
         return history
 

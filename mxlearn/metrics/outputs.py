@@ -9,11 +9,17 @@ metric given ``output_names`` is checked against them; a custom metric keeps MXN
 
 from __future__ import annotations
 
+import weakref
+
 from .. import network
 from .._compat import mx
 from ..errors import InputError
 from .catalogue import check_metric_fits, metric_kind
 from .deferred import leaf_metrics
+
+# Metric objects whose output_names mxlearn set (not their author): a later call on another
+# network chooses again instead of reading names that belong to the first one.
+_pointed: weakref.WeakSet = weakref.WeakSet()
 
 
 def layer_kind(layer) -> str | None:
@@ -28,6 +34,8 @@ def match_outputs(metric, layers, output_names, called: str, out_shapes: dict) -
     listed = ", ".join(f"'{layer.output_name}' ({layer.op})" for layer in layers)
     for leaf in leaf_metrics(metric):
         wanted = metric_kind(leaf)
+        if leaf in _pointed:  # pointed by mxlearn for another call: choose again
+            leaf.output_names = leaf.label_names = None
         if leaf.output_names:
             _check_given(leaf, wanted, layers, output_names, listed, called)
         elif wanted is not None:  # a custom metric keeps MXNet's pairing, as its author wrote it
@@ -43,6 +51,7 @@ def _choose_output(leaf, wanted, layers, listed, called) -> None:
     candidates = [layer for layer in layers if layer_kind(layer) == wanted]
     if len(candidates) == 1:
         leaf.output_names, leaf.label_names = [candidates[0].output_name], [candidates[0].name]
+        _pointed.add(leaf)
         return
     example = candidates[0] if candidates else layers[0]
     problem = f"'{leaf.name}' measures a {wanted} output, and this network has " + (

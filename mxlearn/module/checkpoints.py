@@ -38,7 +38,7 @@ class CheckpointAPI:
         The files are checked first; a missing epoch names the epochs that exist. MXNet's
         ``.states`` file is a pickle: ``load_optimizer_states=True`` needs ``trust=True``.
         """
-        files.check_epoch(epoch, f"Module.load('{prefix}', {epoch!r})")
+        files.check_epoch(epoch, f"Module.load({prefix!r}, {epoch!r})")
         states = files.optimizer_states_file(prefix, epoch)
         if load_optimizer_states and not trust:
             optimizer_state.read_pickled_states(states, trust=False)

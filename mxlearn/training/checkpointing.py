@@ -20,6 +20,7 @@ class CheckpointSaving(Callback):
         self.policy.check_way_is_clear(run.begin_epoch, run.num_epoch)
         if self.policy.best is not None:
             self.policy.judge_best_by(run.validation_metrics)
+        self.policy.continue_from(run.begin_epoch, run.history)
         # What an interrupt before this run's first save can point to: the newest complete
         # checkpoint on disk up to the epoch this run starts from (a resumed one, say).
         done = [e for e in files.manifested_epochs(self.policy.prefix) if e <= run.begin_epoch]

@@ -27,8 +27,8 @@ def interrupt_text(run: RunContext) -> str:
         return (
             f"Training stopped. Checkpoint {epoch} ({epoch} epoch{'s' if epoch != 1 else ''} done) "
             "is on disk and the data "
-            f"iterator was reset. To go on: mod = mxlearn.resume('{prefix}'); "
-            f"mod.fit(train_iter, num_epoch={run.num_epoch}, checkpoint='{prefix}')"
+            f"iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
+            f"mod.fit(train_iter, num_epoch={run.num_epoch}, checkpoint={prefix!r})"
         )
     return (
         "Training stopped; no checkpoint was being written, so only the module in memory holds "
