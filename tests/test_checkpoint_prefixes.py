@@ -159,3 +159,15 @@ def test_prefix_gaps_found_by_probing(tmp_path, monkeypatch):
     with pytest.raises(InputError, match="does not exist"):
         mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=policy)
     assert not mod.params_initialized
+
+
+def test_checkpoints_past_epoch_9999_are_found(tmp_path):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    prefix = str(tmp_path / "long")
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(mx.io.NDArrayIter(X, y, 32), begin_epoch=9998, num_epoch=10001, checkpoint=prefix)
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == [9999, 10000, 10001]
+    assert mxlearn.checkpoint.latest(prefix)[0] == 10001

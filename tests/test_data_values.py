@@ -146,3 +146,66 @@ def test_roll_over_never_counts_real_rows_as_padding(data):
     mod.score(rolling, metric)
     # 4 carried + 28, 32, 32: every row real; MXNet's pad=4 on the first batch counts carried rows
     assert metric.num_inst == 96
+
+
+def test_a_nan_label_in_a_late_batch_of_a_custom_iterator_is_refused(data):
+    X, y = data
+    y = y.copy()
+    y[8 * 32 + 3] = np.nan  # batch 8 of 10
+    with pytest.raises(InputError, match=r"training labels 'softmax_label' of batch 8 hold NaN"):
+        _module().fit(ListIter(X, y, 32), num_epoch=1)
+
+
+def _regression():
+    net = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=1)
+    return mxlearn.Module(mx.sym.LinearRegressionOutput(net, name="lro"), label_names=["lro_label"])
+
+
+@pytest.mark.parametrize("bad", [np.nan, np.inf, 1e30])
+def test_regression_targets_are_checked_like_the_data(data, bad):
+    X, _ = data
+    target = X[:, 0].copy()
+    target[200] = bad
+    with pytest.raises(InputError, match=r"training labels 'lro_label' hold"):
+        _regression().fit(
+            mx.io.NDArrayIter(X, target, 32, label_name="lro_label"), num_epoch=1, eval_metric="mse"
+        )
+
+
+def test_regression_targets_of_a_custom_iterator_are_checked_per_batch(data):
+    X, _ = data
+    target = X[:, 0].copy()
+    target[6 * 32] = np.inf
+
+    class Targets(ListIter):
+        def __init__(self, X, y, batch_size):
+            super().__init__(X, y, batch_size)
+            self.provide_label = [mx.io.DataDesc("lro_label", (batch_size,))]
+
+    with pytest.raises(InputError, match=r"training labels 'lro_label' of batch 6 hold NaN"):
+        _regression().fit(Targets(X, target, 32), num_epoch=1, eval_metric="mse")
+
+
+def test_each_fit_checks_its_first_batch_again(data):
+    X, y = data
+    mod = _module()
+    mod.fit(ListIter(X, y, 32), num_epoch=1)
+    with pytest.raises(InputError, match="not a class number"):
+        mod.fit(ListIter(X, y + 0.5, 32), num_epoch=1)  # every label fractional
+
+
+@pytest.mark.parametrize("dtype", ["uint8", "float16"])
+def test_a_custom_iterator_with_other_dtypes_is_checked(data, dtype):
+    X, y = data
+    X = (np.abs(X) * 10).astype(dtype)
+
+    class Typed(ListIter):
+        def next(self):
+            batch = super().next()
+            return mx.io.DataBatch([batch.data[0].astype(dtype)], batch.label, pad=0)
+
+    data_in = mx.sym.Cast(mx.sym.Variable("data"), dtype="float32")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(data_in, num_hidden=4), name="softmax")
+    mod = mxlearn.Module(net)
+    mod.fit(Typed(X, y, 32), num_epoch=1)  # no raw "Non-uniform data type in Concat"
+    assert mod.score(Typed(X, y, 32), "acc")[0][0] == "accuracy"

@@ -32,7 +32,7 @@ SCRIPT = textwrap.dedent(
     X, y = mxlearn.datasets.synthetic_classification(num_samples=256, num_classes=4)
     at, call = int(sys.argv[1]), sys.argv[2]
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
-    if call == "score":
+    if call in ("score", "predict", "iter_predict"):
         mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
     it = mx.io.PrefetchingIter(Breaks(mx.io.NDArrayIter(X, y, 32), at))
     try:
@@ -40,6 +40,10 @@ SCRIPT = textwrap.dedent(
             mod.fit(it, num_epoch=2)
         elif call == "validation":
             mod.fit(mx.io.NDArrayIter(X, y, 32), eval_data=it, num_epoch=2)
+        elif call == "predict":
+            print("predict returned", mod.predict(it).shape)
+        elif call == "iter_predict":
+            print("iter_predict gave", sum(1 for _ in mod.iter_predict(it)), "batches")
         else:
             print("score returned", mod.score(it, "acc"))
     except mxlearn.MXLearnError as err:
@@ -69,10 +73,10 @@ def test_an_inner_iterator_error_before_fit_is_explained_not_a_hang():
     assert "ValueError: row 97 cannot be decoded" in out
 
 
-@pytest.mark.parametrize("call", ["validation", "score"])
+@pytest.mark.parametrize("call", ["validation", "score", "predict", "iter_predict"])
 def test_an_inner_iterator_error_while_scoring_is_explained_not_a_short_score(call):
     out = _run(at=3, call=call)
-    assert "EXPLAINED:" in out and "score returned" not in out
+    assert "EXPLAINED:" in out and "returned" not in out and "gave" not in out
     assert "ValueError: row 97 cannot be decoded" in out
 
 

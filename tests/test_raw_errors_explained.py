@@ -90,3 +90,18 @@ def test_a_convolution_fed_flat_rows_is_told_the_image_layout():
         mxlearn.Module(net).bind(
             data_shapes=[("data", (32, 16))], label_shapes=[("softmax_label", (32,))]
         )
+
+
+def test_integer_labels_from_a_custom_iterator_are_told_the_type_not_the_shape():
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    labels = mx.io.DataDesc("softmax_label", (8,), np.int32)
+    with pytest.raises(InputError) as caught:
+        mod.bind(data_shapes=[("data", (8, 16))], label_shapes=[labels])
+    assert "y.astype('float32')" in str(caught.value)
+    assert "infer_shape" not in str(caught.value)

@@ -285,3 +285,92 @@ def test_a_checkpoint_keeps_a_shuffled_order_only_with_the_rows_it_needs(tmp_pat
     assert "random" not in fixed["files"] and fixed["random"]["iterator"]["shuffle"] is False
     assert shuffled["files"]["random"]["name"] == "shuffled-0001.random.params"
     assert fixed["random"]["not_saved"] == [] and isinstance(fixed["random"]["mxnet_run_seed"], int)
+
+
+def test_a_resume_that_cannot_be_exact_says_why(tmp_path, capsys):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(
+        mx.io.NDArrayIter(X, y, 32, shuffle=True),
+        num_epoch=1,
+        checkpoint=str(tmp_path / "m"),
+        optimizer_params={"learning_rate": 0.1, "momentum": 0.9},
+    )
+    capsys.readouterr()
+    mxlearn.resume(str(tmp_path / "m")).fit(
+        mx.io.NDArrayIter(X, y, 16, shuffle=True),
+        num_epoch=2,
+        optimizer_params={"learning_rate": 0.2, "momentum": 0.9},
+    )
+    out = capsys.readouterr().out
+    assert "the checkpoint's run used {'learning_rate': 0.1, 'momentum': 0.9}" in out
+    assert "the training batches are cut differently (16 rows, last batch 'pad')" in out
+
+
+DEVICES = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import mxlearn
+    from mxlearn import mx
+
+    folder, devices, epochs, mode = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+    context = [mx.cpu(i) for i in range(devices)]
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256, num_classes=4, seed=3)
+    data = mx.io.NDArrayIter(X, y, 32, shuffle=True)
+    settings = {"learning_rate": 0.1, "momentum": 0.9}
+    if mode == "resume":
+        mod = mxlearn.resume(f"{folder}/m", context=context)
+    else:
+        mxlearn.seed(5)
+        mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16), context=context)
+    mod.fit(data, num_epoch=epochs, optimizer_params=settings, checkpoint=f"{folder}/m")
+    momentum = sum(float(s.norm().asscalar()) for s in mod.updater.states.values() if s is not None)
+    print(json.dumps({"num_update": mod.optimizer.num_update, "momentum": momentum > 0}))
+    """
+)
+
+
+@pytest.mark.parametrize("saved_on, resumed_on", [(2, 1), (1, 2)])
+def test_a_resume_on_other_devices_keeps_momentum_and_counts(tmp_path, saved_on, resumed_on):
+    _run_random(DEVICES, tmp_path, saved_on, 2, "train")
+    resumed, printed = _run_random(DEVICES, tmp_path, resumed_on, 3, "resume")
+    assert resumed == {"num_update": 3 * 8, "momentum": True}
+
+
+EARLY = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import mxlearn
+    from mxlearn import mx
+
+    folder, mode = sys.argv[1], sys.argv[2]
+    mxlearn.seed(99 if mode == "resume" else 3)  # the resumed process: another state
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256, num_classes=4)
+    Xv, yv = mxlearn.datasets.synthetic_classification(num_samples=256, num_classes=4, seed=1)
+    train = mx.io.NDArrayIter(X, y, 32, shuffle=True)
+    val = mx.io.NDArrayIter(Xv, yv, 64)
+    settings = dict(optimizer_params={"learning_rate": 0.05, "momentum": 0.9}, early_stopping=2)
+    if mode == "resume":
+        mod = mxlearn.resume(f"{folder}/part")
+        mod.fit(train, eval_data=val, num_epoch=12, checkpoint=f"{folder}/part", **settings)
+    else:
+        mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+        epochs, prefix = (12, "whole") if mode == "whole" else (2, "part")
+        mod.fit(train, eval_data=val, num_epoch=epochs, checkpoint=f"{folder}/{prefix}", **settings)
+    args, _ = mod.get_params()
+    digest = hashlib.sha256(b"".join(args[n].asnumpy().tobytes() for n in sorted(args)))
+    print(json.dumps({"sha256": digest.hexdigest(), "num_update": mod.optimizer.num_update}))
+    """
+)
+
+
+def test_early_stopping_carries_on_across_a_resume(tmp_path):
+    whole, told = _run_random(EARLY, tmp_path, "whole")
+    _run_random(EARLY, tmp_path, "part")
+    resumed, printed = _run_random(EARLY, tmp_path, "resume")
+    assert "Early stopping" in told and resumed == whole
+    best = [line for line in told.splitlines() if "Early stopping" in line]
+    assert best[0] in printed  # the same best epoch and value

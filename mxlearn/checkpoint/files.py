@@ -72,7 +72,7 @@ def optimizer_states_file(prefix: str, epoch: int) -> str:
 
 def _epochs_with(prefix: str, suffix: str) -> list[int]:
     pattern = re.compile(
-        re.escape(os.path.basename(prefix)) + r"-(\d{4})" + re.escape(suffix) + "$"
+        re.escape(os.path.basename(prefix)) + r"-(\d{4,})" + re.escape(suffix) + "$"
     )
     epochs = []
     for path in glob.glob(f"{glob.escape(prefix)}-*{suffix}"):
@@ -175,7 +175,7 @@ def _save_optimizer(module, prefix: str, epoch: int, settings, files: dict) -> d
     """Write the optimizer's arrays (adding the file to ``files``); its manifest entry."""
     if not module.optimizer_initialized:
         return None
-    arrays, description = optimizer_state.capture(module.updater)
+    arrays, description = optimizer_state.capture(module.updater, module.update_keys)
     atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
     files["optimizer"] = optimizer_file(prefix, epoch)
     optimizer = {**description, "settings": settings}

@@ -14,6 +14,7 @@ import pickle
 
 from .._compat import mx
 from ..errors import DamagedCheckpointError, InputError, UntrustedFileError
+from .update_keys import UpdateKeys
 
 PICKLE_RISK = (
     "MXNet's .states files are Python pickles: loading one can run any code its author put in "
@@ -179,24 +180,27 @@ def make_scheduler(saved: dict | None):
 
 # MXNet keeps the per-weight update counts in private fields of its Optimizer and offers no
 # accessor; this file is the one place in mxlearn that reads and writes them.
-def capture(updater) -> tuple[dict, dict]:
-    """(arrays, description) of the optimizer state an MXNet Updater holds (``mod.updater``)."""
+def capture(updater, keys: UpdateKeys) -> tuple[dict, dict]:
+    """(arrays, description) of the optimizer state an MXNet Updater holds (``mod.updater``),
+    each weight's state and update count under its parameter's name (``keys``: the module's
+    ``update_keys``)."""
     require_updater(updater)
     optimizer = updater.optimizer
     arrays: dict = {}
     not_saved: list[str] = []
     states = {
-        _index_key(index): _flatten(state, f"{_index_key(index)}", arrays)
+        keys.canonical(index): _flatten(state, f"state:{keys.canonical(index)}", arrays)
         for index, state in updater.states.items()
     }
+    counts: dict = {}  # MXNet keeps one count table per device; a weight's count is its largest
+    for table in optimizer._all_index_update_counts.values():
+        for index, count in table.items():
+            name = keys.canonical(index)
+            counts[name] = max(count, counts.get(name, 0))
     description = {
         "optimizer": type(optimizer).__name__.lower(),
         "num_update": optimizer.num_update,
-        # per device: MXNet keeps one count table per device and switches between them
-        "index_update_counts": {
-            str(device): {_index_key(i): c for i, c in counts.items()}
-            for device, counts in optimizer._all_index_update_counts.items()
-        },
+        "update_counts": counts,
         "learning_rate": optimizer.learning_rate,
         "lr_scheduler": scheduler_state(optimizer.lr_scheduler, not_saved),
         "evolving": _evolving_state(optimizer, arrays, not_saved),
@@ -206,8 +210,9 @@ def capture(updater) -> tuple[dict, dict]:
     return arrays, description
 
 
-def restore(updater, arrays: dict, description: dict) -> None:
-    """Put a captured state into a (freshly initialized) optimizer's Updater (``mod.updater``)."""
+def restore(updater, arrays: dict, description: dict, keys: UpdateKeys) -> None:
+    """Put a captured state into a (freshly initialized) optimizer's Updater (``mod.updater``),
+    under the keys this module's updates use (``keys``), whatever devices it was saved on."""
     require_updater(updater)
     optimizer = updater.optimizer
     saved_name = description["optimizer"]
@@ -217,17 +222,15 @@ def restore(updater, arrays: dict, description: dict) -> None:
             f"is '{type(optimizer).__name__.lower()}'.",
             fix=f"resume with optimizer='{saved_name}' (or leave the optimizer out of fit)",
         )
-    updater.states = {
-        _index_value(k): _rebuild(s, arrays) for k, s in description["states"].items()
-    }
+    structures = keys.live(description["states"])
+    updater.states = {key: _rebuild(s, arrays) for key, s in structures.items()}
     # False: the Updater moves each state to its weight's device before the next update
     updater.states_synced = dict.fromkeys(updater.states, False)
     optimizer.num_update = description["num_update"]
-    optimizer._all_index_update_counts = {
-        int(device): {_index_value(k): c for k, c in counts.items()}
-        for device, counts in description["index_update_counts"].items()
-    }
-    optimizer._index_update_count = optimizer._all_index_update_counts.setdefault(0, {})
+    counts = keys.live(description["update_counts"])
+    # every device's table gets every count: each device reads only its own keys
+    optimizer._all_index_update_counts = {d: dict(counts) for d in {0, *keys.device_ids}}
+    optimizer._index_update_count = optimizer._all_index_update_counts[0]
     if description.get("lr_scheduler") is not None:
         optimizer.lr_scheduler = make_scheduler(description["lr_scheduler"])
     for attribute, saved in description.get("evolving", {}).items():

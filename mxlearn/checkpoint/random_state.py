@@ -62,6 +62,7 @@ def capture(train_data, run_seed: int | None) -> tuple[dict, dict]:
     arrays: dict = {}
     not_saved: list[str] = []
     description = {
+        "batches": _batches(train_data),
         "iterator": iterator_order.capture(train_data, arrays, not_saved),
         "numpy": _numpy_state(),
         "mxnet_run_seed": run_seed,
@@ -72,8 +73,27 @@ def capture(train_data, run_seed: int | None) -> tuple[dict, dict]:
 
 def restore(train_data, arrays: dict, saved: dict) -> list[str]:
     """Put the saved state back before the resumed run's first batch; returns what differs."""
+    differs = [_other_batches(saved.get("batches"), _batches(train_data))]
     problem = iterator_order.restore(train_data, arrays, saved["iterator"])
     _set_numpy_state(saved["numpy"])
     if saved["iterator"] is not None and saved["iterator"]["shuffle"] and problem is None:
         train_data.reset()  # the shuffle the uninterrupted run did after this epoch
-    return [problem] if problem else []
+    return [text for text in (*differs, problem) if text]
+
+
+def _batches(train_data) -> dict:
+    """How the training data is cut into batches: rows per batch, and the last batch's fate."""
+    return {
+        "rows": train_data.provide_data[0].shape[0] if train_data.provide_data else None,
+        "last_batch_handle": getattr(train_data, "last_batch_handle", None),
+    }
+
+
+def _other_batches(saved: dict | None, now: dict) -> str | None:
+    if saved is None or saved == now:
+        return None
+    return (
+        f"the training batches are cut differently ({now['rows']} rows, last batch "
+        f"'{now['last_batch_handle']}') than in the checkpoint's run ({saved['rows']} rows, "
+        f"'{saved['last_batch_handle']}'), so every step and the update count differ"
+    )

@@ -197,6 +197,11 @@ def engine_errors_explained(data_descs, label_descs):
         fix += "shows the same error without binding"
         if "should be 4D" in reason:
             fix = "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
+        if "uniform type" in reason or "data type" in reason:  # a dtype, not a shape
+            fix = (
+                "give every input the network's type, float32: X.astype('float32') and "
+                "y.astype('float32') before making the iterator (or mx.sym.Cast in the network)"
+            )
         raise InputError(
             f"mod.bind(): MXNet cannot build this network for data {shapes_text(data_descs)} "
             f"and labels {shapes_text(label_descs)}: {reason}",

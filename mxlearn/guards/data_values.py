@@ -3,7 +3,8 @@
 An ``mx.io.NDArrayIter`` holds all its rows in memory, so they are checked once, when fit or
 score starts (one pass on the host; no cost per batch): NaN, infinity or magnitudes past
 1.8e19 (their squares overflow float32, so every norm and squared error is infinite) in the
-data, and labels that are not class numbers of the network's classifier. Iterators whose rows
+data and in regression targets, and labels that are not class numbers of the network's
+classifier. Iterators whose rows
 mxlearn cannot see get the same checks per batch, as device-side reductions read later
 (``batch_values``).
 """
@@ -95,7 +96,7 @@ def _where(count: int, rows: int, shuffled: bool, row: int) -> str:
     return f"{count} of its {rows} rows{at}"
 
 
-def check_data(name: str, values: np.ndarray, what: str, shuffled: bool) -> float:
+def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="data") -> float:
     """Refuse NaN, infinity and absurd magnitudes; the largest absolute value otherwise."""
     flat = values.reshape(len(values), -1)
     with np.errstate(invalid="ignore"):
@@ -105,7 +106,8 @@ def check_data(name: str, values: np.ndarray, what: str, shuffled: bool) -> floa
     if rows.any():
         where = _where(int(rows.sum()), len(flat), shuffled, int(np.argmax(rows)))
         raise InputError(
-            f"The {what} data '{name}' holds {int(nan.sum())} NaN, {int(inf.sum())} infinite "
+            f"The {what} {kind} '{name}' {'hold' if kind == 'labels' else 'holds'} "
+            f"{int(nan.sum())} NaN, {int(inf.sum())} infinite "
             f"and {int((huge & ~inf).sum())} absurdly large (past 1.8e19) values, in {where}. "
             "One is enough to turn the results (and, in training, every weight) into NaN; "
             "mxlearn checks every row before it trains or scores.",
@@ -167,6 +169,8 @@ def check_source(iterator, what: str, rules: dict[str, LabelRule]) -> DataFacts 
     for name, array in labels:
         if name in rules:
             check_labels(rules[name], array.asnumpy(), what, shuffled)
+        else:  # a regression target: finite and not absurd, like the data
+            check_data(name, array.asnumpy(), what, shuffled, kind="labels")
     facts = DataFacts(rows=data[0][1].shape[0], largest=largest)
     _checked[iterator] = (key, facts)
     return facts

@@ -36,7 +36,24 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
             f"Continuing with the checkpoint's optimizer: '{settings['optimizer']}' with "
             f"{settings['params']}."
         )
+    elif settings and not defaults:
+        _note_other_settings(settings, optimizer, params, state.epoch)
     _check_same_optimizer_kind(saved, request["optimizer"], defaults and not settings)
+
+
+def _note_other_settings(settings: dict, optimizer, params: dict, epoch: int) -> None:
+    """Settings other than the checkpoint's are the user's to choose; the run differs then."""
+    if not isinstance(optimizer, str) or optimizer.lower() != settings["optimizer"]:
+        return  # another kind of optimizer: refused just below
+    plain = (bool, int, float, str)
+    asked = {k: v for k, v in params.items() if isinstance(v, plain)}
+    saved = {k: v for k, v in settings["params"].items() if isinstance(v, plain)}
+    if asked != saved:
+        print(
+            f"Note: this fit asks for '{optimizer}' with {asked}; the checkpoint's run used "
+            f"{saved}. The new settings apply from epoch {epoch}, so from there the run differs "
+            "from an uninterrupted one (leave optimizer_params out to continue as it was)."
+        )
 
 
 def _check_same_optimizer_kind(saved: dict, optimizer, settings_unknown: bool) -> None:

@@ -88,6 +88,8 @@ class Lifecycle:
         self.call, self.queued_checks, self.rows_checked = call, queued_checks, rows_checked
         self.pad_is_real = pad_is_real
         self.evaluation_batch_checked = call != "score"
+        if call == "fit":  # each fit's first batch gets its values checked
+            self.training_batch_checked = False
         try:
             yield
         finally:  # fit's validation is a score inside fit: fit's settings come back

@@ -70,6 +70,13 @@ def _documented(doc: str):
     return apply
 
 
+def _watched(batches, prefetch):
+    """``iter_predict``'s batches, while a PrefetchingIter among the data is watched."""
+    with prefetch.watching():
+        yield from batches
+    prefetch.refuse_dead()
+
+
 class HighLevelAPI:
     """Mixed into :class:`mxlearn.Module`: predict, score and fit over its intermediate API."""
 
@@ -107,16 +114,23 @@ class HighLevelAPI:
     ):
         arguments.refuse_unknown("mod.predict()", unknown, HighLevelAPI.predict)
         is_array = self._prepare_inference("mod.predict()", eval_data)
-        with self._lifecycle.inside("predict"):
-            if is_array:
+        if is_array:
+            with self._lifecycle.inside("predict"):
                 return self._predict_array(eval_data)
-            return super().predict(
+        prefetch = PrefetchWatch([eval_data], "mod.predict()")
+        with self._lifecycle.inside("predict"), prefetch.watching():
+            outputs = super().predict(
                 eval_data, num_batch, merge_batches, reset, always_output_list, sparse_row_id_fn
             )
+        prefetch.refuse_dead()  # a PrefetchingIter that failed ended the pass early
+        return outputs
 
     def iter_predict(self, eval_data, num_batch=None, reset=True, sparse_row_id_fn=None):
         life.require_params(self, "mod.iter_predict()")  # now, not at the first next()
-        return super().iter_predict(eval_data, num_batch, reset, sparse_row_id_fn)
+        prefetch = PrefetchWatch([eval_data], "mod.iter_predict()")
+        prefetch.refuse_dead()
+        batches = super().iter_predict(eval_data, num_batch, reset, sparse_row_id_fn)
+        return _watched(batches, prefetch)
 
     def _predict_array(self, data):
         """An array's outputs in inference mode (no Dropout), whatever its number of rows.

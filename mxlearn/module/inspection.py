@@ -7,6 +7,7 @@ here are the one way mxlearn's callbacks, checks and checkpoints read them.
 
 from __future__ import annotations
 
+from ..checkpoint.update_keys import UpdateKeys
 from ..errors import UnknownAttributeError, closest, did_you_mean
 from ..guards import lifecycle as life
 from .summary import ModuleFacts, summary_html, summary_text
@@ -48,6 +49,17 @@ class ModuleInspection:
             return self._updater
         # MXNet's KVStore keeps the updater it was given in a private field, with no accessor.
         return getattr(self._kvstore, "_updater", None)
+
+    @property
+    def update_keys(self) -> UpdateKeys:
+        """How the optimizer's Updater names the weights here (checkpoints translate them)."""
+        life.require_bound(self, "mod.update_keys")
+        return UpdateKeys(
+            tuple(self._exec_group.param_names),
+            len(self._context),
+            bool(self._update_on_kvstore),
+            tuple(c.device_id for c in self._context),
+        )
 
     @property
     def label_inputs(self) -> dict:

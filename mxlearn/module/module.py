@@ -306,7 +306,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if self._pending_optimizer_state is not None:  # resuming: the checkpoint's state
             arrays, description = self._pending_optimizer_state
             self._pending_optimizer_state = None
-            optimizer_state.restore(self.updater, arrays, description)
+            optimizer_state.restore(self.updater, arrays, description, self.update_keys)
 
     def borrow_optimizer(self, shared_module):
         life.require_lender(shared_module)

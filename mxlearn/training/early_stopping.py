@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from ..checkpoint import files
 from ..errors import InputError
 from ..guards.arguments import check_count
 from ..metrics.directions import check_name, direction, improves, resolve_name
@@ -45,6 +46,7 @@ class EarlyStopping(Callback):
         self.best_params = None
         self.waited = 0
         self.stopped = False
+        self.prefix: str | None = None  # where a resumed run's earlier checkpoints are
 
     @classmethod
     def of(cls, spec) -> EarlyStopping | None:
@@ -72,6 +74,20 @@ class EarlyStopping(Callback):
         name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))
         self.is_higher = direction(name, measured[name], self.higher_is_better, called)
         self.judged = name
+        self._judge_earlier_epochs(run)
+
+    def _judge_earlier_epochs(self, run: RunContext) -> None:
+        """A resumed run: the checkpoint's epochs (their values are in the history) are judged
+        as the uninterrupted run judged them, so the best and the patience carry on."""
+        self.prefix = run.resumed_from
+        epochs, values = run.history.series(self.judged, "validation", "epoch")
+        for epoch, value in zip(epochs, values):
+            if epoch >= run.begin_epoch:
+                break
+            if improves(self.is_higher, value, self.best_value, self.min_delta):
+                self.best_value, self.best_epoch, self.waited = value, epoch, 0
+            else:
+                self.waited += 1
 
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
         name = self.judged
@@ -94,8 +110,22 @@ class EarlyStopping(Callback):
         if run.outcome == "stopped" and self.stopped and self.best_params is not None:
             run.module.set_params(*self.best_params)
 
+    def _earlier_best_params(self):
+        """The best epoch came before a resume: its parameters are in its checkpoint, if kept."""
+        if self.prefix is None or self.best_epoch + 1 not in files.manifested_epochs(self.prefix):
+            return None
+        _, args, auxs = files.load_checkpoint(self.prefix, self.best_epoch + 1)
+        return args, auxs
+
     def summary(self, name: str) -> str:
+        if self.restore_best and self.best_params is None and self.best_epoch is not None:
+            self.best_params = self._earlier_best_params()  # before the resume: from its file
         restored = " Its parameters are back in the module." if self.best_params else ""
+        if self.restore_best and not self.best_params:
+            restored = (
+                " It came before this run resumed, and its checkpoint was not kept: the module "
+                "keeps the last epoch's parameters."
+            )
         return (
             f"Early stopping: validation {name} has not improved for {self.patience} epochs; the "
             f"best was {self.best_value:.4f} after epoch {self.best_epoch}.{restored}"

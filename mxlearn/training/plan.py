@@ -105,6 +105,7 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["num_epoch"],
         has_validation=eval_data is not None,
         train_data=request["train_data"],
+        resumed_from=resumed.prefix if resumed is not None else None,
         epoch=request["begin_epoch"],
         train_metrics=_by_name(request["eval_metric"]),
         validation_metrics=_by_name(request["validation_metric"]) if eval_data is not None else {},
