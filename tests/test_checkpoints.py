@@ -303,9 +303,8 @@ def test_divergence_stops_fit_early_and_keeps_the_good_checkpoint(tmp_path):
             batch_end_callback=lambda p: seen.append(p.nbatch),
         )
     message = str(info.value)
-    assert (
-        "diverged" in message and "learning rate" in message and "'learning_rate': 1e+29" in message
-    )
+    assert "diverged" in message and "learning rate" in message and "A probe of" in message
+    assert float(message.rsplit("'learning_rate': ", 1)[1].rstrip("}")) <= 1.0
     assert len(seen) <= 64  # stopped within the first epoch after resuming, not at the end
     assert ckpt.manifested_epochs(prefix) == [1]
 

@@ -125,6 +125,7 @@ class RunContext:
     has_validation: bool
     train_data: object = None  # the training iterator (checkpoints save its order)
     resumed_from: str | None = None  # the prefix of the checkpoint this run continues
+    initializer: object = None  # fit's initializer (a divergence probe starts from it)
     epoch: int = 0  # the epoch being trained (or just trained)
     batch: int = -1  # the latest batch's index within its epoch
     # The loss is past the divergence limit now: these weights should not become a checkpoint.

@@ -92,24 +92,9 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     user_callbacks = check_callbacks(request["callbacks"], Callback)
     for callback in user_callbacks:
         check_hook_names(callback)
-    # A fresh history per fit (a resumed one continues the checkpoint's), also when the same
-    # LivePlot draws several fits: the plot reads the run's recorder.
-    recorder = TrainingRecorder(clock=plot.clock) if plot is not None else TrainingRecorder()
-    if resumed is not None:
-        recorder.history = resumed.history()
     eval_data = request["eval_data"]
-    run = RunContext(
-        module,
-        recorder,
-        request["begin_epoch"],
-        request["num_epoch"],
-        has_validation=eval_data is not None,
-        train_data=request["train_data"],
-        resumed_from=resumed.prefix if resumed is not None else None,
-        epoch=request["begin_epoch"],
-        train_metrics=_by_name(request["eval_metric"]),
-        validation_metrics=_by_name(request["validation_metric"]) if eval_data is not None else {},
-    )
+    run = _run_context(module, request, plot, resumed)
+    recorder = run.recorder
     recording = MetricRecording(
         recorder,
         request["eval_metric"],
@@ -145,6 +130,28 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric
     return FitPlan(CallbackList(callbacks, run), arguments, data_checks, prefetch)
+
+
+def _run_context(module, request: dict, plot, resumed) -> RunContext:
+    # A fresh history per fit (a resumed one continues the checkpoint's), also when the same
+    # LivePlot draws several fits: the plot reads the run's recorder.
+    recorder = TrainingRecorder(clock=plot.clock) if plot is not None else TrainingRecorder()
+    if resumed is not None:
+        recorder.history = resumed.history()
+    validating = request["eval_data"] is not None
+    return RunContext(
+        module,
+        recorder,
+        request["begin_epoch"],
+        request["num_epoch"],
+        has_validation=validating,
+        train_data=request["train_data"],
+        resumed_from=resumed.prefix if resumed is not None else None,
+        initializer=request["initializer"],
+        epoch=request["begin_epoch"],
+        train_metrics=_by_name(request["eval_metric"]),
+        validation_metrics=_by_name(request["validation_metric"]) if validating else {},
+    )
 
 
 def _data_checks(module, train_data, eval_data) -> DataValueChecks:

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import DivergenceError, NonFiniteError, TrainingWarning
+from . import rate_probe
 from .callback import Callback, RunContext
 
 
@@ -93,6 +94,8 @@ class DivergenceWatchdog(Callback):
         self.warned = False
         self.checked = False
         self.data_facts = None
+        self.run: RunContext | None = None
+        self.advice: tuple[str, str] | None = None  # (cause, fix) once a stop is explained
 
     @property
     def suspect(self) -> bool:
@@ -100,7 +103,7 @@ class DivergenceWatchdog(Callback):
         return bool(self.over_limit)
 
     def on_train_begin(self, run: RunContext) -> None:
-        self.module = run.module
+        self.module, self.run, self.advice = run.module, run, None
         self.data_facts = run.data_facts  # set by DataValueChecks, which runs first
         # the first loss layer the watchdog can read, with its label and its output
         inputs = self.module.label_inputs.values()
@@ -129,8 +132,8 @@ class DivergenceWatchdog(Callback):
         if not self._weights_finite():
             raise NonFiniteError(
                 f"Training diverged: by {where} some weights are NaN or infinite, so every "
-                f"later update would be meaningless. {self._cause()}",
-                fix=self._fix(),
+                f"later update would be meaningless. {self._advice()[0]}",
+                fix=self._advice()[1],
             )
         reading = self._read_batch()
         if reading is None:
@@ -139,8 +142,8 @@ class DivergenceWatchdog(Callback):
         if not math.isfinite(loss):
             raise NonFiniteError(
                 f"Training diverged: at {where} the training loss ({self.kind.name}) is {loss}. "
-                f"{self._cause()}",
-                fix=self._fix(),
+                f"{self._advice()[0]}",
+                fix=self._advice()[1],
             )
         self._judge_growth(where, loss)
         self._judge_one_class(loss, predicted)
@@ -162,9 +165,9 @@ class DivergenceWatchdog(Callback):
             f"Training is diverging: the training loss ({self.kind.name}) was "
             f"{self.start_loss:.3g} at the first check and has stayed above {self.limit:.3g} "
             f"(the limit) for {self.patience} checks in a row ({streak}). The network is getting "
-            f"worse, not better. {self._cause()} No checkpoint was written while the loss was "
+            f"worse, not better. {self._advice()[0]} No checkpoint was written while the loss was "
             "past the limit.",
-            fix=self._fix(),
+            fix=self._advice()[1],
         )
 
     def _judge_one_class(self, loss: float, predicted: np.ndarray | None) -> None:
@@ -177,13 +180,23 @@ class DivergenceWatchdog(Callback):
             return
         self.warned = True
         rate = self._learning_rate()
+        found = self._probe(may_reset=False)  # training goes on: its iterator is left alone
+        if found is not None and found.rate is not None:
+            advice = (
+                f"{found.text()} Train again from fresh weights with "
+                f"optimizer_params={{'learning_rate': {found.rate:g}}}."
+            )
+        else:
+            advice = (
+                "Train again from fresh weights with a much smaller learning rate; with a small "
+                "rate, training may just be slow."
+            )
         warnings.warn(
             f"The network predicts the same class for every row at the last {self.patience} "
             f"checks, and its loss ({loss:.3g}) is no better than guessing ({guessing:.3g}): it "
             f"is not learning. With a large learning rate (it is {rate:g}) this is usually a "
             "collapse (one step too large pushed the ReLUs where they never fire again), and "
-            "more epochs will not fix it: train again from fresh weights with a 10x smaller "
-            "learning rate. With a small rate, training may just be slow.",
+            f"more epochs will not fix it. {advice}",
             TrainingWarning,
             stacklevel=2,
         )
@@ -240,10 +253,46 @@ class DivergenceWatchdog(Callback):
         )
         return f"{facts.text()} So the learning rate is too high for this network{now}{scale}."
 
-    def _fix(self) -> str:
+    def _advice(self) -> tuple[str, str]:
+        """(cause, fix) of a stopped run: the data's facts, and a rate a probe found to learn."""
+        if self.advice is None:
+            self.advice = self._probed_advice()
+        return self.advice
+
+    def _probe(self, may_reset: bool):
+        """A short probe of smaller rates from fresh weights (``rate_probe``), or None."""
         rate = self._learning_rate()
-        lowered = f"{rate / 10:g}" if rate else "0.01"
-        return (
-            "train again from fresh weights (or resume the last checkpoint) with "
-            f"optimizer_params={{'learning_rate': {lowered}}}"
+        if not rate or self.kind is None or self.run.initializer is None:
+            return None
+        return rate_probe.probe(
+            self.module,
+            self.run.train_data,
+            rate,
+            self.run.initializer,
+            self._trial_loss,
+            may_reset=may_reset,
         )
+
+    def _probed_advice(self) -> tuple[str, str]:
+        cause, rate = self._cause(), self._learning_rate()
+        found = self._probe(may_reset=True)  # the run is over: its iterator may be read again
+        if found is None:
+            lowered = f"{rate / 100:g}" if rate else "0.01"
+            return cause, (
+                "train again from fresh weights with a much smaller rate, e.g. "
+                f"optimizer_params={{'learning_rate': {lowered}}}"
+            )
+        if found.rate is None:
+            return f"{cause} {found.text()}", "check the data and the network's last layer"
+        return f"{cause} {found.text()}", (
+            "train again from fresh weights (a new Module) with "
+            f"optimizer_params={{'learning_rate': {found.rate:g}}}"
+        )
+
+    def _trial_loss(self, trial, batch) -> float:
+        """A probe's loss on one batch, as the watchdog measures the run's."""
+        outputs = trial.get_outputs()[self.output_index].asnumpy()
+        order = [d.name for d in self.run.train_data.provide_label]
+        labels = batch.label[order.index(self.label_name)].asnumpy()
+        loss = batch_loss(self.kind, outputs, labels)
+        return float("nan") if loss is None else loss

@@ -1,0 +1,127 @@
+"""Which learning rate to suggest after a run diverged: measured, not divided by ten.
+
+A rate ten times smaller than one that diverged can still be far too large: the letter MLP at
+lr=100 diverges, and at 10, 1 and 0.5 it collapses to one class. So when the watchdog stops a
+run, a short probe trains fresh copies of the network (the run's initializer, its optimizer,
+up to 100 of its batches) at rates 10, 100 and 1000 times smaller than the one that failed
+and at the usual rates below it (1, 0.1, 0.01, 0.001), and suggests the rate whose loss fell
+lowest. It runs only on that failure path, within a time
+budget; the module's own weights are untouched.
+"""
+
+from __future__ import annotations
+
+import math
+import time
+
+import numpy as np
+
+from .._compat import mx
+from ..guards import data_values
+
+PROBE_BATCHES = 100
+PROBE_SECONDS = 20.0  # a large network gets fewer candidates rather than a long wait
+# Rates tried: 10, 100 and 1000 times smaller than the one that failed, and the usual rates
+# below it (so that a rate of 1e30 still leads to one that learns).
+FACTORS = (10, 100, 1_000)
+USUAL_RATES = (1.0, 0.1, 0.01, 0.001)
+
+
+def candidates(rate: float) -> list[float]:
+    """The rates a probe tries after ``rate`` failed, largest first."""
+    tried = {rate / f for f in FACTORS} | {r for r in USUAL_RATES if r < rate}
+    return sorted(tried, reverse=True)
+
+
+class ProbeResult:
+    def __init__(self, rate: float | None, losses: dict, batches: int) -> None:
+        self.rate = rate  # the suggestion, or None when no rate lowered the loss
+        self.losses = losses  # rate -> (loss over the first 10 batches, over the last 10)
+        self.batches = batches
+
+    def text(self) -> str:
+        tried = ", ".join(
+            f"{rate:g}: {first:.3g} -> {last:.3g}" for rate, (first, last) in self.losses.items()
+        )
+        if self.rate is None:
+            return (
+                f"A probe of {self.batches} batches from fresh weights lowered the loss at none "
+                f"of the smaller rates ({tried}): the rate is not the only cause; check the "
+                "data and the network."
+            )
+        return (
+            f"A probe of {self.batches} batches from fresh weights at smaller rates (loss over "
+            f"the first and last 10 batches: {tried}) found the loss falling most at "
+            f"learning_rate {self.rate:g}."
+        )
+
+
+def _batches(train_data, may_reset: bool) -> list | None:
+    """Up to PROBE_BATCHES batches: from a new iterator over an in-memory iterator's arrays
+    (the run's own is left where it is), else from the run's own after a reset, if the run is
+    over (``may_reset``)."""
+    arrays = data_values.source_arrays(train_data)
+    if arrays is not None:
+        data, labels = arrays
+        source = mx.io.NDArrayIter(dict(data), dict(labels), train_data.batch_size)
+    elif may_reset:
+        source = train_data
+        source.reset()
+    else:
+        return None
+    taken = []
+    for batch in source:
+        taken.append(batch)
+        if len(taken) == PROBE_BATCHES:
+            break
+    return taken
+
+
+def _trial(module, shapes, batches, optimizer: str, params: dict, initializer, measure) -> tuple:
+    trial = mx.mod.Module(
+        module.symbol,
+        data_names=module.data_names,
+        label_names=module.label_names,
+        context=module.contexts,
+        logger=module.logger,
+    )
+    trial.bind(*shapes)
+    trial.init_params(initializer)
+    trial.init_optimizer(optimizer=optimizer, optimizer_params=params)
+    losses = []
+    for batch in batches:
+        trial.forward_backward(batch)
+        trial.update()
+        losses.append(measure(trial, batch))
+    window = min(10, len(losses))
+    return float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
+
+
+def probe(
+    module, train_data, rate: float, initializer, measure, may_reset: bool = True
+) -> ProbeResult | None:
+    """Try rates smaller than ``rate``; ``measure(trial_module, batch)`` is a batch's loss.
+    None when there are not enough batches to judge (or the run's iterator cannot be read
+    again while it trains: ``may_reset`` False)."""
+    settings = module.optimizer_settings or {"optimizer": "sgd", "params": {}}
+    batches = [b for b in _batches(train_data, may_reset) or [] if b.label and not b.pad]
+    shapes = (train_data.provide_data, train_data.provide_label)
+    if len(batches) < 10:
+        return None
+    losses, started = {}, time.perf_counter()
+    for candidate in candidates(rate):
+        if time.perf_counter() - started > PROBE_SECONDS:
+            break
+        params = {**settings["params"], "learning_rate": candidate}
+        params.pop("lr_scheduler", None)
+        with np.errstate(all="ignore"):
+            losses[candidate] = _trial(
+                module, shapes, batches, settings["optimizer"], params, initializer, measure
+            )
+    learned = {
+        r: last
+        for r, (first, last) in losses.items()
+        if math.isfinite(last) and last < first * 0.999  # fell, beyond noise
+    }
+    best = min(learned, key=learned.get) if learned else None
+    return ProbeResult(best, losses, len(batches))
