@@ -111,3 +111,23 @@ def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
     if backend == "widget":
         assert "application/vnd.jupyter.widget-view+json" in pngs[0]
     assert not any("image/jpeg" in b for b in bundles)  # live frames were replaced in place
+
+
+def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines():
+    nb = nbformat.v4.new_notebook(
+        cells=[
+            nbformat.v4.new_code_cell(
+                "import mxlearn\nfrom mxlearn import mx\n"
+                "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
+                "it = mx.io.NDArrayIter(X, y, 32)\n"
+                "live = mxlearn.LivePlot(backend='console', png_path=None)\n"
+                "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(\n"
+                "    it, eval_data=it, num_epoch=3, live=live)"
+            )
+        ]
+    )
+    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
+    text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
+    assert "Train-accuracy=" not in text and "Time cost" not in text, text  # MXNet's log
+    epochs = [line for line in text.splitlines() if line.startswith("Epoch[")]
+    assert len(epochs) == 3, text  # the plot's one line per epoch

@@ -3,7 +3,9 @@
 MXNet's ``fit`` reports each epoch through ``logger.info``; with logging not set up (a fresh
 Jupyter kernel, a plain script) the root logger drops INFO and the student sees nothing for
 minutes. While ``fit`` runs, such a module gets a logger that prints to the current stdout.
-A logger the user set up, or passed to the Module, is left alone.
+With a live plot the plot carries the numbers (and the console plot prints one line per
+epoch), so MXNet's ``Epoch[N] Train-...`` and ``Time cost`` lines are left out; its warnings
+still print. A logger the user passed to the Module is left alone.
 """
 
 from __future__ import annotations
@@ -23,13 +25,13 @@ class _CurrentStdoutHandler(logging.Handler):
             self.handleError(record)
 
 
-def _printing_logger() -> logging.Logger:
-    logger = logging.getLogger("mxlearn.fit")
+def _printing_logger(name: str = "mxlearn.fit", level: int = logging.INFO) -> logging.Logger:
+    logger = logging.getLogger(name)
     if not logger.handlers:
         handler = _CurrentStdoutHandler()
         handler.setFormatter(logging.Formatter("%(message)s"))
         logger.addHandler(handler)
-        logger.setLevel(logging.INFO)
+        logger.setLevel(level)
         logger.propagate = False
     return logger
 
@@ -44,10 +46,13 @@ def _needs_printing(logger) -> bool:
 
 
 @contextlib.contextmanager
-def visible_epoch_log(module):
-    """Within the block, ``module.logger`` prints INFO lines if it would otherwise drop them."""
+def visible_epoch_log(module, plotted: bool = False):
+    """Within the block, ``module.logger`` prints INFO lines if it would otherwise drop them;
+    under a live plot (``plotted``) MXNet's default logger prints warnings only."""
     original = module.logger
-    if _needs_printing(original):
+    if plotted and original is logging:
+        module.logger = _printing_logger("mxlearn.fit.plotted", logging.WARNING)
+    elif _needs_printing(original):
         module.logger = _printing_logger()
     try:
         yield

@@ -40,7 +40,7 @@ def interrupt_text(run: RunContext) -> str:
 def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
     """Train with ``mxnet_fit`` (MXNet's own fit, bound to the module) as ``plan`` says."""
     callbacks, run = plan.callbacks, plan.run
-    with visible_epoch_log(run.module):
+    with visible_epoch_log(run.module, plotted=plan.plotted):
         try:
             callbacks.dispatch("on_train_begin")
             with plan.prefetch.watching():

@@ -55,6 +55,7 @@ class FitPlan:
     mxnet_arguments: dict
     data_checks: DataValueChecks  # how the training data's values are checked
     prefetch: PrefetchWatch  # the threads of PrefetchingIters among the iterators (or none)
+    plotted: bool = False  # a live plot draws this run (it carries the epoch numbers)
 
     @property
     def rows_checked(self) -> bool:
@@ -129,7 +130,9 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     arguments = {name: request[name] for name in MXNET_ARGUMENTS}
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric
-    return FitPlan(CallbackList(callbacks, run), arguments, data_checks, prefetch)
+    plan = FitPlan(CallbackList(callbacks, run), arguments, data_checks, prefetch)
+    plan.plotted = plot is not None
+    return plan
 
 
 def _run_context(module, request: dict, plot, resumed) -> RunContext:
