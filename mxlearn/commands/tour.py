@@ -74,7 +74,8 @@ def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
             mod.update_metric(metric, batch.label)
             mod.backward()
             mod.update()
-        print(f"    Epoch {epoch}, Training {metric.get()}")
+        name, value = metric.get()
+        print(f"    Epoch {epoch}, training {name} {value:.4f}")
 
 
 def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
