@@ -71,6 +71,10 @@ def test_notebook_runs(path, tmp_path):
         o for c in nb.cells if c.cell_type == "code" for o in c.outputs if o.output_type == "error"
     ]
     assert not errors, errors[0]["evalue"]
+    # what a notebook writes (checkpoints, scripts, plots) goes under runs/, which git ignores
+    own = {"runs", "cache", "jupyter-runtime", "ipython", "matplotlib"}  # conftest's folders
+    written = [p.name for p in tmp_path.iterdir() if p.name not in own]
+    assert not written, written
 
 
 def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
