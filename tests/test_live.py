@@ -296,3 +296,21 @@ def test_correlations_are_drawn_on_their_whole_range():
     assert low == -1.0 and high >= 1.0
     assert fig._axes["mcc"].get_yscale() == "linear"
     assert fig._axes["accuracy"].get_ylim()[0] == 0.0
+
+
+def test_first_epoch_batches_are_drawn_from_zero_while_its_length_is_unknown():
+    """Before the first epoch ends nobody knows how many batches it has; its points must still
+    start near x=0 and stretch as it goes on, not pile up at x=1 (a vertical drop)."""
+    from mxlearn.live.figure import TrainingFigure
+    from mxlearn.metrics.history import MetricHistory
+
+    history, figure = MetricHistory(), TrainingFigure()
+    for batch in range(10):
+        history.record(
+            "accuracy", "train", "batch", epoch=0, batch=batch, samples=32, time=0.0, value=0.1
+        )
+        if batch in (4, 9):
+            figure.update(history, None, None)  # drawn mid-epoch, length still unknown
+    xs = figure._batch_x(figure._curves["accuracy"])
+    assert xs[0] == pytest.approx(0.1) and xs[-1] == pytest.approx(1.0)
+    assert list(xs) == sorted(xs)  # no point drawn back at the start of the axis

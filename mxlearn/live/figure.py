@@ -42,7 +42,10 @@ class _Curves:
 
     def __init__(self, smoothing: float) -> None:
         self.smoother = _Smoother(smoothing)
-        self.batch_x: list[float] = []
+        # a batch's place on the x axis needs the number of batches per epoch, unknown during
+        # the first epoch: keep (epoch, batch) and place the points when drawing
+        self.batch_epoch: list[int] = []
+        self.batch_index: list[int] = []
         self.batch_y: list[float] = []
         self.train_x: list[float] = []
         self.train_y: list[float] = []
@@ -70,6 +73,8 @@ class TrainingFigure:
         self._axes = {}
         self._backgrounds = None
         self._consumed = 0  # history records already turned into curves
+        self._per_epoch: int | None = None  # batches per epoch, once the recorder knows
+        self._batches_seen = 0  # the most batches of one epoch seen so far
         self._x_range: tuple[float, float] | None = None
         self.full_draws = 0
         self.blits = 0
@@ -96,6 +101,7 @@ class TrainingFigure:
         """Take the records added to ``history`` since the last call."""
         self._x_range = x_range
         self._events = history.events
+        self._per_epoch = batches_per_epoch
         for r in history.records[self._consumed :]:
             curves = self._curves.get(r.metric)
             if curves is None:
@@ -103,9 +109,10 @@ class TrainingFigure:
                 self.metrics.append(r.metric)
                 self.fig = None  # a new metric needs a new subplot
             if r.kind == "batch":
-                per_epoch = batches_per_epoch or r.batch + 1
-                curves.batch_x.append(r.epoch + (r.batch + 1) / per_epoch)
+                curves.batch_epoch.append(r.epoch)
+                curves.batch_index.append(r.batch)
                 curves.batch_y.append(curves.smoother(r.value))
+                self._batches_seen = max(self._batches_seen, r.batch + 1)
             elif r.phase == "train":
                 curves.train_x.append(r.epoch + 1)
                 curves.train_y.append(r.value)
@@ -152,6 +159,12 @@ class TrainingFigure:
         )
         self._backgrounds = None
 
+    def _batch_x(self, c: _Curves) -> np.ndarray:
+        """Batch points in epochs completed; in a first epoch of unknown length, the batches
+        so far fill it (the curve starts at 0 and stretches as the epoch goes on)."""
+        per_epoch = self._per_epoch or max(self._batches_seen, 1)
+        return np.asarray(c.batch_epoch, float) + (np.asarray(c.batch_index) + 1) / per_epoch
+
     def _set_data(self) -> bool:
         """Put the curves into the lines; True when some curve left the axis limits."""
         outside = False
@@ -159,7 +172,7 @@ class TrainingFigure:
             c = self._curves.get(metric)
             if c is None:
                 continue
-            bx, by = np.asarray(c.batch_x), np.asarray(c.batch_y, float)
+            bx, by = self._batch_x(c), np.asarray(c.batch_y, float)
             if len(bx) > MAX_BATCH_POINTS:
                 step = math.ceil(len(bx) / MAX_BATCH_POINTS)
                 bx, by = np.r_[bx[::step], bx[-1]], np.r_[by[::step], by[-1]]
@@ -187,7 +200,7 @@ class TrainingFigure:
             c = self._curves.get(metric)
             if c is None:
                 continue
-            xs = np.concatenate([c.batch_x, c.train_x, c.val_x, [0.0]])
+            xs = np.concatenate([self._batch_x(c), c.train_x, c.val_x, [0.0]])
             if self._x_range:
                 lo, hi = self._x_range
             else:  # grow in steps, so that most draws can keep the background
