@@ -225,8 +225,9 @@ def test_a_pickle_payload_never_runs(tmp_path, ready_module):
     with pytest.raises(UntrustedFileError, match="posix.system|os.system|refused"):
         ready_module.load_optimizer_states(str(crafted), trust=True)
     ready_module.save_checkpoint(str(tmp_path / "m"), 1)
-    with pytest.raises(UntrustedFileError):
+    with pytest.raises(UntrustedFileError) as refused:
         mxlearn.Module.load(str(tmp_path / "m"), 1, load_optimizer_states=True)
+    assert "load_optimizer_states=True, trust=True)" in refused.value.fix  # the call to retry
     trusting = mxlearn.Module.load(str(tmp_path / "m"), 1, load_optimizer_states=True, trust=True)
     trusting.bind([("data", (32, 16))], [("softmax_label", (32,))])
     with pytest.raises(UntrustedFileError, match="refused"):

@@ -38,13 +38,14 @@ class _ArraysOnly(pickle.Unpickler):
         )
 
 
-def read_pickled_states(path: str, trust: bool):
-    """The per-weight states of an MXNet ``.states`` file, if the caller trusts the file."""
+def read_pickled_states(path: str, trust: bool, trusted_call: str | None = None):
+    """The per-weight states of an MXNet ``.states`` file, if the caller trusts the file
+    (``trusted_call``: the caller's own call with trust=True, for the fix)."""
     if not trust:
+        call = trusted_call or f"mod.load_optimizer_states({path!r}, trust=True)"
         raise UntrustedFileError(
             f"'{path}' was not loaded. {PICKLE_RISK}",
-            fix="if you made this file yourself, pass trust=True (e.g. "
-            "mod.load_optimizer_states(path, trust=True)); mxlearn's checkpoints "
+            fix=f"if you made this file yourself: {call}; mxlearn's checkpoints "
             "(fit(checkpoint=...), mxlearn.resume) need no pickle",
         )
     with open(path, "rb") as f:

@@ -41,7 +41,8 @@ class CheckpointAPI:
         files.check_epoch(epoch, f"Module.load({prefix!r}, {epoch!r})")
         states = files.optimizer_states_file(prefix, epoch)
         if load_optimizer_states and not trust:
-            optimizer_state.read_pickled_states(states, trust=False)
+            trusted = f"Module.load({prefix!r}, {epoch}, load_optimizer_states=True, trust=True)"
+            optimizer_state.read_pickled_states(states, trust=False, trusted_call=trusted)
         symbol, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
         mod = cls(symbol=symbol, **kwargs)
         mod._hold_params(
