@@ -216,6 +216,8 @@ def test_live_plot_renders_and_updates_in_jupyterlab(jupyterlab, tmp_path):
 
     assert "TRAINING-DONE widget" in final, final[-2000:]
     assert "Error displaying widget" not in final
+    # the plot carries the numbers: no MXNet epoch log lines under it
+    assert "Train-accuracy=" not in final and "Time cost=" not in final, final[-2000:]
     assert len(images) >= 3, f"the plot changed {len(images) - 1} times while training"
     assert any(t.startswith("done:") for t in texts + [final]) or "done:" in final
     assert bar is not None and bar["width"] == "100%" and "success" in bar["cls"]
