@@ -8,6 +8,7 @@ by Playwright. Outside CI, a machine without Chromium skips this test with the r
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -170,49 +171,57 @@ def _open_when_kernel_idle(page, url: str) -> None:
     )
 
 
-def test_live_plot_renders_and_updates_in_jupyterlab(jupyterlab, tmp_path):
+@contextlib.contextmanager
+def _running_in_lab(jupyterlab, name: str):
+    """A headless Chromium page on notebook ``name`` (in the server's root), its kernel idle,
+    Run All started (not awaited: the command settles only when every cell has run)."""
     chromium = _chromium()
     from playwright.sync_api import sync_playwright
 
-    base, token, root = jupyterlab
-    _write_notebook(root / "live.ipynb")
+    base, token, _ = jupyterlab
+    stem = name.removesuffix(".ipynb")
     with sync_playwright() as p:
         browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
         page = browser.new_page(viewport={"width": 1400, "height": 1000})
         try:
             _open_when_kernel_idle(
-                page, f"{base}/lab/workspaces/live/tree/live.ipynb?reset&token={token}"
+                page, f"{base}/lab/workspaces/{stem}/tree/{name}?reset&token={token}"
             )
-            # not awaited: the command's promise settles only when every cell has run
             page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            images, texts = set(), []
-            deadline = time.monotonic() + 180
-            while time.monotonic() < deadline:
-                state = page.evaluate(
-                    "() => ({"
-                    " srcs: [...document.querySelectorAll('.jupyter-widgets img')].map(i => i.src),"
-                    " html: [...document.querySelectorAll('.widget-html-content')]"
-                    "       .map(e => e.textContent),"
-                    " page: [...document.querySelectorAll('.jp-OutputArea-output')]"
-                    "       .map(e => e.innerText).join('\\n') })"
-                )
-                images.update(s for s in state["srcs"] if s)
-                texts.extend(state["html"])
-                if "TRAINING-DONE" in state["page"]:
-                    break
-                time.sleep(0.05)
-            page.wait_for_timeout(500)  # let the last comm messages land
-            final = page.evaluate(
-                "[...document.querySelectorAll('.jp-OutputArea-output')]"
-                ".map(e => e.innerText).join('\\n')"
-            )
-            bar = page.evaluate(
-                "() => { const b = document.querySelector('.widget-hprogress .progress-bar');"
-                " return b ? {width: b.style.width, cls: b.className} : null; }"
-            )
-            page.screenshot(path=str(tmp_path / "jupyterlab-live-plot.png"), full_page=True)
+            yield page
         finally:
             browser.close()
+
+
+def test_live_plot_renders_and_updates_in_jupyterlab(jupyterlab, tmp_path):
+    _write_notebook(jupyterlab[2] / "live.ipynb")
+    with _running_in_lab(jupyterlab, "live.ipynb") as page:
+        images, texts = set(), []
+        deadline = time.monotonic() + 180
+        while time.monotonic() < deadline:
+            state = page.evaluate(
+                "() => ({"
+                " srcs: [...document.querySelectorAll('.jupyter-widgets img')].map(i => i.src),"
+                " html: [...document.querySelectorAll('.widget-html-content')]"
+                "       .map(e => e.textContent),"
+                " page: [...document.querySelectorAll('.jp-OutputArea-output')]"
+                "       .map(e => e.innerText).join('\\n') })"
+            )
+            images.update(s for s in state["srcs"] if s)
+            texts.extend(state["html"])
+            if "TRAINING-DONE" in state["page"]:
+                break
+            time.sleep(0.05)
+        page.wait_for_timeout(500)  # let the last comm messages land
+        final = page.evaluate(
+            "[...document.querySelectorAll('.jp-OutputArea-output')]"
+            ".map(e => e.innerText).join('\\n')"
+        )
+        bar = page.evaluate(
+            "() => { const b = document.querySelector('.widget-hprogress .progress-bar');"
+            " return b ? {width: b.style.width, cls: b.className} : null; }"
+        )
+        page.screenshot(path=str(tmp_path / "jupyterlab-live-plot.png"), full_page=True)
 
     assert "TRAINING-DONE widget" in final, final[-2000:]
     assert "Error displaying widget" not in final
@@ -253,34 +262,18 @@ NOTEBOOK_STATE = """() => {
 def test_course_notebook_runs_in_jupyterlab_with_every_widget_rendered(
     jupyterlab, notebook, tmp_path
 ):
-    chromium = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    base, token, root = jupyterlab
-    shutil.copy(notebook, root / notebook.name)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        try:
-            _open_when_kernel_idle(
-                page,
-                f"{base}/lab/workspaces/{notebook.stem}/tree/{notebook.name}?reset&token={token}",
-            )
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            deadline = time.monotonic() + 420
+    shutil.copy(notebook, jupyterlab[2] / notebook.name)
+    with _running_in_lab(jupyterlab, notebook.name) as page:
+        deadline = time.monotonic() + 420
+        state = page.evaluate(NOTEBOOK_STATE)
+        while time.monotonic() < deadline:
             state = page.evaluate(NOTEBOOK_STATE)
-            while time.monotonic() < deadline:
-                state = page.evaluate(NOTEBOOK_STATE)
-                if state["errors"] or (
-                    state["idle"] and not state["pending"] and not state["running"]
-                ):
-                    break
-                time.sleep(0.5)
-            page.wait_for_timeout(1000)  # widgets render once the kernel is idle
-            state = page.evaluate(NOTEBOOK_STATE)
-            page.screenshot(path=str(tmp_path / f"{notebook.stem}.png"), full_page=True)
-        finally:
-            browser.close()
+            if state["errors"] or (state["idle"] and not state["pending"] and not state["running"]):
+                break
+            time.sleep(0.5)
+        page.wait_for_timeout(1000)  # widgets render once the kernel is idle
+        state = page.evaluate(NOTEBOOK_STATE)
+        page.screenshot(path=str(tmp_path / f"{notebook.stem}.png"), full_page=True)
 
     assert not state["errors"], state["errors"]
     assert state["pending"] == 0 and state["idle"], state
@@ -290,31 +283,19 @@ def test_course_notebook_runs_in_jupyterlab_with_every_widget_rendered(
 
 def test_a_misuse_shows_a_short_error_with_the_fix_in_jupyterlab(jupyterlab, tmp_path):
     """An MXLearnError in a notebook: at most 10 lines, the fix among them (issue 13)."""
-    chromium = _chromium()
-    from playwright.sync_api import sync_playwright
-
-    base, token, root = jupyterlab
     cells = ["import mxlearn", "mod = mxlearn.Module(mxlearn.models.mlp())\nmod.forward(None)"]
-    _write_notebook(root / "misuse.ipynb", cells)
-    with sync_playwright() as p:
-        browser = p.chromium.launch(executable_path=chromium, headless=True, args=CHROMIUM_FLAGS)
-        page = browser.new_page(viewport={"width": 1400, "height": 1000})
-        try:
-            _open_when_kernel_idle(
-                page, f"{base}/lab/workspaces/misuse/tree/misuse.ipynb?reset&token={token}"
-            )
-            page.evaluate("() => { window.jupyterapp.commands.execute('notebook:run-all-cells'); }")
-            page.wait_for_selector(
-                ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
-                timeout=90_000,
-            )
-            shown = page.evaluate(
-                "[...document.querySelectorAll(\".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']\")]"
-                ".map(e => e.innerText).join('\\n')"
-            )
-            page.screenshot(path=str(tmp_path / "jupyterlab-misuse.png"), full_page=True)
-        finally:
-            browser.close()
+    _write_notebook(jupyterlab[2] / "misuse.ipynb", cells)
+    with _running_in_lab(jupyterlab, "misuse.ipynb") as page:
+        page.wait_for_selector(
+            ".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']",
+            timeout=90_000,
+        )
+        shown = page.evaluate(
+            "[...document.querySelectorAll(\".jp-OutputArea-output[data-mime-type='application/vnd.jupyter.stderr']\")]"
+            ".map(e => e.innerText).join('\\n')"
+        )
+        page.screenshot(path=str(tmp_path / "jupyterlab-misuse.png"), full_page=True)
+
     lines = [line for line in shown.splitlines() if line.strip()]
     assert 3 <= len(lines) <= 10, shown
     assert lines[0].startswith("LifecycleError at line 2: mod.forward(None)")

@@ -102,19 +102,27 @@ def test_notebook_runs(path, tmp_path):
     assert not written, written
 
 
-def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
+def _run_cell(code: str) -> list:
+    """The outputs of one cell run in a fresh kernel, after mxlearn and mx are imported."""
     nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_code_cell(
-                "import mxlearn\nfrom mxlearn import mx\n"
-                "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
-                "it = mx.io.NDArrayIter(X, y, 32)\n"
-                "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, eval_data=it, num_epoch=2)"
-            )
-        ]
+        cells=[nbformat.v4.new_code_cell("import mxlearn\nfrom mxlearn import mx\n" + code)]
     )
     NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-    text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
+    return nb.cells[0].outputs
+
+
+def _stream_text(outputs: list) -> str:
+    return "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
+
+
+def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
+    text = _stream_text(
+        _run_cell(
+            "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
+            "it = mx.io.NDArrayIter(X, y, 32)\n"
+            "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, eval_data=it, num_epoch=2)"
+        )
+    )
     assert "Epoch[0] Train-accuracy=" in text and "Epoch[1] Validation-accuracy=" in text
 
 
@@ -122,19 +130,13 @@ def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
 def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
     """In place updates end with the final figure as a PNG in the cell's output, so a saved or
     exported notebook shows the curves without a live kernel."""
-    nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_code_cell(
-                "import mxlearn\nfrom mxlearn import mx\n"
-                "X, y = mxlearn.datasets.synthetic_classification(num_samples=256)\n"
-                "it = mx.io.NDArrayIter(X, y, 32)\n"
-                f"live = mxlearn.LivePlot(backend={backend!r})\n"
-                "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, num_epoch=3, live=live)"
-            )
-        ]
+    outputs = _run_cell(
+        "X, y = mxlearn.datasets.synthetic_classification(num_samples=256)\n"
+        "it = mx.io.NDArrayIter(X, y, 32)\n"
+        f"live = mxlearn.LivePlot(backend={backend!r})\n"
+        "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(it, num_epoch=3, live=live)"
     )
-    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-    bundles = [o.get("data", {}) for o in nb.cells[0].outputs if o.output_type == "display_data"]
+    bundles = [o.get("data", {}) for o in outputs if o.output_type == "display_data"]
     pngs = [b for b in bundles if "image/png" in b]
     assert len(pngs) == 1, [list(b) for b in bundles]
     if backend == "widget":
@@ -143,20 +145,15 @@ def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
 
 
 def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines():
-    nb = nbformat.v4.new_notebook(
-        cells=[
-            nbformat.v4.new_code_cell(
-                "import mxlearn\nfrom mxlearn import mx\n"
-                "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
-                "it = mx.io.NDArrayIter(X, y, 32)\n"
-                "live = mxlearn.LivePlot(backend='console', png_path=None)\n"
-                "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(\n"
-                "    it, eval_data=it, num_epoch=3, live=live)"
-            )
-        ]
+    text = _stream_text(
+        _run_cell(
+            "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
+            "it = mx.io.NDArrayIter(X, y, 32)\n"
+            "live = mxlearn.LivePlot(backend='console', png_path=None)\n"
+            "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(\n"
+            "    it, eval_data=it, num_epoch=3, live=live)"
+        )
     )
-    NotebookClient(nb, timeout=300, kernel_name="python3").execute()
-    text = "".join(o.get("text", "") for o in nb.cells[0].outputs if o.output_type == "stream")
     assert "Train-accuracy=" not in text and "Time cost" not in text, text  # MXNet's log
     epochs = [line for line in text.splitlines() if line.startswith("Epoch[")]
     assert len(epochs) == 3, text  # the plot's one line per epoch
