@@ -84,16 +84,19 @@ class EarlyStopping(Callback):
         for epoch, value in zip(epochs, values):
             if epoch >= run.begin_epoch:
                 break
-            if improves(self.is_higher, value, self.best_value, self.min_delta):
-                self.best_value, self.best_epoch, self.waited = value, epoch, 0
-            else:
-                self.waited += 1
+            self._judge(value, epoch)
+
+    def _judge(self, value: float, epoch: int) -> bool:
+        """Count ``epoch`` in: True when it is the new best, else one more epoch waited."""
+        if improves(self.is_higher, value, self.best_value, self.min_delta):
+            self.best_value, self.best_epoch, self.waited = value, epoch, 0
+            return True
+        self.waited += 1
+        return False
 
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
         name = self.judged
-        value = run.history.last(name, "validation")
-        if improves(self.is_higher, value, self.best_value, self.min_delta):
-            self.best_value, self.best_epoch, self.waited = value, epoch, 0
+        if self._judge(run.history.last(name, "validation"), epoch):
             if self.restore_best:
                 args, auxs = run.module.get_params()
                 self.best_params = (
@@ -101,7 +104,6 @@ class EarlyStopping(Callback):
                     {k: v.copy() for k, v in auxs.items()},
                 )
             return
-        self.waited += 1
         if self.waited >= self.patience:
             self.stopped = True
             raise StopTraining(self.summary(name))
