@@ -251,7 +251,7 @@ class DivergenceWatchdog(Callback):
             if facts.largest > 100
             else ""
         )
-        return f"{facts.text()} So the learning rate is too high for this network{now}{scale}."
+        return f"{facts.text()} The usual cause then is a learning rate too high for this network{now}{scale}."
 
     def _advice(self) -> tuple[str, str]:
         """(cause, fix) of a stopped run: the data's facts, and a rate a probe found to learn."""
