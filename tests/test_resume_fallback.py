@@ -107,3 +107,29 @@ def test_damaged_mxlearn_checkpoints_are_not_called_mxnet_only(tmp_path):
         mxlearn.resume(prefix)
     assert "is damaged" in str(caught.value)
     assert "MXNet-only" not in str(caught.value)
+
+
+def test_an_unreadable_best_checkpoint_does_not_undo_an_early_stop(tmp_path, capsys):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=128, num_classes=4)
+    prefix = str(tmp_path / "m")
+
+    def stopper(patience):  # min_delta=10: only the first epoch is ever "best"
+        return mxlearn.EarlyStopping("accuracy", patience=patience, min_delta=10)
+
+    data = dict(eval_data=mx.io.NDArrayIter(X, y, 32), checkpoint=prefix)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=2, early_stopping=stopper(5), **data)
+    with open(f"{prefix}-0001.params", "r+b") as f:  # the best epoch's checkpoint, damaged
+        f.seek(40)
+        byte = f.read(1)
+        f.seek(40)
+        f.write(bytes([byte[0] ^ 0xFF]))
+    capsys.readouterr()
+    resumed = mxlearn.resume(prefix)
+    resumed.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=6, early_stopping=stopper(2), **data)
+    out = capsys.readouterr().out
+    assert "best was" in out and "its checkpoint cannot be read" in out, out
+    assert mxlearn.checkpoint.manifested_epochs(prefix)[-1] == 3  # stopped after epoch 2

@@ -55,6 +55,8 @@ class LivePlot(Callback):
         Where the console backend saves the final figure (default runs/plots/...).
     """
 
+    shows_epoch_values = True  # fit leaves out MXNet's per-epoch log lines
+
     def __init__(
         self,
         backend: str | None = None,

@@ -44,6 +44,9 @@ class StopTraining(Exception):
 class Callback:
     """Base of everything that takes part in a ``fit`` run; override the hooks you need.
 
+    ``shows_epoch_values = True`` on a callback that shows every epoch's values itself (a live
+    plot): fit then leaves out MXNet's own per-epoch log lines.
+
     Every hook gets the run's :class:`RunContext` (``run.module``, ``run.history``,
     ``run.epoch``, ...). Hooks run on the training thread: a slow hook slows training.
 
@@ -63,6 +66,8 @@ class Callback:
     epoch 0: validation accuracy ...
     epoch 1: validation accuracy ...
     """
+
+    shows_epoch_values = False
 
     def on_train_begin(self, run: RunContext) -> None:
         """Training starts (``run.begin_epoch`` is the first epoch it trains). MXNet's fit binds

@@ -4,7 +4,7 @@
 from __future__ import annotations
 
 from ..checkpoint import files
-from ..errors import InputError
+from ..errors import InputError, MXLearnError
 from ..guards.arguments import check_count
 from ..metrics.directions import check_name, direction, improves, resolve_name
 from .callback import Callback, RunContext, StopTraining
@@ -47,6 +47,7 @@ class EarlyStopping(Callback):
         self.waited = 0
         self.stopped = False
         self.prefix: str | None = None  # where a resumed run's earlier checkpoints are
+        self.unreadable: str | None = None  # why the earlier best checkpoint could not load
 
     @classmethod
     def of(cls, spec) -> EarlyStopping | None:
@@ -62,7 +63,7 @@ class EarlyStopping(Callback):
     def on_train_begin(self, run: RunContext) -> None:
         # Each fit is judged on its own: a reused object forgets the last run's best weights.
         self.best_value, self.best_epoch, self.best_params = None, None, None
-        self.waited, self.stopped = 0, False
+        self.waited, self.stopped, self.unreadable = 0, False, None
         called = f"EarlyStopping('{self.metric}')" if self.metric else "EarlyStopping()"
         measured = run.validation_metrics
         if not measured:
@@ -116,7 +117,11 @@ class EarlyStopping(Callback):
         """The best epoch came before a resume: its parameters are in its checkpoint, if kept."""
         if self.prefix is None or self.best_epoch + 1 not in files.manifested_epochs(self.prefix):
             return None
-        _, args, auxs = files.load_checkpoint(self.prefix, self.best_epoch + 1)
+        try:
+            _, args, auxs = files.load_checkpoint(self.prefix, self.best_epoch + 1)
+        except MXLearnError as err:  # a damaged file: the stop stands, the weights stay
+            self.unreadable = err.problem
+            return None
         return args, auxs
 
     def summary(self, name: str) -> str:
@@ -124,9 +129,14 @@ class EarlyStopping(Callback):
             self.best_params = self._earlier_best_params()  # before the resume: from its file
         restored = " Its parameters are back in the module." if self.best_params else ""
         if self.restore_best and not self.best_params:
+            why = (
+                f"its checkpoint cannot be read ({self.unreadable})"
+                if self.unreadable
+                else "its checkpoint is not on disk (not saved by the period, or not kept)"
+            )
             restored = (
-                " It came before this run resumed, and its checkpoint was not kept: the module "
-                "keeps the last epoch's parameters."
+                f" It came before this run resumed, and {why}: the module keeps the last "
+                "epoch's parameters."
             )
         return (
             f"Early stopping: validation {name} has not improved for {self.patience} epochs; the "

@@ -7,6 +7,7 @@ explained endings (an empty iterator, StopTraining, an interrupt).
 
 from __future__ import annotations
 
+import warnings
 from collections.abc import Callable
 
 from ..guards import prefetching
@@ -37,6 +38,19 @@ def interrupt_text(run: RunContext) -> str:
     )
 
 
+def _reset_after(train_data) -> None:
+    """Reset after an interrupted or failed run; an iterator that cannot rewind (a stream)
+    must not replace the error that ended the run."""
+    try:
+        train_data.reset()
+    except Exception as error:  # noqa: BLE001 - the run's own error is the one to show
+        warnings.warn(
+            f"the training iterator could not be reset after the run ended "
+            f"({type(error).__name__}: {error}); reset it before the next fit",
+            stacklevel=3,
+        )
+
+
 def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
     """Train with ``mxnet_fit`` (MXNet's own fit, bound to the module) as ``plan`` says."""
     callbacks, run = plan.callbacks, plan.run
@@ -60,12 +74,12 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
             raise
         except KeyboardInterrupt:
             run.outcome = "interrupted"
-            train_data.reset()  # the next fit starts from a full epoch
+            _reset_after(train_data)  # the next fit starts from a full epoch
             callbacks.dispatch_to_all("on_interrupt")
             raise TrainingInterrupted(interrupt_text(run)) from None
         except BaseException:
             run.outcome = "failed"
-            train_data.reset()  # a corrected fit starts from a full epoch
+            _reset_after(train_data)  # a corrected fit starts from a full epoch
             raise
         finally:
             # Every callback ends, whatever happened; a failure here is raised only when

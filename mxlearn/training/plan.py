@@ -55,7 +55,7 @@ class FitPlan:
     mxnet_arguments: dict
     data_checks: DataValueChecks  # how the training data's values are checked
     prefetch: PrefetchWatch  # the threads of PrefetchingIters among the iterators (or none)
-    plotted: bool = False  # a live plot draws this run (it carries the epoch numbers)
+    plotted: bool = False  # a callback shows every epoch's values (a live plot)
 
     @property
     def rows_checked(self) -> bool:
@@ -131,7 +131,7 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric
     plan = FitPlan(CallbackList(callbacks, run), arguments, data_checks, prefetch)
-    plan.plotted = plot is not None
+    plan.plotted = any(c.shows_epoch_values for c in callbacks)
     return plan
 
 

@@ -20,6 +20,7 @@ from .._compat import mx
 from ..guards import data_values
 
 PROBE_BATCHES = 100
+WINDOW = 10  # the loss is compared over the first and the last 10 batches
 PROBE_SECONDS = 20.0  # a large network gets fewer candidates rather than a long wait
 # Rates tried: 10, 100 and 1000 times smaller than the one that failed, and the usual rates
 # below it (so that a rate of 1e30 still leads to one that learns).
@@ -77,7 +78,8 @@ def _batches(train_data, may_reset: bool) -> list | None:
     return taken
 
 
-def _trial(module, shapes, batches, optimizer: str, params: dict, initializer, measure) -> tuple:
+def _trial(module, shapes, batches, optimizer: str, params: dict, initializer, measure, until):
+    """(loss over the first 10 batches, over the last 10), or None past the ``until`` time."""
     trial = mx.mod.Module(
         module.symbol,
         data_names=module.data_names,
@@ -90,38 +92,57 @@ def _trial(module, shapes, batches, optimizer: str, params: dict, initializer, m
     trial.init_optimizer(optimizer=optimizer, optimizer_params=params)
     losses = []
     for batch in batches:
+        if time.perf_counter() > until:
+            return None  # a large network: fewer candidates rather than a long wait
         trial.forward_backward(batch)
         trial.update()
         losses.append(measure(trial, batch))
-    window = min(10, len(losses))
-    return float(np.mean(losses[:window])), float(np.mean(losses[-window:]))
+    return float(np.mean(losses[:WINDOW])), float(np.mean(losses[-WINDOW:]))
 
 
 def probe(
-    module, train_data, rate: float, initializer, measure, may_reset: bool = True
+    module, train_data, rate: float, initializer, measure, guessing=None, may_reset=True
 ) -> ProbeResult | None:
-    """Try rates smaller than ``rate``; ``measure(trial_module, batch)`` is a batch's loss.
-    None when there are not enough batches to judge (or the run's iterator cannot be read
-    again while it trains: ``may_reset`` False)."""
-    settings = module.optimizer_settings or {"optimizer": "sgd", "params": {}}
-    batches = [b for b in _batches(train_data, may_reset) or [] if b.label and not b.pad]
-    shapes = (train_data.provide_data, train_data.provide_label)
-    if len(batches) < 10:
+    """Try rates smaller than ``rate``; ``measure(trial_module, batch)`` is a batch's loss and
+    ``guessing`` a classifier's loss when it guesses (a rate must end below it to count).
+    None when it cannot judge: an optimizer object (its class and settings cannot be made
+    again here), fewer than 2 x 10 batches, or the run's iterator cannot be read again while it
+    trains (``may_reset`` False). The probe only advises: a failure inside it gives None."""
+    settings = module.optimizer_settings
+    if settings is None:
         return None
-    losses, started = {}, time.perf_counter()
-    for candidate in candidates(rate):
-        if time.perf_counter() - started > PROBE_SECONDS:
-            break
-        params = {**settings["params"], "learning_rate": candidate}
-        params.pop("lr_scheduler", None)
-        with np.errstate(all="ignore"):
-            losses[candidate] = _trial(
-                module, shapes, batches, settings["optimizer"], params, initializer, measure
-            )
+    try:
+        batches = [b for b in _batches(train_data, may_reset) or [] if b.label and not b.pad]
+        if len(batches) < 2 * WINDOW:  # the first and the last 10 batches must differ
+            return None
+        shapes = (train_data.provide_data, train_data.provide_label)
+        until = time.perf_counter() + PROBE_SECONDS
+        losses = {}
+        for candidate in candidates(rate):
+            params = {**settings["params"], "learning_rate": candidate}
+            params.pop("lr_scheduler", None)
+            with np.errstate(all="ignore"):
+                found = _trial(
+                    module,
+                    shapes,
+                    batches,
+                    settings["optimizer"],
+                    params,
+                    initializer,
+                    measure,
+                    until,
+                )
+            if found is None:
+                break
+            losses[candidate] = found
+    except Exception:  # noqa: BLE001 - advice must never replace the error it explains
+        return None
+    ceiling = guessing if guessing is not None else math.inf
     learned = {
         r: last
         for r, (first, last) in losses.items()
-        if math.isfinite(last) and last < first * 0.999  # fell, beyond noise
+        # fell beyond noise, and (a classifier) ended better than guessing
+        if math.isfinite(last) and last < first * 0.999 and last < 0.98 * ceiling
     }
     best = min(learned, key=learned.get) if learned else None
     return ProbeResult(best, losses, len(batches))

@@ -270,17 +270,20 @@ class DivergenceWatchdog(Callback):
             rate,
             self.run.initializer,
             self._trial_loss,
+            guessing=self._guessing_loss(),
             may_reset=may_reset,
         )
 
     def _probed_advice(self) -> tuple[str, str]:
         cause, rate = self._cause(), self._learning_rate()
         found = self._probe(may_reset=True)  # the run is over: its iterator may be read again
-        if found is None:
-            lowered = f"{rate / 100:g}" if rate else "0.01"
+        if found is None:  # not probed: an optimizer object, or too few batches
+            tried = [r for r in rate_probe.USUAL_RATES if not rate or r < rate][-3:] or [0.001]
+            rates = ", ".join(f"{r:g}" for r in tried)
             return cause, (
-                "train again from fresh weights with a much smaller rate, e.g. "
-                f"optimizer_params={{'learning_rate': {lowered}}}"
+                f"train again from fresh weights at smaller rates ({rates}: a few epochs each) "
+                "and keep the one whose loss falls; mxlearn could not probe them here (an "
+                "optimizer object, or fewer than 20 batches)"
             )
         if found.rate is None:
             return f"{cause} {found.text()}", "check the data and the network's last layer"
