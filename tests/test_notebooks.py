@@ -144,29 +144,17 @@ def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
     assert not any("image/jpeg" in b for b in bundles)  # live frames were replaced in place
 
 
-def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines():
+@pytest.mark.parametrize("given", ["live=live", "callbacks=[live]"])
+def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines(given):
     text = _stream_text(
         _run_cell(
             "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
             "it = mx.io.NDArrayIter(X, y, 32)\n"
             "live = mxlearn.LivePlot(backend='console', png_path=None)\n"
             "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(\n"
-            "    it, eval_data=it, num_epoch=3, live=live)"
+            f"    it, eval_data=it, num_epoch=3, {given})"
         )
     )
     assert "Train-accuracy=" not in text and "Time cost" not in text, text  # MXNet's log
     epochs = [line for line in text.splitlines() if line.startswith("Epoch[")]
     assert len(epochs) == 3, text  # the plot's one line per epoch
-
-
-def test_a_live_plot_among_the_callbacks_also_quiets_mxnets_epoch_lines():
-    text = _stream_text(
-        _run_cell(
-            "X, y = mxlearn.datasets.synthetic_classification(num_samples=64)\n"
-            "it = mx.io.NDArrayIter(X, y, 32)\n"
-            "live = mxlearn.LivePlot(backend='console', png_path=None)\n"
-            "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(\n"
-            "    it, eval_data=it, num_epoch=2, callbacks=[live])"
-        )
-    )
-    assert "Train-accuracy=" not in text and "Time cost" not in text, text
