@@ -62,6 +62,11 @@ lock: setup
 	{ sed -n '1,3p' requirements/lock.txt; { $(BIN)/pip freeze --exclude-editable; echo 'mxnet-cu112==1.9.1'; echo 'mxnet==1.9.1'; } | sort -fu; } > requirements/lock.new
 	mv requirements/lock.new requirements/lock.txt
 
+# After changing a message in the code: the Chinese catalogue follows (new texts left empty for
+# a translator, which the tests report), and mxlearn.mo is compiled from it.
+translations: setup
+	$(BIN)/python tools/translations.py
+
 clean:
 	rm -rf .venv .venv-* runs .pytest_cache
 

@@ -5,6 +5,7 @@ from ._compat import mx
 from .checkpoint import Checkpoint, load_checkpoint
 from .devices import auto_context, context_list, describe
 from .errors import MXLearnError
+from .language import current_language, set_language
 from .live import LivePlot
 from .metrics import MetricHistory, create_metric
 from .module import Module, MutableModule, resume
@@ -32,6 +33,7 @@ __all__ = [
     "checkpoint",
     "checks",
     "create_metric",
+    "current_language",
     "datasets",
     "distributed",
     "describe",
@@ -41,4 +43,5 @@ __all__ = [
     "mx",
     "resume",
     "seed",
+    "set_language",
 ]

@@ -15,6 +15,8 @@ import os
 import traceback
 from collections.abc import Iterable
 
+from .language import say
+
 PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
@@ -27,9 +29,9 @@ class MXLearnError(Exception):
         self.state = state
         lines = [problem]
         if fix:
-            lines.append(f"  Fix: {fix}")
+            lines.append(say("  Fix: {fix}", fix=fix))
         if state:
-            lines.append(f"  Module state: {state}")
+            lines.append(say("  Module state: {state}", state=state))
         super().__init__("\n".join(lines))
 
     def _render_traceback_(self) -> list[str]:
@@ -41,12 +43,15 @@ class MXLearnError(Exception):
             return "".join(traceback.format_exception(self)).rstrip("\n").split("\n")
         self._shown_short = True
         where = _student_line(self.__traceback__)
-        lines = [type(self).__name__ + (f" at {where}" if where else ""), f"  {self.problem}"]
+        heading = type(self).__name__
+        if where:
+            heading = say("{error} at {where}", error=heading, where=where)
+        lines = [heading, f"  {self.problem}"]
         if self.fix:
-            lines.append(f"  Fix: {self.fix}")
+            lines.append(say("  Fix: {fix}", fix=self.fix))
         if self.state:
-            lines.append(f"  Module state: {self.state}")
-        return lines + ["(the full traceback: run %tb in the next cell)"]
+            lines.append(say("  Module state: {state}", state=self.state))
+        return lines + [say("(the full traceback: run %tb in the next cell)")]
 
 
 def _student_line(tb) -> str | None:
@@ -58,7 +63,9 @@ def _student_line(tb) -> str | None:
             found = frame
     if found is None:
         return None
-    return f"line {found.lineno}" + (f": {found.line.strip()}" if found.line else "")
+    if found.line:
+        return say("line {number}: {code}", number=found.lineno, code=found.line.strip())
+    return say("line {number}", number=found.lineno)
 
 
 class LifecycleError(MXLearnError, RuntimeError):
@@ -133,5 +140,5 @@ def did_you_mean(name: str, candidates: Iterable[str]) -> str:
     candidates = sorted(set(candidates))
     near = closest(name, candidates)
     if near:
-        return "Did you mean " + " or ".join(repr(m) for m in near) + "?"
-    return "Valid names: " + ", ".join(repr(c) for c in candidates) + "."
+        return say("Did you mean {names}?", names=say(" or ").join(repr(m) for m in near))
+    return say("Valid names: {names}.", names=", ".join(repr(c) for c in candidates))

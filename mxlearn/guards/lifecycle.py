@@ -14,6 +14,7 @@ import enum
 from dataclasses import dataclass
 
 from ..errors import LifecycleError
+from ..language import say
 
 # The calls a student makes next: written once, used by errors and the summary alike.
 BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)"
@@ -21,25 +22,51 @@ INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
 OPTIMIZER_CALL = "mod.init_optimizer(optimizer='sgd', optimizer_params=(('learning_rate', 0.1),))"
 TRAIN_STEP = "mod.forward(batch, is_train=True); mod.backward(); mod.update()"
 ITER_FIX = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32, shuffle=True)"
-NEXT_CALLS = {
-    "created": BIND_CALL,
-    "loaded": "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to "
-    "train on",
-    "bound": INIT_CALL,
-    "initialized": OPTIMIZER_CALL,
-    "initialized for prediction": "mod.predict(val_iter) or mod.score(val_iter, 'acc')",
-    "ready": "mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)",
-}
+
+
+def _next_call(stage_name: str) -> str:
+    if stage_name == "created":
+        return BIND_CALL
+    if stage_name == "loaded":
+        return say(
+            "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
+        )
+    if stage_name == "bound":
+        return INIT_CALL
+    if stage_name == "initialized":
+        return OPTIMIZER_CALL
+    return say("mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)")
+
+
+def stage_words(stage_name: str) -> str:
+    """A stage (see :func:`stage`) in the language mxlearn speaks."""
+    return {
+        "created": say("created"),
+        "loaded": say("loaded"),
+        "bound": say("bound"),
+        "initialized": say("initialized"),
+        "ready": say("ready"),
+    }[stage_name]
 
 
 class Step(enum.Enum):
     """Where the module is in the batch cycle forward -> backward -> update."""
 
-    NO_OUTPUTS = "no forward pass since bind"
-    INFERENCE = "outputs of a forward pass that trains nothing"
-    FORWARD = "a training forward pass, waiting for backward"
-    BACKWARD = "gradients from backward, waiting for update"
-    UPDATED = "weights updated"
+    NO_OUTPUTS = "no_outputs"
+    INFERENCE = "inference"
+    FORWARD = "forward"
+    BACKWARD = "backward"
+    UPDATED = "updated"
+
+    def words(self) -> str:
+        """The step in the language mxlearn speaks, for the summary."""
+        return {
+            Step.NO_OUTPUTS: say("no forward pass since bind"),
+            Step.INFERENCE: say("outputs of a forward pass that trains nothing"),
+            Step.FORWARD: say("a training forward pass, waiting for backward"),
+            Step.BACKWARD: say("gradients from backward, waiting for update"),
+            Step.UPDATED: say("weights updated"),
+        }[self]
 
 
 # The steps after which backward may run: a training forward, or a backward already (a tuple:
@@ -76,8 +103,8 @@ class Lifecycle:
     def describe(self) -> str:
         """The batch step in words, for the summary."""
         if self.gradients_pending and self.step is not Step.BACKWARD:
-            return f"{self.step.value}; gradients from backward wait for update"
-        return self.step.value
+            return say("{step}; gradients from backward wait for update", step=self.step.words())
+        return self.step.words()
 
     @contextlib.contextmanager
     def inside(self, call: str, rows_checked=False, queued_checks=None, pad_is_real=False):
@@ -110,12 +137,12 @@ def next_step(mod) -> str:
     """The call a student makes next, given the module's stage."""
     current = stage(mod)
     if current == "initialized" and not mod.for_training:
-        current = "initialized for prediction"
-    return NEXT_CALLS[current]
+        return say("mod.predict(val_iter) or mod.score(val_iter, 'acc')")
+    return _next_call(current)
 
 
 def state_text(mod) -> str:
-    return f"{stage(mod)}; next: {next_step(mod)}"
+    return say("{stage}; next: {call}", stage=stage_words(stage(mod)), call=next_step(mod))
 
 
 # ---------------------------------------------------------------- requirements
@@ -124,15 +151,24 @@ def require_bound(mod, called: str) -> None:
         return
     if mod.params_initialized:
         raise LifecycleError(
-            f"{called} was called on a module whose parameters are loaded but which is not "
-            "bound yet: bind allocates the memory for the input shapes.",
-            fix=f"{BIND_CALL} to train on, or mod.bind(data_shapes=val_iter.provide_data, "
-            "for_training=False) to predict (the loaded parameters are kept either way)",
+            say(
+                "{called} was called on a module whose parameters are loaded but which is not "
+                "bound yet: bind allocates the memory for the input shapes.",
+                called=called,
+            ),
+            fix=say(
+                "{bind_call} to train on, or mod.bind(data_shapes=val_iter.provide_data, "
+                "for_training=False) to predict (the loaded parameters are kept either way)",
+                bind_call=BIND_CALL,
+            ),
             state=state_text(mod),
         )
     raise LifecycleError(
-        f"{called} was called before the module was bound: bind allocates the memory for "
-        "the input shapes.",
+        say(
+            "{called} was called before the module was bound: bind allocates the memory for "
+            "the input shapes.",
+            called=called,
+        ),
         fix=BIND_CALL,
         state=state_text(mod),
     )
@@ -142,7 +178,7 @@ def require_params(mod, called: str) -> None:
     require_bound(mod, called)
     if not mod.params_initialized:
         raise LifecycleError(
-            f"{called} needs the parameters, and they are not initialized yet.",
+            say("{called} needs the parameters, and they are not initialized yet.", called=called),
             fix=INIT_CALL,
             state=state_text(mod),
         )
@@ -151,11 +187,16 @@ def require_params(mod, called: str) -> None:
 def require_training(mod, called: str) -> None:
     if not mod.for_training:
         raise LifecycleError(
-            f"{called}: the module is bound for prediction only (for_training=False), so it "
-            "keeps no gradients and cannot train.",
-            fix="mod.bind(data_shapes=train_iter.provide_data, "
-            "label_shapes=train_iter.provide_label, for_training=True, force_rebind=True)  "
-            "(the parameters are kept)",
+            say(
+                "{called}: the module is bound for prediction only (for_training=False), so it "
+                "keeps no gradients and cannot train.",
+                called=called,
+            ),
+            fix=say(
+                "mod.bind(data_shapes=train_iter.provide_data, "
+                "label_shapes=train_iter.provide_label, for_training=True, force_rebind=True)  "
+                "(the parameters are kept)"
+            ),
             state=state_text(mod),
         )
 
@@ -165,8 +206,11 @@ def require_optimizer(mod, called: str) -> None:
     require_training(mod, called)
     if not mod.optimizer_initialized:
         raise LifecycleError(
-            f"{called} needs an optimizer to turn gradients into new weights, and none is "
-            "installed.",
+            say(
+                "{called} needs an optimizer to turn gradients into new weights, and none is "
+                "installed.",
+                called=called,
+            ),
             fix=OPTIMIZER_CALL,
             state=state_text(mod),
         )
@@ -176,7 +220,7 @@ def require_initialized_params(mod, called: str) -> None:
     """Parameters must exist (a loaded module has them without being bound)."""
     if not mod.params_initialized:
         raise LifecycleError(
-            f"{called} was called before the parameters exist.",
+            say("{called} was called before the parameters exist.", called=called),
             fix=f"{BIND_CALL}; {INIT_CALL}" if not mod.binded else INIT_CALL,
             state=state_text(mod),
         )
@@ -190,9 +234,11 @@ def require_training_forward(mod, step: Step) -> None:
     require_params(mod, "mod.backward()")
     require_training(mod, "mod.backward()")
     raise LifecycleError(
-        "mod.backward() needs a training forward pass first, and there has been none "
-        "since the last update (MXNet would compute gradients from stale or "
-        "uninitialised values and corrupt the weights).",
+        say(
+            "mod.backward() needs a training forward pass first, and there has been none "
+            "since the last update (MXNet would compute gradients from stale or "
+            "uninitialised values and corrupt the weights)."
+        ),
         fix=TRAIN_STEP,
         state=state_text(mod),
     )
@@ -204,8 +250,10 @@ def require_gradients(mod, gradients_pending: bool) -> None:
         require_optimizer(mod, "mod.update()")
     if not gradients_pending:
         raise LifecycleError(
-            "mod.update() needs gradients from mod.backward() since the last update "
-            "(otherwise the previous gradients would be applied again).",
+            say(
+                "mod.update() needs gradients from mod.backward() since the last update "
+                "(otherwise the previous gradients would be applied again)."
+            ),
             fix=TRAIN_STEP,
             state=state_text(mod),
         )
@@ -214,11 +262,15 @@ def require_gradients(mod, gradients_pending: bool) -> None:
 def refuse_nested_fit(mod, lifecycle: Lifecycle) -> None:
     if lifecycle.call == "fit":
         raise LifecycleError(
-            "mod.fit() was called while this module's fit is running (from one of its "
-            "callbacks): the two runs would train the same weights in turn and each replace "
-            "the other's history.",
-            fix="raise mxlearn.StopTraining in the callback to end the running fit, then call "
-            "mod.fit(...) again after it",
+            say(
+                "mod.fit() was called while this module's fit is running (from one of its "
+                "callbacks): the two runs would train the same weights in turn and each "
+                "replace the other's history."
+            ),
+            fix=say(
+                "raise mxlearn.StopTraining in the callback to end the running fit, then call "
+                "mod.fit(...) again after it"
+            ),
             state=state_text(mod),
         )
 
@@ -227,9 +279,14 @@ def require_lender(shared_module) -> None:
     """borrow_optimizer takes the optimizer of a module that has one."""
     if not getattr(shared_module, "optimizer_initialized", False):
         raise LifecycleError(
-            "mod.borrow_optimizer(shared_module): the shared module has no optimizer to lend.",
-            fix=f"shared_module.{OPTIMIZER_CALL.removeprefix('mod.')}; then "
-            "mod.borrow_optimizer(shared_module)",
+            say(
+                "mod.borrow_optimizer(shared_module): the shared module has no optimizer to "
+                "lend."
+            ),
+            fix=say(
+                "shared_module.{optimizer_call}; then mod.borrow_optimizer(shared_module)",
+                optimizer_call=OPTIMIZER_CALL.removeprefix("mod."),
+            ),
         )
 
 
@@ -243,7 +300,7 @@ def require_input_grads(mod, called: str) -> None:
     require_params(mod, called)
     if not mod.inputs_need_grad:
         raise LifecycleError(
-            f"{called}: the module keeps no gradients for its inputs.",
+            say("{called}: the module keeps no gradients for its inputs.", called=called),
             fix="mod.bind(..., inputs_need_grad=True, force_rebind=True)",
             state=state_text(mod),
         )
@@ -258,20 +315,23 @@ def require_installed_optimizer(mod, problem: str) -> None:
 def require_bound_for(mod, called: str, why: str, fix: str) -> None:
     """init_params and set_params write into the memory bind allocates."""
     if not mod.binded:
-        raise LifecycleError(f"{called} {why}", fix=fix, state=state_text(mod))
+        raise LifecycleError(f"{called} {why}", fix=fix, state=state_text(mod))  # why: said
 
 
 def require_params_to_save(mod, called: str, save_optimizer_states: bool) -> None:
     if not mod.params_initialized:
         raise LifecycleError(
-            f"{called} saves the parameters, and there are none yet.",
+            say("{called} saves the parameters, and there are none yet.", called=called),
             fix=INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}",
             state=state_text(mod),
         )
     if save_optimizer_states and not mod.optimizer_initialized:
         raise LifecycleError(
-            f"{called}(save_optimizer_states=True): no optimizer is installed, so there is "
-            "no optimizer state to save.",
-            fix=f"{OPTIMIZER_CALL}, or save_optimizer_states=False",
+            say(
+                "{called}(save_optimizer_states=True): no optimizer is installed, so there is "
+                "no optimizer state to save.",
+                called=called,
+            ),
+            fix=say("{optimizer_call}, or save_optimizer_states=False", optimizer_call=OPTIMIZER_CALL),
             state=state_text(mod),
         )

@@ -1,0 +1,97 @@
+"""The language of mxlearn's own words: English, or Chinese with ``set_language('zh')``.
+
+Every explanation, "Fix:" line, check message, warning and progress line is written once in
+English, as a template passed to :func:`say`; the Chinese texts live in a GNU gettext catalogue
+(``locale/zh/LC_MESSAGES/mxlearn.po``, compiled to ``mxlearn.mo`` by ``make translations``),
+the format translators and their tools know. Code in a message (the call in a fix, names,
+numbers) is the same in both languages: students copy it.
+
+The language is read when a message is made, so switching takes effect at once:
+
+>>> import mxlearn
+>>> mxlearn.set_language("zh")
+>>> print(mxlearn.errors.did_you_mean("acc", ["accuracy", "ce"]))
+你是想写 'accuracy' 吗？
+>>> mxlearn.set_language("en")
+>>> print(mxlearn.errors.did_you_mean("acc", ["accuracy", "ce"]))
+Did you mean 'accuracy'?
+"""
+
+from __future__ import annotations
+
+import functools
+import gettext
+import os
+
+LANGUAGES = ("en", "zh")
+ENVIRONMENT_VARIABLE = "MXLEARN_LANG"
+LOCALE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale")
+
+_chosen: str | None = None  # set_language's choice; None: the environment variable decides
+
+
+def set_language(name: str) -> None:
+    """Make mxlearn speak ``'en'`` (English) or ``'zh'`` (Chinese) from now on in this process.
+
+    ``MXLEARN_LANG=zh`` in the environment does the same for a process that does not call this
+    (a launched worker, ``python -m mxlearn``)."""
+    global _chosen
+    language = _parsed(name)
+    if language is None:
+        from .errors import InputError  # errors says its own words through this module
+
+        raise InputError(
+            say(
+                "mxlearn.set_language({name!r}): mxlearn speaks {languages}.",
+                name=name,
+                languages=" and ".join(repr(language) for language in LANGUAGES),
+            ),
+            fix="mxlearn.set_language('zh')",
+        )
+    _chosen = language
+
+
+def current_language() -> str:
+    """The language mxlearn speaks now: set_language's choice, else ``MXLEARN_LANG``, else en."""
+    if _chosen is not None:
+        return _chosen
+    from_environment = os.environ.get(ENVIRONMENT_VARIABLE, "")
+    if not from_environment.strip():
+        return "en"
+    language = _parsed(from_environment)
+    if language is None:
+        from .errors import InputError
+
+        # Said in both languages, since the one the reader wants is what is unknown; the fix
+        # is part of the text, as a "Fix:" line would be said in the current language.
+        raise InputError(NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=from_environment))
+    return language
+
+
+NOT_A_LANGUAGE = (
+    "{variable}={value!r} is not a language mxlearn speaks (en, zh). / "
+    "{variable}={value!r} 不是 mxlearn 支持的语言 (en, zh)。\n"
+    "  Fix / 修复: {variable}=zh, {variable}=en, or unset {variable}"
+)
+
+
+def say(template: str, /, **values: object) -> str:
+    """``template`` in the current language, with ``values`` put in (``str.format`` fields;
+    a literal brace is written twice). The English template is the catalogue's key."""
+    text = template
+    if current_language() != "en":
+        text = _catalogue(current_language()).gettext(template)
+    return text.format(**values)
+
+
+def _parsed(name: object) -> str | None:
+    normalised = str(name).strip().lower().replace("_", "-")
+    for language in LANGUAGES:  # 'zh-CN', 'zh-hans', 'en-US' are the same language here
+        if normalised == language or normalised.startswith(language + "-"):
+            return language
+    return None
+
+
+@functools.cache
+def _catalogue(language: str) -> gettext.NullTranslations:
+    return gettext.translation("mxlearn", LOCALE_FOLDER, languages=[language], fallback=True)
