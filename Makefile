@@ -23,7 +23,7 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test test-py312 lab bench doctor lint lock clean print-python312
+.PHONY: setup tour test test-py312 lab bench doctor lint lock translations clean print-python312
 
 setup: $(STAMP)
 

@@ -15,12 +15,19 @@ import warnings
 import numpy as np
 
 from .errors import SetupError
+from .language import say
 
-_CPU_FIX = 'pip install "mxnet==1.9.1" (CPU) or: pip install -e ".[cpu]" / make setup'
-_GPU_FIX = (
-    'pip install "mxnet-cu112==1.9.1" (NVIDIA GPU with CUDA 11.2 and cuDNN 8; never both wheels '
-    "at once) or: conda env create -f environment.yml"
-)
+
+def _cpu_fix() -> str:
+    return say('pip install "mxnet==1.9.1" (CPU) or: pip install -e ".[cpu]" / make setup')
+
+
+def _gpu_fix() -> str:
+    return say(
+        'pip install "mxnet-cu112==1.9.1" (NVIDIA GPU with CUDA 11.2 and cuDNN 8; never both '
+        "wheels at once) or: conda env create -f environment.yml"
+    )
+
 
 # Why each default: MXNET_SUBGRAPH_VERBOSE=0 silences the "Subgraph backend MKLDNN is activated"
 # line MXNet prints at every bind; a bounded oneDNN cache keeps memory flat when input shapes
@@ -46,8 +53,11 @@ def _numpy_major_minor() -> tuple[int, int]:
 def _check_numpy() -> None:
     if _numpy_major_minor() >= (2, 0):
         raise SetupError(
-            f"MXNet 1.9.1 cannot run with NumPy {np.__version__}: NumPy 2 removed names MXNet "
-            'needs. Fix: pip install "numpy==1.23.5" (or make setup, which pins it).'
+            say(
+                "MXNet 1.9.1 cannot run with NumPy {version}: NumPy 2 removed names MXNet "
+                'needs. Fix: pip install "numpy==1.23.5" (or make setup, which pins it).',
+                version=np.__version__,
+            )
         )
 
 
@@ -78,16 +88,30 @@ def _import_mxnet():
     except ImportError as err:
         if "libcuda" in str(err) or "libcudart" in str(err) or "libnvidia" in str(err):
             raise SetupError(
-                f"The GPU wheel of MXNet is installed but cannot load the NVIDIA libraries ({err}). "
-                "It needs the NVIDIA driver, CUDA 11.2 and cuDNN 8. Fix: on a machine without "
-                f"them use the CPU wheel instead: pip uninstall mxnet-cu112 && {_CPU_FIX}"
+                say(
+                    "The GPU wheel of MXNet is installed but cannot load the NVIDIA libraries "
+                    "({error}). It needs the NVIDIA driver, CUDA 11.2 and cuDNN 8. Fix: on a "
+                    "machine without them use the CPU wheel instead: pip uninstall mxnet-cu112 "
+                    "&& {cpu_fix}",
+                    error=err,
+                    cpu_fix=_cpu_fix(),
+                )
             ) from None
         raise SetupError(
-            f"MXNet is not installed ({err}). Fix, choose one: {_CPU_FIX}; or for a GPU: {_GPU_FIX}."
+            say(
+                "MXNet is not installed ({error}). Fix, choose one: {cpu_fix}; or for a GPU: "
+                "{gpu_fix}.",
+                error=err,
+                cpu_fix=_cpu_fix(),
+                gpu_fix=_gpu_fix(),
+            )
         ) from None
     if mxnet.__version__ != "1.9.1":
         warnings.warn(
-            f"mxlearn is built and tested against MXNet 1.9.1; this is MXNet {mxnet.__version__}.",
+            say(
+                "mxlearn is built and tested against MXNet 1.9.1; this is MXNet {version}.",
+                version=mxnet.__version__,
+            ),
             stacklevel=3,
         )
     return mxnet

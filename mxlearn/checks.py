@@ -25,10 +25,11 @@ import numpy as np
 
 from . import checkpoint as files
 from .errors import CheckFailed
+from .language import say
 
 
 def _ok(text: str) -> None:
-    print(f"OK: {text}")
+    print(say("OK: {text}", text=text))
 
 
 def snapshot(mod) -> dict:
@@ -46,11 +47,14 @@ def parameters_changed(mod, before: dict) -> None:
     same = [k for k in trained if np.array_equal(now[k], before[k])]
     if same:
         raise CheckFailed(
-            f"These parameters did not change: {same}. An update changes every trained weight "
-            "unless the gradients were zero or no update ran.",
-            fix="per batch: mod.forward(batch, is_train=True); mod.backward(); mod.update()",
+            say(
+                "These parameters did not change: {names}. An update changes every trained "
+                "weight unless the gradients were zero or no update ran.",
+                names=same,
+            ),
+            fix=say("per batch: mod.forward(batch, is_train=True); mod.backward(); mod.update()"),
         )
-    _ok(f"all {len(trained)} parameter arrays changed in the update.")
+    _ok(say("all {count} parameter arrays changed in the update.", count=len(trained)))
 
 
 def gradients_computed(mod) -> None:
@@ -62,19 +66,21 @@ def gradients_computed(mod) -> None:
         if devices and devices[0] is not None
     }
     if not grads:
-        raise CheckFailed("The module keeps no gradients: it was bound with for_training=False.")
+        raise CheckFailed(
+            say("The module keeps no gradients: it was bound with for_training=False.")
+        )
     bad = [n for n, g in grads.items() if not np.isfinite(g).all()]
     if bad:
         raise CheckFailed(
-            f"Gradients of {bad} hold NaN or infinite values.",
-            fix="check the data for NaN/Inf and lower the learning rate",
+            say("Gradients of {names} hold NaN or infinite values.", names=bad),
+            fix=say("check the data for NaN/Inf and lower the learning rate"),
         )
     if all(not g.any() for g in grads.values()):
         raise CheckFailed(
-            "Every gradient is zero: backward has not run since the last training forward.",
+            say("Every gradient is zero: backward has not run since the last training forward."),
             fix="mod.forward(batch, is_train=True); mod.backward()",
         )
-    _ok(f"gradients of {len(grads)} parameter arrays are finite and not all zero.")
+    _ok(say("gradients of {count} parameter arrays are finite and not all zero.", count=len(grads)))
 
 
 def output_shape(mod, expected: tuple) -> None:
@@ -82,29 +88,54 @@ def output_shape(mod, expected: tuple) -> None:
     name, shape = mod.output_shapes[0]
     if tuple(shape) != tuple(expected):
         raise CheckFailed(
-            f"The output '{name}' is shaped {tuple(shape)}, not {tuple(expected)}: (batch size, "
-            "number of classes) comes from the data shapes given to bind and the last layer's "
-            "num_hidden.",
+            say(
+                "The output '{name}' is shaped {shape}, not {expected}: (batch size, number of "
+                "classes) comes from the data shapes given to bind and the last layer's "
+                "num_hidden.",
+                name=name,
+                shape=tuple(shape),
+                expected=tuple(expected),
+            ),
         )
-    _ok(f"the output '{name}' is shaped {tuple(shape)}.")
+    _ok(say("the output '{name}' is shaped {shape}.", name=name, shape=tuple(shape)))
 
 
 def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) -> None:
     """Before resuming: ``begin_epoch`` continues right after checkpoint ``checkpoint_epoch``."""
     if checkpoint_epoch not in files.saved_epochs(prefix):
         raise CheckFailed(
-            f"There is no checkpoint {checkpoint_epoch} of '{prefix}'; saved: "
-            f"{files.saved_epochs(prefix)}."
+            say(
+                "There is no checkpoint {epoch} of '{prefix}'; saved: {saved}.",
+                epoch=checkpoint_epoch,
+                prefix=prefix,
+                saved=files.saved_epochs(prefix),
+            )
         )
     if begin_epoch != checkpoint_epoch:
+        values = dict(epoch=checkpoint_epoch, last=checkpoint_epoch - 1, begin=begin_epoch)
+        if begin_epoch < checkpoint_epoch:
+            problem = say(
+                "Checkpoint {epoch} holds {epoch} completed epochs (0..{last}), so training "
+                "goes on with epoch {epoch}: begin_epoch={begin} would repeat epochs.",
+                **values,
+            )
+        else:
+            problem = say(
+                "Checkpoint {epoch} holds {epoch} completed epochs (0..{last}), so training "
+                "goes on with epoch {epoch}: begin_epoch={begin} would skip epochs.",
+                **values,
+            )
         raise CheckFailed(
-            f"Checkpoint {checkpoint_epoch} holds {checkpoint_epoch} completed epochs (0.."
-            f"{checkpoint_epoch - 1}), so training goes on with epoch {checkpoint_epoch}: "
-            f"begin_epoch={begin_epoch} would "
-            + ("repeat epochs." if begin_epoch < checkpoint_epoch else "skip epochs."),
+            problem,
             fix=f"begin_epoch={checkpoint_epoch}",
         )
-    _ok(f"begin_epoch={begin_epoch} continues right after checkpoint {checkpoint_epoch}.")
+    _ok(
+        say(
+            "begin_epoch={begin} continues right after checkpoint {epoch}.",
+            begin=begin_epoch,
+            epoch=checkpoint_epoch,
+        )
+    )
 
 
 def _labels(eval_iter) -> np.ndarray:
@@ -124,23 +155,50 @@ def learned(mod, eval_iter, above: float | None = None) -> None:
     labels = _labels(eval_iter)
     guessing = np.bincount(labels.astype(np.int64)).max() / len(labels)
     accuracy = dict(mod.score(eval_iter, "acc"))["accuracy"]
-    hints = (
+    hints = say(
         "Common causes: a learning rate too high (the network collapses onto one class) or too "
         "low (it crawls), too few epochs, or labels that do not belong to their rows."
     )
     if accuracy <= guessing:
         raise CheckFailed(
-            f"Accuracy {accuracy:.3f} is no better than always guessing the most common class "
-            f"({guessing:.3f}): the network has not learned. {hints}",
-            fix="train again with optimizer_params={'learning_rate': 0.1} and more epochs",
+            say(
+                "Accuracy {accuracy:.3f} is no better than always guessing the most common class "
+                "({guessing:.3f}): the network has not learned. {hints}",
+                accuracy=accuracy,
+                guessing=guessing,
+                hints=hints,
+            ),
+            fix=say("train again with optimizer_params={{'learning_rate': 0.1}} and more epochs"),
         )
     if above is not None and accuracy <= above:
         raise CheckFailed(
-            f"Accuracy {accuracy:.3f} beats guessing ({guessing:.3f}) but not {above}. {hints}",
-            fix="train more epochs (fit again with begin_epoch and a larger num_epoch)",
+            say(
+                "Accuracy {accuracy:.3f} beats guessing ({guessing:.3f}) but not {above}. {hints}",
+                accuracy=accuracy,
+                guessing=guessing,
+                above=above,
+                hints=hints,
+            ),
+            fix=say("train more epochs (fit again with begin_epoch and a larger num_epoch)"),
         )
-    goal = f" and above {above}" if above is not None else ""
-    _ok(f"accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}){goal}.")
+    if above is None:
+        _ok(
+            say(
+                "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}).",
+                accuracy=accuracy,
+                guessing=guessing,
+            )
+        )
+        return
+    _ok(
+        say(
+            "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}) and "
+            "above {above}.",
+            accuracy=accuracy,
+            guessing=guessing,
+            above=above,
+        )
+    )
 
 
 def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
@@ -150,12 +208,23 @@ def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
     shape = tuple(predictions.shape)
     if shape != (rows, num_classes):
         raise CheckFailed(
-            f"predict gave shape {shape}, not ({rows}, {num_classes}): one row per example "
-            f"({rows} in this iterator, without the padding of its last batch) and one column "
-            "per class. A different row count means other data was predicted; a different "
-            "column count, another network's last layer.",
+            say(
+                "predict gave shape {shape}, not ({rows}, {classes}): one row per example "
+                "({rows} in this iterator, without the padding of its last batch) and one "
+                "column per class. A different row count means other data was predicted; a "
+                "different column count, another network's last layer.",
+                shape=shape,
+                rows=rows,
+                classes=num_classes,
+            ),
         )
-    _ok(f"{rows} rows (one per example) of {num_classes} class scores.")
+    _ok(
+        say(
+            "{rows} rows (one per example) of {classes} class scores.",
+            rows=rows,
+            classes=num_classes,
+        )
+    )
 
 
 def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> None:
@@ -166,9 +235,13 @@ def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> N
     differ = sorted(k for k in given if k in now and not np.array_equal(now[k], given[k].asnumpy()))
     if missing or differ:
         raise CheckFailed(
-            f"The module's parameters are not the given ones: differing {differ}, not given "
-            f"{missing}. set_params copies them in; training or init_params afterwards changes "
-            "them again.",
+            say(
+                "The module's parameters are not the given ones: differing {differ}, not given "
+                "{missing}. set_params copies them in; training or init_params afterwards "
+                "changes them again.",
+                differ=differ,
+                missing=missing,
+            ),
             fix="mod.set_params(arg_params, aux_params)",
         )
-    _ok(f"the module holds exactly these {len(given)} parameter arrays.")
+    _ok(say("the module holds exactly these {count} parameter arrays.", count=len(given)))

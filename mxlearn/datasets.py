@@ -23,6 +23,7 @@ import numpy as np
 
 from ._compat import mx
 from .errors import DatasetError
+from .language import say
 
 LETTER_URL = (
     "https://archive.ics.uci.edu/ml/machine-learning-databases/letter-recognition/"
@@ -30,11 +31,15 @@ LETTER_URL = (
 )
 LETTER_SHA256 = "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2"
 LETTER_FILES = ("letter-recognition.data", "letter-recognition.data.gz")
-LETTER_ATTRIBUTION = (
-    'UCI Machine Learning Repository, "Letter Recognition" (dataset 59), D. J. Slate (1991), '
-    "doi:10.24432/C5ZP40, licensed CC BY 4.0"
-)
 NUM_TRAIN = 16000  # the tutorial trains on the first 16,000 rows and validates on the last 4,000
+
+
+def letter_attribution() -> str:
+    """The letter data's source and licence, to show wherever it is used."""
+    return say(
+        'UCI Machine Learning Repository, "Letter Recognition" (dataset 59), D. J. Slate '
+        "(1991), doi:10.24432/C5ZP40, licensed CC BY 4.0"
+    )
 
 
 def cache_dir() -> Path:
@@ -55,15 +60,20 @@ def _verified_bytes(path: Path) -> bytes:
         content = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
     except (OSError, EOFError) as err:
         raise DatasetError(
-            f"'{path}' is a damaged gzip file ({err}).",
-            fix=f"delete it; mxlearn downloads a fresh copy: rm '{path}'",
+            say("'{path}' is a damaged gzip file ({error}).", path=path, error=err),
+            fix=say("delete it; mxlearn downloads a fresh copy: rm '{path}'", path=path),
         ) from None
     digest = hashlib.sha256(content).hexdigest()
     if digest != LETTER_SHA256:
         raise DatasetError(
-            f"'{path}' is not the UCI letter-recognition file: its SHA-256 is {digest}, "
-            f"expected {LETTER_SHA256} (a damaged or different file).",
-            fix=f"delete it so that mxlearn downloads a fresh copy: rm '{path}'",
+            say(
+                "'{path}' is not the UCI letter-recognition file: its SHA-256 is {digest}, "
+                "expected {expected} (a damaged or different file).",
+                path=path,
+                digest=digest,
+                expected=LETTER_SHA256,
+            ),
+            fix=say("delete it so that mxlearn downloads a fresh copy: rm '{path}'", path=path),
         )
     return content
 
@@ -78,11 +88,18 @@ def _download(url: str, folder: Path) -> Path:
         except (urllib.error.URLError, OSError, ValueError) as err:
             os.unlink(tmp.name)
             raise DatasetError(
-                f"Could not download the letter-recognition data from {url}: "
-                f"{getattr(err, 'reason', err)}.",
-                fix=f"download {LETTER_URL} by hand, then either put it in {folder} or point "
-                "mxlearn at its folder: letter_recognition(path='/that/folder') or "
-                "export MXLEARN_DATA=/that/folder",
+                say(
+                    "Could not download the letter-recognition data from {url}: {reason}.",
+                    url=url,
+                    reason=getattr(err, "reason", err),
+                ),
+                fix=say(
+                    "download {url} by hand, then either put it in {folder} or point mxlearn at "
+                    "its folder: letter_recognition(path='/that/folder') or "
+                    "export MXLEARN_DATA=/that/folder",
+                    url=LETTER_URL,
+                    folder=folder,
+                ),
             ) from None
     try:
         _verified_bytes(Path(tmp.name))

@@ -15,6 +15,7 @@ from .gpus import (
     nvidia_gpus,
     unsupported_reason,
 )
+from .language import say
 
 
 def gpu_count() -> int:
@@ -34,18 +35,26 @@ def no_gpu_reason(gpus=None, build=None) -> str:
     gpus = nvidia_gpus() if gpus is None else gpus
     build = installed_mxnet() if build is None else build
     if not _build_has_cuda():
-        reason = f"the installed MXNet {mx.__version__} is the CPU build"
+        version = mx.__version__
         if gpus:
             gpu = gpus[0]
             wheel = ("mxnet-cu112", "1.9.1")
             if has_kernels(gpu, build_architectures(wheel)) is False:
-                return (
-                    f"{reason}, and although {gpu.describe()} is here, the GPU build "
-                    f"({unsupported_reason(gpu, wheel, build_architectures(wheel))})"
+                return say(
+                    "the installed MXNet {version} is the CPU build, and although {gpu} is here, "
+                    "the GPU build ({why})",
+                    version=version,
+                    gpu=gpu.describe(),
+                    why=unsupported_reason(gpu, wheel, build_architectures(wheel)),
                 )
-            return f"{reason}, though {gpu.describe()} is here: `make setup MXNET=gpu` installs the GPU build"
-        return reason
-    return "MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)"
+            return say(
+                "the installed MXNet {version} is the CPU build, though {gpu} is here: "
+                "`make setup MXNET=gpu` installs the GPU build",
+                version=version,
+                gpu=gpu.describe(),
+            )
+        return say("the installed MXNet {version} is the CPU build", version=version)
+    return say("MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)")
 
 
 def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "") -> tuple[str, str]:
@@ -56,11 +65,11 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
     forced = forced.strip().lower()
     if forced not in ("", "cpu", "gpu"):
         raise DeviceError(
-            f"MXLEARN_DEVICE={forced!r} is not a device kind.",
-            fix="MXLEARN_DEVICE=gpu (or cpu), or unset it",
+            say("MXLEARN_DEVICE={forced!r} is not a device kind.", forced=forced),
+            fix=say("MXLEARN_DEVICE=gpu (or cpu), or unset it"),
         )
     if forced == "cpu":
-        return "cpu", "MXLEARN_DEVICE=cpu asks for it"
+        return "cpu", say("MXLEARN_DEVICE=cpu asks for it")
     if mxnet_gpus > 0:
         first = next((g for g in gpus if g.index == 0), None)
         architectures = build_architectures(build)
@@ -68,18 +77,24 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
             why = unsupported_reason(first, build, architectures)
             if forced == "gpu":
                 raise DeviceError(
-                    f"MXLEARN_DEVICE=gpu, but {why}.",
-                    fix="run on the CPU (unset MXLEARN_DEVICE), or on a GPU "
-                    "from Maxwell to Ada (sm_50-sm_89)",
+                    say("MXLEARN_DEVICE=gpu, but {why}.", why=why),
+                    fix=say(
+                        "run on the CPU (unset MXLEARN_DEVICE), or on a GPU from Maxwell to Ada "
+                        "(sm_50-sm_89)"
+                    ),
                 )
-            return "cpu", f"{why}; the CPU works instead"
-        return "gpu", "MXNet sees a GPU" + (f": {first.describe()}" if first else "")
+            return "cpu", say("{why}; the CPU works instead", why=why)
+        if first is None:
+            return "gpu", say("MXNet sees a GPU")
+        return "gpu", say("MXNet sees a GPU: {gpu}", gpu=first.describe())
     why = no_gpu_reason(gpus, build)
     if forced == "gpu":
         raise DeviceError(
-            f"MXLEARN_DEVICE=gpu, but {why}.",
-            fix="on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset "
-            "MXLEARN_DEVICE to run on the CPU",
+            say("MXLEARN_DEVICE=gpu, but {why}.", why=why),
+            fix=say(
+                "on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset MXLEARN_DEVICE "
+                "to run on the CPU"
+            ),
         )
     return "cpu", why
 
@@ -99,7 +114,7 @@ def auto_context(verbose: bool = True):
     kind, why = choose_device(seen, gpus, installed_mxnet(), os.environ.get("MXLEARN_DEVICE", ""))
     ctx = mx.gpu(0) if kind == "gpu" else mx.cpu()
     if verbose:
-        print(f"Using {describe(ctx)}: {why}.")
+        print(say("Using {device}: {why}.", device=describe(ctx), why=why))
     return ctx
 
 
@@ -114,12 +129,17 @@ def context_list(count: int = 2, verbose: bool = True) -> list:
     """
     first = auto_context(verbose=False)
     if first.device_type == "gpu" and gpu_count() >= count:
-        contexts, why = [mx.gpu(i) for i in range(count)], f"MXNet sees {gpu_count()} GPUs"
+        contexts = [mx.gpu(i) for i in range(count)]
+        why = say("MXNet sees {count} GPUs", count=gpu_count())
     else:
         contexts = [mx.cpu(i) for i in range(count)]
-        why = f"{count} CPU contexts on the same {os.cpu_count()} cores (no {count} usable GPUs)"
+        why = say(
+            "{count} CPU contexts on the same {cores} cores (no {count} usable GPUs)",
+            count=count,
+            cores=os.cpu_count(),
+        )
     if verbose:
-        print(f"Using {', '.join(str(c) for c in contexts)}: {why}.")
+        print(say("Using {device}: {why}.", device=", ".join(str(c) for c in contexts), why=why))
     return contexts
 
 
@@ -134,7 +154,9 @@ def gpu_memory_text(contexts) -> str:
         except mx.base.MXNetError:
             continue
         used, total = used + size - free, total + size
-    return f"GPU memory {used / 2**30:.1f}/{total / 2**30:.1f} GiB" if total else ""
+    if not total:
+        return ""
+    return say("GPU memory {used:.1f}/{total:.1f} GiB", used=used / 2**30, total=total / 2**30)
 
 
 def _cpu_name() -> str:
@@ -155,11 +177,18 @@ def describe(ctx) -> str:
         text = f"gpu({ctx.device_id}) {name}"
         try:
             free, total = mx.context.gpu_memory_info(ctx.device_id)
-            text += f", {total / 2**30:.1f} GiB ({free / 2**30:.1f} GiB free)"
+            text += say(
+                ", {total:.1f} GiB ({free:.1f} GiB free)", total=total / 2**30, free=free / 2**30
+            )
         except mx.base.MXNetError:
             pass
         return text
-    return f"cpu({ctx.device_id}) {_cpu_name()}, {os.cpu_count()} cores"
+    return say(
+        "cpu({number}) {name}, {cores} cores",
+        number=ctx.device_id,
+        name=_cpu_name(),
+        cores=os.cpu_count(),
+    )
 
 
 def check_context(context, called: str = "Module()"):
@@ -167,31 +196,45 @@ def check_context(context, called: str = "Module()"):
     contexts = list(context) if isinstance(context, (list, tuple)) else [context]
     if not contexts:
         raise ArgumentTypeError(
-            f"{called}: context=[] names no device.", fix="context=mxlearn.auto_context()"
+            say("{called}: context=[] names no device.", called=called),
+            fix="context=mxlearn.auto_context()",
         )
     for ctx in contexts:
         if ctx in (mx.gpu, mx.cpu) or (callable(ctx) and not isinstance(ctx, mx.Context)):
             name = getattr(ctx, "__name__", "gpu")
             raise ArgumentTypeError(
-                f"{called}: context=mx.{name} passes the function itself; a device is made by "
-                "calling it.",
-                fix=f"context=mx.{name}(0)   (or context=mxlearn.auto_context())",
+                say(
+                    "{called}: context=mx.{name} passes the function itself; a device is made "
+                    "by calling it.",
+                    called=called,
+                    name=name,
+                ),
+                fix=say("context=mx.{name}(0)   (or context=mxlearn.auto_context())", name=name),
             )
         if not isinstance(ctx, mx.Context):
             raise ArgumentTypeError(
-                f"{called}: context={ctx!r} is not a device.",
-                fix="context=mx.cpu() or context=mx.gpu(0) (or mxlearn.auto_context())",
+                say("{called}: context={context!r} is not a device.", called=called, context=ctx),
+                fix=say("context=mx.cpu() or context=mx.gpu(0) (or mxlearn.auto_context())"),
             )
         if ctx.device_type == "gpu" and ctx.device_id >= gpu_count():
             seen = gpu_count()
             why = (
                 no_gpu_reason()
                 if seen == 0
-                else f"MXNet sees {seen} GPU(s): gpu(0)..gpu({seen - 1})"
+                else say(
+                    "MXNet sees {count} GPU(s): gpu(0)..gpu({last})", count=seen, last=seen - 1
+                )
             )
             raise DeviceError(
-                f"{called}: context={ctx} cannot be used: {why}.",
-                fix="context=mx.cpu()   (or context=mxlearn.auto_context(), which picks the GPU "
-                "when there is one)",
+                say(
+                    "{called}: context={context} cannot be used: {why}.",
+                    called=called,
+                    context=ctx,
+                    why=why,
+                ),
+                fix=say(
+                    "context=mx.cpu()   (or context=mxlearn.auto_context(), which picks the GPU "
+                    "when there is one)"
+                ),
             )
     return contexts

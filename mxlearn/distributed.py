@@ -27,6 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .errors import InputError, MXLearnError
+from .language import say
 
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.1
@@ -53,14 +54,20 @@ class JobProcess:
     def how_it_ended(self) -> str:
         code = self.popen.returncode
         if code is None:
-            return "is still running"
+            return say("is still running")
         if code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
-                name = f"signal {-code}"
-            return f"was killed by {name}"
-        return f"exited with status {code}"
+                name = say("signal {number}", number=-code)
+            return say("was killed by {signal}", signal=name)
+        return say("exited with status {code}", code=code)
+
+    def ended_text(self) -> str:
+        """'worker 1 (pid 4242) was killed by SIGKILL': the process, then how it ended."""
+        return say(
+            "{role} (pid {pid}) {ended}", role=self.role, pid=self.pid, ended=self.how_it_ended()
+        )
 
 
 @dataclass
@@ -162,9 +169,7 @@ class Job:
             for process in self.processes:
                 code = process.popen.poll()
                 if code is not None and code != 0:
-                    self._fail(
-                        process, f"{process.role} (pid {process.pid}) {process.how_it_ended()}"
-                    )
+                    self._fail(process, process.ended_text())
             if self._all_done(workers):
                 break
             # Servers and the scheduler end (status 0) once every worker has said goodbye,
@@ -176,15 +181,22 @@ class Job:
             if late and running:
                 self._fail(
                     running[0],
-                    f"{running[0].role} (pid {running[0].pid}) was still "
-                    "running after the servers and the scheduler had ended",
+                    say(
+                        "{role} (pid {pid}) was still running after the servers and the "
+                        "scheduler had ended",
+                        role=running[0].role,
+                        pid=running[0].pid,
+                    ),
                 )
             if self.timeout is not None and time.monotonic() - started > self.timeout:
                 running = [p.role for p in self.processes if p.popen.poll() is None]
                 self._fail(
                     None,
-                    f"the time limit of {self.timeout:g} s passed; still running: "
-                    f"{', '.join(running)}",
+                    say(
+                        "the time limit of {seconds:g} s passed; still running: {running}",
+                        seconds=self.timeout,
+                        running=", ".join(running),
+                    ),
                 )
             time.sleep(POLL_SECONDS)
         # servers and the scheduler leave once the workers have said goodbye
@@ -201,12 +213,19 @@ class Job:
         self.stop()
         tail = ""
         if culprit is not None and culprit.last_lines:
-            tail = " Its last output:\n    " + "\n    ".join(culprit.last_lines)
+            tail = say(" Its last output:\n    {lines}", lines="\n    ".join(culprit.last_lines))
         raise DistributedJobError(
-            f"The distributed job stopped: {what}. Every other process of the job was stopped "
-            f"too (in MXNet's parameter server the others would wait for it forever).{tail}",
-            fix="read the failing process's output above (lines prefixed with its role); a "
-            "worker that was killed (SIGKILL) often ran out of memory",
+            say(
+                "The distributed job stopped: {what}. Every other process of the job was "
+                "stopped too (in MXNet's parameter server the others would wait for it "
+                "forever).{tail}",
+                what=what,
+                tail=tail,
+            ),
+            fix=say(
+                "read the failing process's output above (lines prefixed with its role); a "
+                "worker that was killed (SIGKILL) often ran out of memory"
+            ),
         )
 
     # ---------------------------------------------------------------- stopping
@@ -248,12 +267,16 @@ def launch(
     """
     if workers < 1 or servers < 1:
         raise InputError(
-            f"launch(workers={workers}, servers={servers}): a job needs at least one of each.",
+            say(
+                "launch(workers={workers}, servers={servers}): a job needs at least one of each.",
+                workers=workers,
+                servers=servers,
+            ),
             fix="python -m mxlearn launch -n 2 -s 1 train.py",
         )
     if not os.path.isfile(script):
         raise InputError(
-            f"launch(): there is no script '{script}'.",
+            say("launch(): there is no script '{script}'.", script=script),
             fix="python -m mxlearn launch -n 2 path/to/train.py",
         )
     job = Job(script, args, workers, servers, timeout, python, output or sys.stdout)

@@ -21,7 +21,8 @@ PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
 
 
 class MXLearnError(Exception):
-    """Base of every error mxlearn raises; ``fix`` and ``state`` are also kept as attributes."""
+    """Base of every error mxlearn raises (but ``language.LanguageError``, which this module
+    needs to say its own words); ``fix`` and ``state`` are also kept as attributes."""
 
     def __init__(self, problem: str, *, fix: str | None = None, state: str | None = None):
         self.problem = problem

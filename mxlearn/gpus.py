@@ -17,6 +17,8 @@ import shutil
 import subprocess
 from dataclasses import dataclass
 
+from .language import say
+
 # Architectures (compute capability x 10) compiled into the GPU wheels mxlearn installs, as
 # listed by `cuobjdump --list-elf libmxnet.so` of the wheel. No PTX: nothing else can run.
 WHEEL_ARCHITECTURES = {("mxnet-cu112", "1.9.1"): (50, 60, 70, 80, 86)}
@@ -112,8 +114,11 @@ def architectures_text(architectures) -> str:
 
 
 def unsupported_reason(gpu: GpuInfo, build, architectures) -> str:
-    return (
-        f"{gpu.describe()} has no kernels in the installed {build[0]} {build[1]}, which carries "
-        f"machine code for {architectures_text(architectures)} only (no PTX): every operator "
-        f"would fail with 'no kernel image'"
+    return say(
+        "{gpu} has no kernels in the installed {wheel} {version}, which carries machine code for "
+        "{architectures} only (no PTX): every operator would fail with 'no kernel image'",
+        gpu=gpu.describe(),
+        wheel=build[0],
+        version=build[1],
+        architectures=architectures_text(architectures),
     )

@@ -30,6 +30,11 @@ LOCALE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale
 _chosen: str | None = None  # set_language's choice; None: the environment variable decides
 
 
+class LanguageError(ValueError):
+    """A language mxlearn does not speak. (Not an ``MXLearnError``: those say their "Fix:" line
+    through this module, which therefore imports none of them.)"""
+
+
 def set_language(name: str) -> None:
     """Make mxlearn speak ``'en'`` (English) or ``'zh'`` (Chinese) from now on in this process.
 
@@ -38,15 +43,13 @@ def set_language(name: str) -> None:
     global _chosen
     language = _parsed(name)
     if language is None:
-        from .errors import InputError  # errors says its own words through this module
-
-        raise InputError(
+        raise LanguageError(
             say(
-                "mxlearn.set_language({name!r}): mxlearn speaks {languages}.",
+                "mxlearn.set_language({name!r}): mxlearn speaks {languages}.\n"
+                "  Fix: mxlearn.set_language('zh') or mxlearn.set_language('en')",
                 name=name,
-                languages=" and ".join(repr(language) for language in LANGUAGES),
-            ),
-            fix="mxlearn.set_language('zh')",
+                languages=say(" and ").join(repr(language) for language in LANGUAGES),
+            )
         )
     _chosen = language
 
@@ -60,11 +63,10 @@ def current_language() -> str:
         return "en"
     language = _parsed(from_environment)
     if language is None:
-        from .errors import InputError
-
-        # Said in both languages, since the one the reader wants is what is unknown; the fix
-        # is part of the text, as a "Fix:" line would be said in the current language.
-        raise InputError(NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=from_environment))
+        # Said in both languages, since the one the reader wants is what is unknown.
+        raise LanguageError(
+            NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=from_environment)
+        )
     return language
 
 
@@ -81,6 +83,23 @@ def say(template: str, /, **values: object) -> str:
     text = template
     if current_language() != "en":
         text = _catalogue(current_language()).gettext(template)
+    return text.format(**values)
+
+
+def drawn_language() -> str:
+    """The language of words drawn in a figure: Chinese only when a font can draw it."""
+    if current_language() == "zh":
+        from .cjk_font import cjk_font_name
+
+        if cjk_font_name() is None:
+            return "en"  # empty boxes would say nothing; English at least says something
+    return current_language()
+
+
+def say_drawn(template: str, /, **values: object) -> str:
+    """Like :func:`say`, for words drawn in a figure: in :func:`drawn_language`."""
+    language = drawn_language()
+    text = template if language == "en" else _catalogue(language).gettext(template)
     return text.format(**values)
 
 

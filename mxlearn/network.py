@@ -10,6 +10,7 @@ import json
 from dataclasses import dataclass
 
 from ._compat import mx
+from .language import say
 
 # Loss layers whose second input is the label; their label is a class index for the first
 # group and a target value for the second.
@@ -41,7 +42,12 @@ class LabelInput:
         return f"{self.layer}_output"
 
     def describe(self) -> str:
-        return f"{self.op} '{self.layer}' expects the label '{self.name}'"
+        return say(
+            "{op} '{layer}' expects the label '{name}'",
+            op=self.op,
+            layer=self.layer,
+            name=self.name,
+        )
 
 
 def _ignore_label(node: dict) -> float | None:
@@ -80,9 +86,12 @@ def input_names(symbol, label_names=()) -> list[str]:
 
 def describe_inputs(symbol) -> str:
     """One line naming what the network reads, e.g. "data 'data'; label 'softmax_label' (...)"."""
-    parts = [f"data '{n}'" for n in input_names(symbol)]
-    parts += [f"label '{li.name}' ({li.describe()})" for li in label_inputs(symbol)]
-    return "; ".join(parts) if parts else "no inputs"
+    parts = [say("data '{name}'", name=n) for n in input_names(symbol)]
+    parts += [
+        say("label '{name}' ({expects})", name=li.name, expects=li.describe())
+        for li in label_inputs(symbol)
+    ]
+    return "; ".join(parts) if parts else say("no inputs")
 
 
 def infer_param_shapes(symbol, param_names, input_shapes: dict) -> dict | None:

@@ -11,6 +11,7 @@ import numpy as np
 
 from ._compat import mx
 from .errors import InputError
+from .language import say
 
 
 def striped_images(
@@ -54,22 +55,29 @@ class ShapeVaryingIter(mx.io.DataIter):
         super().__init__(batch_size)
         if not groups:
             raise InputError(
-                "ShapeVaryingIter needs at least one group of examples.",
+                say("ShapeVaryingIter needs at least one group of examples."),
                 fix="ShapeVaryingIter(mxlearn.shaped_data.striped_images(), 16)",
             )
         for X, y in groups:
             if len(X) != len(y) or len(X) == 0:
                 raise InputError(
-                    f"ShapeVaryingIter: a group has {len(X)} examples and {len(y)} labels.",
-                    fix="give each group as (X, y) with one label per example",
+                    say(
+                        "ShapeVaryingIter: a group has {examples} examples and {labels} labels.",
+                        examples=len(X),
+                        labels=len(y),
+                    ),
+                    fix=say("give each group as (X, y) with one label per example"),
                 )
         self.groups = [(np.asarray(X, np.float32), np.asarray(y, np.float32)) for X, y in groups]
         dimensions = {X.ndim for X, _ in self.groups}
         if len(dimensions) != 1:
             raise InputError(
-                f"ShapeVaryingIter: the groups' examples have {sorted(dimensions)} dimensions; "
-                "shapes may vary in size, not in the number of dimensions.",
-                fix="give every group the same layout, e.g. (n, channels, height, width)",
+                say(
+                    "ShapeVaryingIter: the groups' examples have {dimensions} dimensions; "
+                    "shapes may vary in size, not in the number of dimensions.",
+                    dimensions=sorted(dimensions),
+                ),
+                fix=say("give every group the same layout, e.g. (n, channels, height, width)"),
             )
         self.data_name, self.label_name = data_name, label_name
         self.shuffle, self._rng = shuffle, np.random.default_rng(seed)

@@ -116,5 +116,6 @@ def test_a_checkpoint_number_that_is_not_a_whole_number_is_explained(tmp_path, e
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
     mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=str(tmp_path / "m"))
     for load in (mxlearn.Module.load, mxlearn.load_checkpoint):
-        with pytest.raises(InputError, match="a whole number of completed epochs"):
+        with pytest.raises(InputError, match="a whole number of completed epochs") as refused:
             load(str(tmp_path / "m"), epoch)
+        assert "-1" not in refused.value.fix  # the example is a number that works

@@ -19,6 +19,8 @@ SECTIONS = {  # every notebook opens with what it teaches and ends with a recap 
     "en": ["**What you will learn**", "## Common mistakes", "## Recap", "## Exercises"],
     "zh": ["**你将学到**", "## 常见错误", "## 小结", "## 练习"],
 }
+ENGLISH_MESSAGES = "mxlearn.set_language('en')"
+CHINESE_MESSAGES = "mxlearn.set_language('zh')"
 
 
 def _name(path: Path) -> str:
@@ -63,9 +65,13 @@ def test_notebook_is_stored_without_outputs(path):
 def test_the_chinese_edition_has_the_same_code_and_chinese_prose(path):
     twin = ROOT / "zh" / path.name
     assert twin.exists(), f"notebooks/zh/{path.name} is missing"
-    # identical cell for cell, apart from the comments (translated in the Chinese edition)
+    # identical cell for cell, apart from the comments (translated in the Chinese edition) and
+    # the language each edition asks mxlearn to speak, in its first code cell
     english = [_without_comments(c) for c in _cells(path, "code")]
-    assert [_without_comments(c) for c in _cells(twin, "code")] == english
+    chinese = [_without_comments(c) for c in _cells(twin, "code")]
+    assert ENGLISH_MESSAGES in english[0] and CHINESE_MESSAGES in chinese[0]
+    chinese[0][chinese[0].index(CHINESE_MESSAGES)] = ENGLISH_MESSAGES
+    assert chinese == english
     for code in _cells(twin, "code"):
         for comment in _comments(code):
             assert any("\u4e00" <= ch <= "\u9fff" for ch in comment), comment

@@ -17,13 +17,14 @@ import ast
 import json
 import os
 import tempfile
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
 PACKAGE = ROOT / "mxlearn"
 CATALOGUE = PACKAGE / "locale" / "zh" / "LC_MESSAGES" / "mxlearn.po"
 COMPILED = CATALOGUE.with_suffix(".mo")
+SAYING = {"say", "say_drawn"}  # the functions of mxlearn/language.py that take a template
 
 
 def templates(package: Path = PACKAGE) -> tuple[dict[str, list[tuple[str, int]]], list[str]]:
@@ -34,13 +35,14 @@ def templates(package: Path = PACKAGE) -> tuple[dict[str, list[tuple[str, int]]]
     for path in sorted(package.rglob("*.py")):
         relative = path.relative_to(package.parent).as_posix()
         for node in ast.walk(ast.parse(path.read_text(), filename=str(path))):
-            if not (isinstance(node, ast.Call) and _called_name(node.func) == "say"):
+            if not (isinstance(node, ast.Call) and _called_name(node.func) in SAYING):
                 continue
             first = node.args[0] if node.args else None
             if isinstance(first, ast.Constant) and isinstance(first.value, str):
                 found.setdefault(first.value, []).append((relative, node.lineno))
             else:
                 problems.append(f"{relative}:{node.lineno}: say() needs one literal string")
+    # ast.walk goes level by level: sort to list the templates in the order of the files
     in_source_order = dict(sorted(found.items(), key=lambda item: min(item[1])))
     return in_source_order, problems
 
@@ -84,8 +86,8 @@ def update(fragments: Path | None = None) -> tuple[int, int]:
         header_comment="# Chinese texts of mxlearn's messages. Run tools/translations.py after\n"
         "# changing a message in the code; it keeps these texts and compiles mxlearn.mo.",
         # Fixed dates: the file changes only when a text does.
-        creation_date=datetime(2026, 11, 30, tzinfo=timezone.utc),
-        revision_date=datetime(2026, 11, 30, tzinfo=timezone.utc),
+        creation_date=datetime(2026, 11, 30, tzinfo=UTC),
+        revision_date=datetime(2026, 11, 30, tzinfo=UTC),
         msgid_bugs_address="",
         last_translator="the mxlearn authors",
         language_team="mxlearn <zh>",

@@ -29,14 +29,9 @@ import numpy as np
 
 from .._compat import mx
 from ..atomic_write import atomic_write, atomic_write_bytes
-from ..errors import (
-    CheckpointError,
-    CheckpointExistsError,
-    DamagedCheckpointError,
-    InputError,
-    NonFiniteError,
-    closest,
-)
+from ..errors import CheckpointError, DamagedCheckpointError
+from ..language import say
+from . import file_messages as messages
 from . import optimizer_state
 from .ndarray_file import check_ndarray_file
 from .prefixes import check_prefix
@@ -104,12 +99,7 @@ def _digest(path: str) -> dict:
 def _check_finite(arg_params: dict, aux_params: dict, epoch: int) -> None:
     bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
     if bad:
-        raise NonFiniteError(
-            f"Checkpoint {epoch} was not saved: parameters {bad[:5]} hold NaN or infinite values, "
-            "so training has diverged (most often the learning rate is too high).",
-            fix="resume from the last good checkpoint with a smaller learning rate, e.g. "
-            "optimizer_params={'learning_rate': 0.01}",
-        )
+        raise messages.not_finite(bad, epoch)
 
 
 def save(
@@ -129,11 +119,7 @@ def save(
     and to save parameters that are not finite.
     """
     if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
-        raise CheckpointExistsError(
-            f"Checkpoint {epoch} of '{prefix}' exists already; saving again would replace it.",
-            fix=f"resume from it: mxlearn.resume({prefix!r}), or save under another prefix "
-            "(or pass overwrite=True)",
-        )
+        raise messages.exists_already(prefix, epoch)
     arg_params, aux_params = module.get_params()
     _check_finite(arg_params, aux_params, epoch)
     sym_json = module.symbol.tojson()
@@ -141,11 +127,7 @@ def save(
         with open(symbol_file(prefix)) as f:
             on_disk = f.read()
         if _canonical(on_disk) != _canonical(sym_json):
-            raise CheckpointExistsError(
-                f"'{symbol_file(prefix)}' holds another network; checkpoints of two networks "
-                "cannot share a prefix.",
-                fix="choose a new prefix for this network",
-            )
+            raise messages.other_network(symbol_file(prefix))
     else:
         atomic_write(symbol_file(prefix), lambda p: module.symbol.save(p))
     save_dict = {f"arg:{k}": v for k, v in arg_params.items()}
@@ -180,7 +162,7 @@ def _save_optimizer(module, prefix: str, epoch: int, settings, files: dict) -> d
     files["optimizer"] = optimizer_file(prefix, epoch)
     optimizer = {**description, "settings": settings}
     if settings is None:  # an optimizer object: its settings are not JSON
-        optimizer["not_saved"] = [*optimizer["not_saved"], "the optimizer's settings"]
+        optimizer["not_saved"] = [*optimizer["not_saved"], say("the optimizer's settings")]
     return optimizer
 
 
@@ -210,25 +192,19 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         with open(path, "rb") as f:
             manifest = json.loads(f.read().decode())
     except FileNotFoundError:
-        raise CheckpointError(f"There is no checkpoint {epoch} of '{prefix}' ({path}).") from None
+        raise messages.no_checkpoint(prefix, epoch, path) from None
     except (UnicodeDecodeError, ValueError) as err:
-        raise DamagedCheckpointError(f"'{path}' is not a readable manifest: {err}.") from None
+        raise messages.unreadable_manifest(path, err) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise DamagedCheckpointError(f"'{path}' is not an mxlearn checkpoint manifest.")
+        raise messages.not_a_manifest(path)
     folder = os.path.dirname(os.path.abspath(prefix))
     for role, entry in _listed_files(manifest, path).items():
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
-            raise DamagedCheckpointError(
-                f"checkpoint {epoch}: its {role} file '{file}' is missing."
-            )
+            raise messages.missing_file(epoch, role, file)
         got = _digest(file)
         if got["size"] != entry["size"] or got["sha256"] != entry["sha256"]:
-            raise DamagedCheckpointError(
-                f"checkpoint {epoch}: '{file}' is damaged: {got['size']} bytes with SHA-256 "
-                f"{got['sha256'][:16]}..., the manifest says {entry['size']} bytes, "
-                f"{entry['sha256'][:16]}...."
-            )
+            raise messages.damaged_file(epoch, file, got, entry)
     return manifest
 
 
@@ -240,12 +216,7 @@ def _listed_files(manifest: dict, path: str) -> dict:
     if not isinstance(listed, dict) or not all(
         isinstance(e, dict) and all(k in e for k in keys) for e in listed.values()
     ):
-        raise DamagedCheckpointError(
-            f"'{path}' is not a complete manifest: its 'files' list, with each file's name, size "
-            "and sha256, is missing or incomplete (edited by hand?).",
-            fix="use another checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
-            "good one), or save again",
-        )
+        raise messages.incomplete_manifest(path)
     return listed
 
 
@@ -276,40 +247,27 @@ def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
             skipped.append((epoch, err.problem))
     # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in problems)
     found = [e for e in saved_epochs(prefix) if e not in manifested_epochs(prefix)]
-    detail = ("; skipped: " + " / ".join(problems)) if problems else ""
-    hint = (
-        f" MXNet-only checkpoints (no manifest) exist for epochs {found}: load them with "
-        "mx.model.load_checkpoint and fit(..., begin_epoch=N)."
-        if found
-        else ""
-    )
-    raise CheckpointError(
-        f"No complete mxlearn checkpoint under '{prefix}'{detail}.{hint}",
-        fix="train with mod.fit(..., checkpoint=prefix) to write resumable checkpoints",
-    )
+    raise messages.none_complete(prefix, problems, found)
 
 
 def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
     """``(arg_params, aux_params)`` from an MXNet ``.params`` file, checked before MXNet parses
     it (against ``expected`` = {'size', 'sha256'} when a manifest gives them)."""
     if not os.path.exists(path):
-        raise CheckpointError(f"There is no parameter file '{path}'.")
+        raise messages.no_params_file(path)
     if os.path.isdir(path):
-        raise InputError(
-            f"'{path}' is a folder, not a parameter file.",
-            fix="name the .params file itself, e.g. 'runs/mlp-0003.params'",
-        )
+        raise messages.params_is_folder(path)
     if expected is not None:
         got = _digest(path)
         if (got["size"], got["sha256"]) != (expected["size"], expected["sha256"]):
-            raise DamagedCheckpointError(f"'{path}' does not match its manifest (damaged).")
+            raise messages.params_not_as_listed(path)
     check_ndarray_file(path)
     try:
         loaded = mx.nd.load(path)
     except mx.base.MXNetError as err:
-        raise DamagedCheckpointError(f"MXNet cannot read '{path}': {err}".splitlines()[0]) from None
+        raise messages.mxnet_cannot_read(path, err) from None
     if not isinstance(loaded, dict):
-        raise DamagedCheckpointError(f"'{path}' holds unnamed arrays, not named parameters.")
+        raise messages.unnamed_arrays(path)
     arg_params, aux_params = {}, {}
     for key, value in loaded.items():
         kind, _, name = key.partition(":")
@@ -347,14 +305,10 @@ def check_epoch(epoch, called: str) -> None:
     """A checkpoint number: the whole number of completed epochs in ``prefix-NNNN.params``."""
     if isinstance(epoch, bool) or not isinstance(epoch, (int, np.integer)) or epoch < 0:
         try:
-            example = int(epoch)
+            example = max(int(epoch), 1)  # a negative number's example would be itself
         except (TypeError, ValueError):
             example = 1
-        raise InputError(
-            f"{called}: the epoch is {type(epoch).__name__} {epoch!r}; a checkpoint's number is "
-            "a whole number of completed epochs (the 0003 of 'prefix-0003.params').",
-            fix=f"pass it as a whole number, e.g. {example}",
-        )
+        raise messages.not_an_epoch(called, epoch, example)
 
 
 def load_checkpoint(prefix: str, epoch: int):
@@ -367,27 +321,20 @@ def load_checkpoint(prefix: str, epoch: int):
     called = f"load_checkpoint({prefix!r}, {epoch!r})"
     check_epoch(epoch, called)
     prefix = check_prefix(prefix, called)
+    loading = f"load_checkpoint({prefix!r}, {epoch})"  # the prefix with '~' expanded
     if not os.path.exists(symbol_file(prefix)):
-        saved = prefixes_in(os.path.dirname(prefix))
-        near = closest(prefix, saved, n=1)
-        where = os.path.dirname(prefix) or "this folder"
-        listed = ", ".join(f"'{p}'" for p in saved) + "." if saved else "none."
-        raise CheckpointError(
-            f"load_checkpoint({prefix!r}, {epoch}): there is no '{symbol_file(prefix)}', so no "
-            f"checkpoint was saved under this prefix. Saved in {where}: {listed}"
-            + (f" Did you mean '{near[0]}'?" if near else ""),
-            fix="use the prefix given to mx.callback.do_checkpoint(prefix) or "
-            "mod.save_checkpoint(prefix, epoch), including its folder (a variable named "
-            "module_prefix in one cell and model_prefix in another is a classic)",
+        folder = os.path.dirname(prefix)
+        raise messages.no_symbol_file(
+            loading, symbol_file(prefix), folder, prefixes_in(folder), prefix
         )
     if not os.path.exists(params_file(prefix, epoch)):
         epochs = saved_epochs(prefix)
-        have = f"saved epochs: {epochs}" if epochs else "no parameter files were saved"
-        raise CheckpointError(
-            f"load_checkpoint({prefix!r}, {epoch}): there is no '{params_file(prefix, epoch)}' "
-            f"({have}). The number counts completed epochs: fit's epoch index 2 is saved as "
-            f"{params_file(os.path.basename(prefix), 3)}.",
-            fix=f"load_checkpoint({prefix!r}, {epochs[-1]})" if epochs else "train and save first",
+        raise messages.no_params_for_epoch(
+            loading,
+            params_file(prefix, epoch),
+            epochs,
+            params_file(os.path.basename(prefix), 3),
+            f"load_checkpoint({prefix!r}, {epochs[-1]})" if epochs else None,
         )
     expected = None
     if os.path.exists(manifest_file(prefix, epoch)):
@@ -408,10 +355,7 @@ def load_symbol(prefix: str):
             text = f.read()
         json.loads(text)
     except (UnicodeDecodeError, ValueError) as err:
-        raise DamagedCheckpointError(
-            f"'{path}' is not valid JSON ({err}): the network file is damaged or was cut short.",
-            fix="save the network again: mod.symbol.save(path), or train again with checkpoints",
-        ) from None
+        raise messages.damaged_symbol(path, err) from None
     return mx.sym.load_json(text)
 
 

@@ -17,6 +17,7 @@ import hashlib
 import numpy as np
 
 from .._compat import mx
+from ..language import say
 
 
 def _sources(iterator) -> list:
@@ -40,14 +41,15 @@ def _sorted_order(rows: np.ndarray) -> tuple[np.ndarray, str]:
 def _not_saved_reason(iterator) -> str | None:
     kind = type(iterator).__name__
     if type(iterator) is not mx.io.NDArrayIter:
-        return (
-            f"the order of the training data (a {kind}: mxlearn saves the order of an "
-            "mx.io.NDArrayIter only)"
+        return say(
+            "the order of the training data (a {kind}: mxlearn saves the order of an "
+            "mx.io.NDArrayIter only)",
+            kind=kind,
         )
     if not all(isinstance(a, mx.nd.NDArray) for a in _sources(iterator)):
-        return "the order of the training data (an NDArrayIter over HDF5 or sparse arrays)"
+        return say("the order of the training data (an NDArrayIter over HDF5 or sparse arrays)")
     if iterator.last_batch_handle == "roll_over":
-        return "the rows a roll_over NDArrayIter carries into the next epoch"
+        return say("the rows a roll_over NDArrayIter carries into the next epoch")
     return None
 
 
@@ -80,17 +82,18 @@ def restore(iterator, arrays: dict, saved: dict) -> str | None:
         return None
     reason = _not_saved_reason(iterator)
     if reason is not None:
-        return f"{reason}; the checkpoint's order is not used"
+        return say("{reason}; the checkpoint's order is not used", reason=reason)
     if iterator.shuffle != saved["shuffle"]:
-        return (
+        return say(
             "the training iterator's shuffle setting differs from the checkpoint's run "
-            f"(shuffle={iterator.shuffle} now), so its batches come in another order"
+            "(shuffle={shuffle} now), so its batches come in another order",
+            shuffle=iterator.shuffle,
         )
     if not saved["shuffle"]:
         return None
     fresh_order, digest = _sorted_order(_rows(iterator))
     if digest != saved["rows_sha256"]:
-        return (
+        return say(
             "the training data holds other rows than the checkpoint's run trained on, so their "
             "order could not be restored"
         )

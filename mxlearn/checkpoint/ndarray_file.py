@@ -7,6 +7,7 @@ import struct
 import numpy as np
 
 from ..errors import DamagedCheckpointError
+from ..language import say
 
 _LIST_MAGIC = 0x112
 _ARRAY_MAGICS = {0xF993FAC9, 0xF993FACA}  # NDArray V2 and V3 (NumPy shape semantics)
@@ -23,15 +24,27 @@ class _Reader:
 
     def fail(self, what: str) -> DamagedCheckpointError:
         return DamagedCheckpointError(
-            f"'{self.path}' is not a complete MXNet parameter file: {what}.",
-            fix="use an earlier checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
-            "good one), or save the parameters again",
+            say(
+                "'{path}' is not a complete MXNet parameter file: {what}.",
+                path=self.path,
+                what=what,
+            ),
+            fix=say(
+                "use an earlier checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
+                "good one), or save the parameters again"
+            ),
         )
 
     def take(self, fmt: str):
         width = struct.calcsize(fmt)
         if self.position + width > self.size:
-            raise self.fail(f"it ends at byte {self.size}, inside a field at byte {self.position}")
+            raise self.fail(
+                say(
+                    "it ends at byte {size}, inside a field at byte {position}",
+                    size=self.size,
+                    position=self.position,
+                )
+            )
         values = struct.unpack_from(fmt, self.data, self.position)
         self.position += width
         return values if len(values) > 1 else values[0]
@@ -46,23 +59,35 @@ class _Reader:
 def _read_array(reader: _Reader, index: int) -> None:
     marker = reader.take("<I")
     if marker not in _ARRAY_MAGICS:
-        raise reader.fail(f"array {index} does not start with an NDArray marker")
+        raise reader.fail(say("array {index} does not start with an NDArray marker", index=index))
     if reader.take("<i") != 0:
-        raise reader.fail(f"array {index} is sparse, which this check does not read")
+        raise reader.fail(
+            say("array {index} is sparse, which this check does not read", index=index)
+        )
     ndim = reader.take("<i")
     numpy_shapes = marker == max(_ARRAY_MAGICS)  # V3: ndim 0 is a scalar, -1 is empty
     if numpy_shapes and ndim == -1 or not numpy_shapes and ndim == 0:
         return  # an empty array: nothing follows its shape
     if not 0 <= ndim <= _MAX_NDIM:
-        raise reader.fail(f"array {index} claims {ndim} dimensions")
+        raise reader.fail(say("array {index} claims {ndim} dimensions", index=index, ndim=ndim))
     shape = [reader.take("<q") for _ in range(ndim)]
     if any(d < 0 for d in shape):
-        raise reader.fail(f"array {index} has a negative dimension {shape}")
+        raise reader.fail(
+            say("array {index} has a negative dimension {shape}", index=index, shape=shape)
+        )
     _dev_type, _dev_id, dtype = reader.take("<iii")
     if dtype not in _DTYPE_SIZES:
-        raise reader.fail(f"array {index} has the unknown type flag {dtype}")
+        raise reader.fail(
+            say("array {index} has the unknown type flag {dtype}", index=index, dtype=dtype)
+        )
     nbytes = int(np.prod(shape, dtype=np.float64)) * _DTYPE_SIZES[dtype]
-    reader.skip(nbytes, f"array {index} {tuple(shape)} needs {nbytes} bytes; the file ends first")
+    short = say(
+        "array {index} {shape} needs {nbytes} bytes; the file ends first",
+        index=index,
+        shape=tuple(shape),
+        nbytes=nbytes,
+    )
+    reader.skip(nbytes, short)
 
 
 def check_ndarray_file(path: str) -> int:
@@ -76,21 +101,38 @@ def check_ndarray_file(path: str) -> int:
         reader = _Reader(path, f.read())
     magic, _reserved = reader.take("<QQ")
     if magic != _LIST_MAGIC:
-        raise reader.fail(f"it starts with {magic:#x}, not MXNet's {_LIST_MAGIC:#x}")
+        raise reader.fail(
+            say(
+                "it starts with {magic}, not MXNet's {expected}",
+                magic=hex(magic),  # hex: as {:#x} writes it
+                expected=hex(_LIST_MAGIC),
+            )
+        )
     count = reader.take("<Q")
     if count > reader.size // 24:
-        raise reader.fail(f"it claims {count} arrays, more than its {reader.size} bytes can hold")
+        raise reader.fail(
+            say(
+                "it claims {count} arrays, more than its {size} bytes can hold",
+                count=count,
+                size=reader.size,
+            )
+        )
     for index in range(count):
         _read_array(reader, index)
     names = reader.take("<Q")
     if names not in (0, count):
-        raise reader.fail(f"it names {names} arrays but holds {count}")
+        raise reader.fail(
+            say("it names {names} arrays but holds {count}", names=names, count=count)
+        )
     for index in range(names):
-        name = reader.skip(reader.take("<Q"), f"the name of array {index} runs past the end")
+        past_end = say("the name of array {index} runs past the end", index=index)
+        name = reader.skip(reader.take("<Q"), past_end)
         try:
             name.decode("utf-8")
         except UnicodeDecodeError:
-            raise reader.fail(f"the name of array {index} is not text") from None
+            raise reader.fail(say("the name of array {index} is not text", index=index)) from None
     if reader.position != reader.size:
-        raise reader.fail(f"{reader.size - reader.position} bytes follow its last array")
+        raise reader.fail(
+            say("{count} bytes follow its last array", count=reader.size - reader.position)
+        )
     return count

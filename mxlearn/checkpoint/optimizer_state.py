@@ -14,12 +14,8 @@ import pickle
 
 from .._compat import mx
 from ..errors import DamagedCheckpointError, InputError, UntrustedFileError
+from ..language import say
 from .update_keys import UpdateKeys
-
-PICKLE_RISK = (
-    "MXNet's .states files are Python pickles: loading one can run any code its author put in "
-    "it (a crafted file can delete files or install software)."
-)
 
 
 class _ArraysOnly(pickle.Unpickler):
@@ -31,10 +27,16 @@ class _ArraysOnly(pickle.Unpickler):
         if (module, name) in self.ALLOWED:
             return super().find_class(module, name)
         raise UntrustedFileError(
-            f"The optimizer-state file asks to create {module}.{name}, which no optimizer state "
-            "holds; it was refused, and nothing in the file ran.",
-            fix="only load .states files you made yourself; mxlearn's own checkpoints "
-            "(fit(checkpoint=...)) need no pickle at all",
+            say(
+                "The optimizer-state file asks to create {module}.{name}, which no optimizer "
+                "state holds; it was refused, and nothing in the file ran.",
+                module=module,
+                name=name,
+            ),
+            fix=say(
+                "only load .states files you made yourself; mxlearn's own checkpoints "
+                "(fit(checkpoint=...)) need no pickle at all"
+            ),
         )
 
 
@@ -44,9 +46,17 @@ def read_pickled_states(path: str, trust: bool, trusted_call: str | None = None)
     if not trust:
         call = trusted_call or f"mod.load_optimizer_states({path!r}, trust=True)"
         raise UntrustedFileError(
-            f"'{path}' was not loaded. {PICKLE_RISK}",
-            fix=f"if you made this file yourself: {call}; mxlearn's checkpoints "
-            "(fit(checkpoint=...), mxlearn.resume) need no pickle",
+            say(
+                "'{path}' was not loaded. MXNet's .states files are Python pickles: loading one "
+                "can run any code its author put in it (a crafted file can delete files or "
+                "install software).",
+                path=path,
+            ),
+            fix=say(
+                "if you made this file yourself: {call}; mxlearn's checkpoints "
+                "(fit(checkpoint=...), mxlearn.resume) need no pickle",
+                call=call,
+            ),
         )
     with open(path, "rb") as f:
         data = f.read()
@@ -56,21 +66,25 @@ def read_pickled_states(path: str, trust: bool, trusted_call: str | None = None)
         raise
     except Exception as err:  # a damaged pickle raises many kinds of error
         raise DamagedCheckpointError(
-            f"'{path}' is not a readable optimizer-state file: {err}"
+            say("'{path}' is not a readable optimizer-state file: {error}", path=path, error=err)
         ) from None
     if isinstance(states, tuple) and len(states) == 2:
         states = states[0]  # (states, optimizer): the optimizer part was refused above if present
     if not isinstance(states, dict):
-        raise DamagedCheckpointError(f"'{path}' does not hold per-weight optimizer states.")
+        raise DamagedCheckpointError(
+            say("'{path}' does not hold per-weight optimizer states.", path=path)
+        )
     return states
 
 
 def require_updater(updater) -> None:
     if updater is None:
         raise InputError(
-            "This module updates its weights inside a distributed kvstore; its optimizer state "
-            "cannot be read from Python.",
-            fix="checkpoint parameters only: mod.save_checkpoint(prefix, epoch)",
+            say(
+                "This module updates its weights inside a distributed kvstore; its optimizer "
+                "state cannot be read from Python."
+            ),
+            fix=say("checkpoint parameters only: mod.save_checkpoint(prefix, epoch)"),
         )
 
 
@@ -98,7 +112,9 @@ def _flatten(state, key: str, arrays: dict):
                 for k, v in state.items()
             }
         }
-    raise InputError(f"optimizer state of type {type(state).__name__} cannot be saved")
+    raise InputError(
+        say("optimizer state of type {kind} cannot be saved", kind=type(state).__name__)
+    )
 
 
 def _rebuild(structure, arrays: dict):
@@ -141,14 +157,16 @@ def scheduler_state(scheduler, not_saved: list) -> dict | None:
         return None
     kind = type(scheduler).__name__
     if getattr(mx.lr_scheduler, kind, None) is not type(scheduler):
-        not_saved.append(f"the learning-rate schedule (a {kind}, not one of MXNet's)")
+        not_saved.append(
+            say("the learning-rate schedule (a {kind}, not one of MXNet's)", kind=kind)
+        )
         return None
     values = {}
     for name, value in vars(scheduler).items():
         if _json_able(value):
             values[name] = value
         else:
-            not_saved.append(f"the learning-rate schedule's {name}")
+            not_saved.append(say("the learning-rate schedule's {name}", name=name))
     return {"class": type(scheduler).__name__, "state": values}
 
 
@@ -163,7 +181,7 @@ def _evolving_state(optimizer, arrays: dict, not_saved: list) -> dict:
         try:
             saved[attribute] = {"arrays": _flatten(value, f"evolving.{attribute}", arrays)}
         except InputError:
-            not_saved.append(f"the optimizer's {attribute}")
+            not_saved.append(say("the optimizer's {attribute}", attribute=attribute))
     return saved
 
 
@@ -173,7 +191,12 @@ def make_scheduler(saved: dict | None):
         return None
     cls = getattr(mx.lr_scheduler, saved["class"], None)
     if cls is None:
-        raise InputError(f"the checkpoint's learning-rate schedule {saved['class']} is unknown")
+        raise InputError(
+            say(
+                "the checkpoint's learning-rate schedule {name} is unknown",
+                name=saved["class"],
+            )
+        )
     scheduler = cls.__new__(cls)
     scheduler.__dict__.update(saved["state"])
     return scheduler
@@ -219,9 +242,16 @@ def restore(updater, arrays: dict, description: dict, keys: UpdateKeys) -> None:
     saved_name = description["optimizer"]
     if type(optimizer).__name__.lower() != saved_name:
         raise InputError(
-            f"the checkpoint's optimizer state is for '{saved_name}', but the module's optimizer "
-            f"is '{type(optimizer).__name__.lower()}'.",
-            fix=f"resume with optimizer='{saved_name}' (or leave the optimizer out of fit)",
+            say(
+                "the checkpoint's optimizer state is for '{saved}', but the module's optimizer "
+                "is '{current}'.",
+                saved=saved_name,
+                current=type(optimizer).__name__.lower(),
+            ),
+            fix=say(
+                "resume with optimizer='{saved}' (or leave the optimizer out of fit)",
+                saved=saved_name,
+            ),
         )
     structures = keys.live(description["states"])
     updater.states = {key: _rebuild(s, arrays) for key, s in structures.items()}

@@ -14,6 +14,7 @@ import os
 from ..atomic_write import atomic_write_bytes
 from ..errors import CheckpointExistsError, InputError
 from ..guards.arguments import check_count
+from ..language import say
 from ..metrics.directions import check_name, direction, improves, resolve_name
 from . import files
 from .prefixes import check_writable_prefix
@@ -62,7 +63,11 @@ class Checkpoint:
         if isinstance(spec, (str, os.PathLike)):
             return cls(os.fspath(spec))
         raise InputError(
-            f"fit(checkpoint={spec!r}): give a prefix such as 'runs/mlp' or a mxlearn.Checkpoint.",
+            say(
+                "fit(checkpoint={spec!r}): give a prefix such as 'runs/mlp' or a "
+                "mxlearn.Checkpoint.",
+                spec=spec,
+            ),
             fix="mod.fit(..., checkpoint='runs/mlp')",
         )
 
@@ -107,20 +112,46 @@ class Checkpoint:
             return
         intact = [e for e in clash if e not in manifested or files.verifies(self.prefix, e)]
         if intact:
-            which = ", ".join(str(e) for e in intact)
-            exist = (
-                "exists already and verifies" if len(intact) == 1 else "exist already and verify"
-            )
-            raise CheckpointExistsError(
-                f"Checkpoint{'s' if len(intact) > 1 else ''} {which} of '{self.prefix}' {exist}; "
-                f"this fit (epochs {begin_epoch}..{num_epoch - 1}) would write "
-                f"{'them' if len(intact) > 1 else 'it'} again, and would refuse only after "
-                "training an epoch.",
-                fix=f"resume from them: mxlearn.resume({self.prefix!r}), or save under another "
-                "prefix (or pass Checkpoint(..., overwrite=True))",
-            )
+            raise self._would_overwrite(intact, begin_epoch, num_epoch)
         self.replaceable = set(clash)
-        print(f"Checkpoints {clash} of '{self.prefix}' are damaged; this fit writes them anew.")
+        print(
+            say(
+                "Checkpoints {epochs} of '{prefix}' are damaged; this fit writes them anew.",
+                epochs=clash,
+                prefix=self.prefix,
+            )
+        )
+
+    def _would_overwrite(self, intact: list[int], begin_epoch: int, num_epoch: int):
+        """The error for checkpoints ``intact`` that this fit would write again."""
+        values = {
+            "which": ", ".join(str(e) for e in intact),
+            "prefix": self.prefix,
+            "first": begin_epoch,
+            "last": num_epoch - 1,
+        }
+        if len(intact) == 1:
+            problem = say(
+                "Checkpoint {which} of '{prefix}' exists already and verifies; this fit (epochs "
+                "{first}..{last}) would write it again, and would refuse only after training an "
+                "epoch.",
+                **values,
+            )
+        else:
+            problem = say(
+                "Checkpoints {which} of '{prefix}' exist already and verify; this fit (epochs "
+                "{first}..{last}) would write them again, and would refuse only after training "
+                "an epoch.",
+                **values,
+            )
+        return CheckpointExistsError(
+            problem,
+            fix=say(
+                "resume from them: mxlearn.resume({prefix!r}), or save under another prefix (or "
+                "pass Checkpoint(..., overwrite=True))",
+                prefix=self.prefix,
+            ),
+        )
 
     def judge_best_by(self, validation_metrics: dict) -> None:
         """Before training: which of the run's validation metrics ``best`` means, and which
@@ -128,8 +159,11 @@ class Checkpoint:
         called = f"Checkpoint(best='{self.best}')"
         if not validation_metrics:
             raise InputError(
-                f"{called} keeps the epoch with the best validation value, and this fit has no "
-                "eval_data.",
+                say(
+                    "{called} keeps the epoch with the best validation value, and this fit has "
+                    "no eval_data.",
+                    called=called,
+                ),
                 fix="mod.fit(train_iter, eval_data=val_iter, checkpoint=mxlearn.Checkpoint(...))",
             )
         name = resolve_name(self.best, validation_metrics, called)

@@ -14,6 +14,7 @@ import os
 import tempfile
 
 from ..errors import InputError
+from ..language import say
 
 EXAMPLE_NAME = "mlp"
 
@@ -28,23 +29,38 @@ def check_prefix(prefix, called: str) -> str:
     prefix = os.path.expanduser(os.fspath(prefix))
     if "\0" in prefix:
         raise InputError(
-            f"{called}: the prefix {prefix!r} holds a NUL character, which no file name can.",
-            fix="use letters, digits, '-' and '_', e.g. 'runs/mlp'",
+            say(
+                "{called}: the prefix {prefix!r} holds a NUL character, which no file name can.",
+                called=called,
+                prefix=prefix,
+            ),
+            fix=say("use letters, digits, '-' and '_', e.g. 'runs/mlp'"),
         )
     if not os.path.basename(prefix) or os.path.isdir(prefix):
         raise InputError(
-            f"{called}: '{prefix}' names a folder; a checkpoint prefix names the files inside "
-            f"it: '{_inside(prefix)}' writes '{_inside(prefix)}-symbol.json', "
-            f"'{_inside(prefix)}-0001.params', ...",
-            fix=f"use the prefix '{_inside(prefix)}' (any name after the folder)",
+            say(
+                "{called}: '{prefix}' names a folder; a checkpoint prefix names the files inside "
+                "it: '{inside}' writes '{inside}-symbol.json', '{inside}-0001.params', ...",
+                called=called,
+                prefix=prefix,
+                inside=_inside(prefix),
+            ),
+            fix=say(
+                "use the prefix '{inside}' (any name after the folder)", inside=_inside(prefix)
+            ),
         )
     folder = os.path.dirname(os.path.abspath(prefix))
     blocking = _file_on_the_way(folder)
     if blocking is not None:
         raise InputError(
-            f"{called}: '{blocking}' is a file, not a folder, so nothing can be saved or found "
-            f"under '{prefix}'.",
-            fix="choose a prefix in a folder, e.g. 'runs/mlp', or move the file away",
+            say(
+                "{called}: '{blocking}' is a file, not a folder, so nothing can be saved or found "
+                "under '{prefix}'.",
+                called=called,
+                blocking=blocking,
+                prefix=prefix,
+            ),
+            fix=say("choose a prefix in a folder, e.g. 'runs/mlp', or move the file away"),
         )
     return prefix
 
@@ -67,24 +83,42 @@ def check_writable_prefix(prefix, called: str) -> str:
     folder = os.path.dirname(os.path.abspath(prefix))
     if not os.path.isdir(folder):
         raise InputError(
-            f"{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
+            say(
+                "{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
+                called=called,
+                folder=folder,
+                prefix=prefix,
+            ),
             fix=f"os.makedirs({folder!r}, exist_ok=True)",
         )
     longest = os.path.basename(prefix) + "-0000.optimizer.params"  # the longest name saved
     limit = os.pathconf(folder, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
     if len(os.fsencode(longest)) > limit:
         raise InputError(
-            f"{called}: the name '{os.path.basename(prefix)}' is too long: the files it names "
-            f"('{longest}') exceed the {limit} bytes a file name may have here.",
-            fix="choose a shorter name, e.g. 'runs/mlp'",
+            say(
+                "{called}: the name '{name}' is too long: the files it names ('{longest}') "
+                "exceed the {limit} bytes a file name may have here.",
+                called=called,
+                name=os.path.basename(prefix),
+                longest=longest,
+                limit=limit,
+            ),
+            fix=say("choose a shorter name, e.g. 'runs/mlp'"),
         )
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as err:
         raise InputError(
-            f"{called}: cannot write into '{folder}' ({err.strerror}), so no checkpoint could "
-            "be saved there; training would have run an epoch before finding out.",
-            fix="choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your notebook",
+            say(
+                "{called}: cannot write into '{folder}' ({reason}), so no checkpoint could be "
+                "saved there; training would have run an epoch before finding out.",
+                called=called,
+                folder=folder,
+                reason=err.strerror,
+            ),
+            fix=say(
+                "choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your notebook"
+            ),
         ) from None
     return prefix

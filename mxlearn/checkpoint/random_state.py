@@ -15,12 +15,16 @@ import base64
 import numpy as np
 
 from .._compat import mx
+from ..language import say
 from . import iterator_order
 
-NOT_SAVED_BY_HAND = (
-    "the training data's order and the random generators' states (only checkpoints that "
-    "fit(checkpoint=...) writes hold them)"
-)
+
+def not_saved_by_hand() -> str:
+    """What a checkpoint that fit did not write (``save_checkpoint``, ``files.save``) lacks."""
+    return say(
+        "the training data's order and the random generators' states (only checkpoints that "
+        "fit(checkpoint=...) writes hold them)"
+    )
 
 
 def draw_run_seed() -> int:
@@ -92,8 +96,12 @@ def _batches(train_data) -> dict:
 def _other_batches(saved: dict | None, now: dict) -> str | None:
     if saved is None or saved == now:
         return None
-    return (
-        f"the training batches are cut differently ({now['rows']} rows, last batch "
-        f"'{now['last_batch_handle']}') than in the checkpoint's run ({saved['rows']} rows, "
-        f"'{saved['last_batch_handle']}'), so every step and the update count differ"
+    return say(
+        "the training batches are cut differently ({rows} rows, last batch '{last}') than in "
+        "the checkpoint's run ({saved_rows} rows, '{saved_last}'), so every step and the update "
+        "count differ",
+        rows=now["rows"],
+        last=now["last_batch_handle"],
+        saved_rows=saved["rows"],
+        saved_last=saved["last_batch_handle"],
     )

@@ -11,14 +11,17 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from ..language import say, say_drawn
 from ..metrics.history import MetricHistory
 from . import files
 from .prefixes import check_prefix
-from .random_state import NOT_SAVED_BY_HAND
+from .random_state import not_saved_by_hand
 
 
 def _epochs_done(count: int) -> str:
-    return "1 epoch is done" if count == 1 else f"{count} epochs are done"
+    if count == 1:
+        return say("1 epoch is done")
+    return say("{count} epochs are done", count=count)
 
 
 @dataclass
@@ -39,7 +42,8 @@ class ResumeState:
     def history(self) -> MetricHistory:
         saved = self.manifest.get("history")
         history = MetricHistory.from_dict(saved) if saved else MetricHistory()
-        history.mark(f"resumed at epoch {self.epoch}", epoch=self.epoch)
+        # drawn on the plot: Chinese only where a font can draw it
+        history.mark(say_drawn("resumed at epoch {epoch}", epoch=self.epoch), epoch=self.epoch)
         return history
 
     @property
@@ -52,26 +56,39 @@ class ResumeState:
         """What the checkpoint could not hold: a resumed run differs there."""
         missing = list((self.optimizer or {}).get("not_saved", []))
         if self.random is None:
-            return [*missing, NOT_SAVED_BY_HAND]
+            return [*missing, not_saved_by_hand()]
         return [*missing, *self.random["not_saved"]]
 
     def explain(self) -> str:
-        text = (
-            f"Resuming from checkpoint {self.epoch} of '{self.prefix}': {_epochs_done(self.epoch)} "
-            f"(epochs 0..{self.epoch - 1}, as MXNet counts), so training goes on with epoch "
-            f"{self.epoch}, i.e. fit(..., begin_epoch={self.epoch})."
-        )
+        sentences = [
+            say(
+                "Resuming from checkpoint {epoch} of '{prefix}': {done} (epochs 0..{last}, as "
+                "MXNet counts), so training goes on with epoch {epoch}, i.e. "
+                "fit(..., begin_epoch={epoch}).",
+                epoch=self.epoch,
+                prefix=self.prefix,
+                done=_epochs_done(self.epoch),
+                last=self.epoch - 1,
+            )
+        ]
         for epoch, problem in self.skipped:
-            text += (
-                f" The newer checkpoint {epoch} is damaged and was passed over ({problem}); "
-                f"a fit from here that saves checkpoint {epoch} replaces it."
+            sentences.append(
+                say(
+                    "The newer checkpoint {epoch} is damaged and was passed over ({problem}); "
+                    "a fit from here that saves checkpoint {epoch} replaces it.",
+                    epoch=epoch,
+                    problem=problem,
+                )
             )
         if self.not_saved:
-            text += (
-                " Not in the checkpoint, so the resumed run will differ from an uninterrupted "
-                "one there: " + "; ".join(self.not_saved) + "."
+            sentences.append(
+                say(
+                    "Not in the checkpoint, so the resumed run will differ from an "
+                    "uninterrupted one there: {items}.",
+                    items=say("; ").join(self.not_saved),
+                )
             )
-        return text
+        return " ".join(sentences)
 
 
 def load_resume_state(prefix: str) -> ResumeState:

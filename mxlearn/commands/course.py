@@ -20,6 +20,8 @@ from nbclient import NotebookClient
 from nbclient.exceptions import CellExecutionError, CellTimeoutError, DeadKernelError
 from nbconvert import HTMLExporter
 
+from ..language import say
+
 WIDGET_VIEW = "application/vnd.jupyter.widget-view+json"
 # a <script> that loads anything from the internet: by src=, or an import() in its body
 EXTERNAL_SCRIPT = re.compile(
@@ -89,8 +91,11 @@ def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> Notebook
         except CellExecutionError as failure:
             error = f"{failure.ename}: {failure.evalue}"
         except (CellTimeoutError, DeadKernelError) as failure:  # the run stops; the copy stays
-            error = (
-                f"{type(failure).__name__}: {str(failure).splitlines()[0]} (see {kernel_log.name})"
+            error = say(
+                "{error}: {message} (see {log})",
+                error=type(failure).__name__,
+                message=str(failure).splitlines()[0],
+                log=kernel_log.name,
             )
     seconds = time.perf_counter() - started
     executed = out_folder / source.name
@@ -111,12 +116,17 @@ def run_course(notebooks: str = "notebooks", out: str = "runs/course") -> list[N
         target = out_root / ("en" if str(edition) == "." else edition)
         run = run_notebook(source, target)
         runs.append(run)
-        status = "ok" if run.error is None else f"FAILED: {run.error}"
+        status = say("ok") if run.error is None else say("FAILED: {error}", error=run.error)
         print(f"  {str(source):48s} {run.seconds:5.1f} s  {status}", flush=True)
     failed = [r for r in runs if r.error]
     print(
-        f"{len(runs)} notebooks in {time.perf_counter() - started:.0f} s, {len(failed)} failed. "
-        f"Executed notebooks and HTML copies (curves included, readable offline): "
-        f"{out_root.resolve()}/"
+        say(
+            "{count} notebooks in {seconds:.0f} s, {failed} failed. Executed notebooks and HTML "
+            "copies (curves included, readable offline): {folder}/",
+            count=len(runs),
+            seconds=time.perf_counter() - started,
+            failed=len(failed),
+            folder=out_root.resolve(),
+        )
     )
     return runs

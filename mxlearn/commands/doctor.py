@@ -6,6 +6,7 @@ import importlib.metadata
 import os
 import platform
 import sys
+import unicodedata
 
 from .._compat import ENV_DEFAULTS, mx
 from ..devices import auto_context
@@ -16,8 +17,10 @@ from ..gpus import (
     installed_mxnet,
     nvidia_gpus,
 )
+from ..language import say
 
 GPU_WHEEL = ("mxnet-cu112", "1.9.1")  # what `make setup MXNET=gpu` installs
+LABEL_WIDTH = 23  # the column of the values
 
 PACKAGES = (
     "mxnet",
@@ -42,66 +45,100 @@ def _version(package: str) -> str | None:
 def widget_support() -> tuple[bool, str]:
     """Whether ipywidgets will render in JupyterLab 4 / Notebook 7 from this environment."""
     if _version("ipywidgets") is None:
-        return False, "ipywidgets is not installed: pip install 'ipywidgets>=8,<9'"
+        return False, say("ipywidgets is not installed: pip install 'ipywidgets>=8,<9'")
     if _version("jupyterlab_widgets") is None:
-        return False, "jupyterlab_widgets is missing: pip install 'jupyterlab_widgets>=3'"
+        return False, say("jupyterlab_widgets is missing: pip install 'jupyterlab_widgets>=3'")
     manager = os.path.join(
         sys.prefix, "share", "jupyter", "labextensions", "@jupyter-widgets", "jupyterlab-manager"
     )
     if not os.path.isdir(manager):
         return (
             False,
-            f"the widget manager extension is not in {manager}: reinstall jupyterlab_widgets",
+            say(
+                "the widget manager extension is not in {folder}: reinstall jupyterlab_widgets",
+                folder=manager,
+            ),
         )
-    return True, f"ipywidgets {_version('ipywidgets')} with its JupyterLab manager installed"
+    return True, say(
+        "ipywidgets {version} with its JupyterLab manager installed",
+        version=_version("ipywidgets"),
+    )
+
+
+def _kernels_verdict(runs: bool | None, installed: bool, wheel, architectures) -> str:
+    """Whether the GPU build (installed, or the one to install) has kernels for a GPU."""
+    values = {"wheel": wheel[0], "version": wheel[1]}
+    if runs is None:
+        return say("unknown for {wheel} {version} (its architectures are not on record)", **values)
+    if runs and installed:
+        return say("yes: the installed {wheel} {version} has kernels for it", **values)
+    if runs:
+        return say("yes: the GPU build {wheel} {version} has kernels for it", **values)
+    values["architectures"] = architectures_text(architectures)
+    if installed:
+        return say(
+            "NO: the installed {wheel} {version} carries {architectures} only (no PTX); "
+            "mxlearn.auto_context() uses the CPU",
+            **values,
+        )
+    return say(
+        "NO: the GPU build {wheel} {version} carries {architectures} only (no PTX); "
+        "mxlearn.auto_context() uses the CPU",
+        **values,
+    )
 
 
 def gpu_rows() -> None:
     """Each GPU the driver shows, and whether MXNet's GPU build can run on it."""
     gpus = nvidia_gpus()
     if not gpus:
-        _row("gpus", "none (no NVIDIA driver, or it shows no GPU: nvidia-smi tells)")
+        _row(say("gpus"), say("none (no NVIDIA driver, or it shows no GPU: nvidia-smi tells)"))
         return
     build = installed_mxnet()
     gpu_build = build if build and build[0] != "mxnet" else None
     wheel = gpu_build or GPU_WHEEL
     architectures = build_architectures(wheel)
     for gpu in gpus:
-        used = f", {gpu.memory_used_mib / 1024:.1f} GiB in use" if gpu.memory_used_mib else ""
-        _row(f"gpu {gpu.index}", gpu.describe() + used)
-        runs = has_kernels(gpu, architectures)
-        owner = "the installed" if gpu_build else "the GPU build"
-        if runs is None:
-            verdict = f"unknown for {wheel[0]} {wheel[1]} (its architectures are not on record)"
-        elif runs:
-            verdict = f"yes: {owner} {wheel[0]} {wheel[1]} has kernels for it"
-        else:
-            verdict = (
-                f"NO: {owner} {wheel[0]} {wheel[1]} carries {architectures_text(architectures)} "
-                "only (no PTX); mxlearn.auto_context() uses the CPU"
-            )
-        _row("  mxnet kernels", verdict)
+        used = ""
+        if gpu.memory_used_mib:
+            used = say(", {used:.1f} GiB in use", used=gpu.memory_used_mib / 1024)
+        _row(say("gpu {index}", index=gpu.index), gpu.describe() + used)
+        verdict = _kernels_verdict(
+            has_kernels(gpu, architectures), gpu_build is not None, wheel, architectures
+        )
+        _row("  " + say("mxnet kernels"), verdict)
     if not gpu_build:
-        _row("  note", "the CPU build of MXNet is installed: `make setup MXNET=gpu` for the GPU")
+        _row(
+            "  " + say("note"),
+            say("the CPU build of MXNet is installed: `make setup MXNET=gpu` for the GPU"),
+        )
+
+
+def _padded(label: str, width: int = LABEL_WIDTH) -> str:
+    """``label`` filled with spaces to ``width`` columns; a Chinese character takes two."""
+    columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label)
+    return label + " " * max(0, width - columns)
 
 
 def _row(label: str, value: str) -> None:
-    print(f"{label:<23} {value}")
+    print(f"{_padded(label)} {value}")
 
 
 def run_doctor() -> None:
-    _row("python", f"{sys.version.split()[0]} ({platform.system()} {platform.machine()})")
+    python = f"{sys.version.split()[0]} ({platform.system()} {platform.machine()})"
+    _row("python", python)
     for package in PACKAGES:
         version = _version(package)
         if version:
             _row(package, version)
     features = mx.runtime.Features()
     flags = [f for f in ("CUDA", "CUDNN", "MKLDNN", "DIST_KVSTORE") if features.is_enabled(f)]
-    _row("mxnet build", ", ".join(flags) or "no optional features")
+    _row(say("mxnet build"), ", ".join(flags) or say("no optional features"))
     gpu_rows()
     for name in ENV_DEFAULTS:
         _row(name, str(os.environ.get(name)))
-    print(f"{'device':<23} ", end="")
+    print(f"{_padded(say('device'))} ", end="")
     auto_context()
     ok, why = widget_support()
-    _row("widgets", f"{'will render' if ok else 'will NOT render'}: {why}")
+    verdict = say("will render: {why}", why=why) if ok else say("will NOT render: {why}", why=why)
+    _row(say("widgets"), verdict)

@@ -14,6 +14,7 @@ import time
 from .. import checkpoint, datasets, models
 from .._compat import mx
 from ..devices import auto_context
+from ..language import say
 from ..module import Module
 from ..seeding import seed
 
@@ -32,12 +33,16 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     os.makedirs(out_dir, exist_ok=True)
     prefix = os.path.join(out_dir, "mx_mlp")
 
-    _step(1, "Device and data")
+    _step(1, say("Device and data"))
     ctx = auto_context()
     train_iter, val_iter = datasets.letter_iters(batch_size=batch_size)
     print(
-        f"    training batches of {train_iter.provide_data[0].shape}, labels "
-        f"{train_iter.provide_label[0].shape}; data: {datasets.LETTER_ATTRIBUTION}"
+        say(
+            "    training batches of {data_shape}, labels {label_shape}; data: {source}",
+            data_shape=train_iter.provide_data[0].shape,
+            label_shape=train_iter.provide_label[0].shape,
+            source=datasets.letter_attribution(),
+        )
     )
 
     net = models.mlp()
@@ -45,19 +50,38 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     mod, y = _high_level_api(net, ctx, train_iter, val_iter, epochs)
     accuracy = _checkpoints(net, ctx, train_iter, val_iter, epochs, prefix)
     seconds = time.perf_counter() - started
-    print(f"\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {MIN_ACCURACY})")
-    print(f"Tour finished in {seconds:.1f} s on {ctx}; checkpoints are in {out_dir}/")
+    print(
+        say(
+            "\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {minimum})",
+            accuracy=accuracy,
+            minimum=MIN_ACCURACY,
+        )
+    )
+    print(
+        say(
+            "Tour finished in {seconds:.1f} s on {context}; checkpoints are in {folder}/",
+            seconds=seconds,
+            context=ctx,
+            folder=out_dir,
+        )
+    )
     if accuracy <= MIN_ACCURACY:
-        raise RuntimeError(f"the tour's accuracy {accuracy:.4f} did not exceed {MIN_ACCURACY}")
+        raise RuntimeError(
+            say(
+                "the tour's accuracy {accuracy:.4f} did not exceed {minimum}",
+                accuracy=accuracy,
+                minimum=MIN_ACCURACY,
+            )
+        )
     return {"accuracy": accuracy, "prediction_shape": y.shape, "seconds": seconds}
 
 
 def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
-    _step(2, "Create a Module: symbol, context, data_names, label_names")
+    _step(2, say("Create a Module: symbol, context, data_names, label_names"))
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
     print(f"    mod.state = '{mod.state}'")
 
-    _step(3, "Intermediate API: bind, init_params, init_optimizer, metric")
+    _step(3, say("Intermediate API: bind, init_params, init_optimizer, metric"))
     mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)
     mod.init_params(initializer=mx.init.Uniform(scale=0.1))
     mod.init_optimizer(optimizer="sgd", optimizer_params=(("learning_rate", LEARNING_RATE),))
@@ -65,7 +89,12 @@ def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
     print(f"    mod.state = '{mod.state}'")
     print("    " + repr(mod).replace("\n", "\n    "))
 
-    _step(4, f"Manual loop, {epochs} epochs: forward, update_metric, backward, update")
+    _step(
+        4,
+        say(
+            "Manual loop, {epochs} epochs: forward, update_metric, backward, update", epochs=epochs
+        ),
+    )
     for epoch in range(epochs):
         train_iter.reset()
         metric.reset()
@@ -75,11 +104,18 @@ def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
             mod.backward()
             mod.update()
         name, value = metric.get()
-        print(f"    Epoch {epoch}, training {name} {value:.4f}")
+        print(
+            say(
+                "    Epoch {epoch}, training {name} {value:.4f}",
+                epoch=epoch,
+                name=name,
+                value=value,
+            )
+        )
 
 
 def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
-    _step(5, f"High-level API: fit a new module for {epochs} epochs")
+    _step(5, say("High-level API: fit a new module for {epochs} epochs", epochs=epochs))
     train_iter.reset()  # the manual loop left it at its end; fit does not reset it first
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
     mod.fit(
@@ -91,17 +127,20 @@ def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
         num_epoch=epochs,
     )
 
-    _step(6, "Predict and score")
+    _step(6, say("Predict and score"))
     y = mod.predict(val_iter)
     print(f"    mod.predict(val_iter).shape = {y.shape}")
     score = mod.score(val_iter, ["acc"])
-    print(f"    Accuracy score is {score[0][1]:f}")
+    print(say("    Accuracy score is {accuracy:f}", accuracy=score[0][1]))
     return mod, y
 
 
 def _checkpoints(net, ctx, train_iter, val_iter, epochs: int, prefix: str) -> float:
     """Save every epoch, reload one checkpoint, resume from it; the final accuracy."""
-    _step(7, f"Checkpoint every epoch with mx.callback.do_checkpoint('{prefix}')")
+    _step(
+        7,
+        say("Checkpoint every epoch with mx.callback.do_checkpoint('{prefix}')", prefix=prefix),
+    )
     train_iter.reset()
     mod = Module(symbol=net, context=ctx)
     mod.fit(
@@ -111,21 +150,51 @@ def _checkpoints(net, ctx, train_iter, val_iter, epochs: int, prefix: str) -> fl
         epoch_end_callback=mx.callback.do_checkpoint(prefix),
     )
     print(
-        f"    saved epochs: {checkpoint.saved_epochs(prefix)} (the number counts completed epochs)"
+        say(
+            "    saved epochs: {epochs} (the number counts completed epochs)",
+            epochs=checkpoint.saved_epochs(prefix),
+        )
     )
 
     resume_from = max(1, epochs - 2)
-    _step(8, f"Reload checkpoint {resume_from}: load_checkpoint, then set_params")
+    _step(
+        8,
+        say(
+            "Reload checkpoint {epoch}: load_checkpoint, then set_params",
+            epoch=resume_from,
+        ),
+    )
     sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, resume_from)
-    print(f"    the saved network is the one we built: {sym.tojson() == net.tojson()}")
+    print(
+        say(
+            "    the saved network is the one we built: {same}",
+            same=sym.tojson() == net.tojson(),
+        )
+    )
     mod.set_params(arg_params, aux_params)
-    print(f"    accuracy of checkpoint {resume_from}: {mod.score(val_iter, 'acc')[0][1]:f}")
+    print(
+        say(
+            "    accuracy of checkpoint {epoch}: {accuracy:f}",
+            epoch=resume_from,
+            accuracy=mod.score(val_iter, "acc")[0][1],
+        )
+    )
 
+    return _resume(sym, arg_params, aux_params, ctx, train_iter, val_iter, epochs, resume_from)
+
+
+def _resume(sym, arg_params, aux_params, ctx, train_iter, val_iter, epochs, resume_from) -> float:
+    """Resume fit from the reloaded checkpoint with begin_epoch; the final accuracy."""
     final_epoch = resume_from + epochs
     _step(
         9,
-        f"Resume fit from checkpoint {resume_from}: begin_epoch={resume_from}, "
-        f"num_epoch={final_epoch} (trains epochs {resume_from}..{final_epoch - 1})",
+        say(
+            "Resume fit from checkpoint {epoch}: begin_epoch={epoch}, num_epoch={final} "
+            "(trains epochs {epoch}..{last})",
+            epoch=resume_from,
+            final=final_epoch,
+            last=final_epoch - 1,
+        ),
     )
     train_iter.reset()
     mod = Module(symbol=sym, context=ctx)

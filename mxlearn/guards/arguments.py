@@ -12,6 +12,7 @@ import numpy as np
 from .. import network
 from .._compat import mx
 from ..errors import ArgumentTypeError, InputError, closest, did_you_mean
+from ..language import say
 from .lifecycle import BIND_CALL
 
 
@@ -23,7 +24,12 @@ def refuse_unknown(called: str, unknown: dict, method) -> None:
     name = next(iter(unknown))
     known = [p for p in inspect.signature(method).parameters if p not in ("self", "unknown")]
     raise ArgumentTypeError(
-        f"{called} has no argument '{name}'. " + did_you_mean(name, known),
+        say(
+            "{called} has no argument '{name}'. {hint}",
+            called=called,
+            name=name,
+            hint=did_you_mean(name, known),
+        ),
         fix=f"{called[:-1]}{(closest(name, known) or known)[0]}=...)",
     )
 
@@ -38,7 +44,10 @@ def as_list(callbacks) -> list:
 def check_symbol(symbol) -> None:
     if not isinstance(symbol, mx.sym.Symbol):
         raise ArgumentTypeError(
-            f"Module(symbol=...) needs a network built with mx.sym; got {type(symbol).__name__}.",
+            say(
+                "Module(symbol=...) needs a network built with mx.sym; got {kind}.",
+                kind=type(symbol).__name__,
+            ),
             fix="net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())",
         )
 
@@ -48,8 +57,12 @@ def as_name_list(names, argument: str) -> list[str]:
         return []
     if isinstance(names, str):
         raise ArgumentTypeError(
-            f"Module({argument}='{names}'): {argument} is a list of names; a bare string would be "
-            "read letter by letter.",
+            say(
+                "Module({argument}='{names}'): {argument} is a list of names; a bare string would "
+                "be read letter by letter.",
+                argument=argument,
+                names=names,
+            ),
             fix=f"Module(net, {argument}=['{names}'])",
         )
     return list(names)
@@ -66,29 +79,21 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
     expected_data = network.input_names(symbol)
     expected_labels = [li.name for li in labels]
     fix = f"Module(net, data_names={expected_data}, label_names={expected_labels or None})"
-    reads = f"The network reads: {network.describe_inputs(symbol)}."
+    reads = say("The network reads: {inputs}.", inputs=network.describe_inputs(symbol))
     for name in data_names:
         if name not in args:
             raise InputError(
-                f"Module(data_names={data_names}): the network has no input '{name}'. {reads}",
+                say(
+                    "Module(data_names={data_names}): the network has no input '{name}'. {reads}",
+                    data_names=data_names,
+                    name=name,
+                    reads=reads,
+                ),
                 fix=fix,
             )
     for name in label_names:
-        if name in args:
-            continue
-        if labels:
-            problem = f"Module(label_names={label_names}): the network has no input '{name}'; "
-            problem += "; ".join(li.describe() for li in labels) + "."
-        else:
-            problem = (
-                f"Module(label_names={label_names}): the network takes no label, because it "
-                "ends without a loss layer such as SoftmaxOutput, so it cannot be trained."
-            )
-            fix = (
-                "end the network with net = mx.sym.SoftmaxOutput(net, name='softmax'); "
-                "for a network that only predicts: Module(net, label_names=None)"
-            )
-        raise InputError(problem, fix=fix)
+        if name not in args:
+            _refuse_label(label_names, name, labels, fix)
     for argument, names in (
         ("state_names", state_names),
         ("fixed_param_names", fixed_param_names),
@@ -96,17 +101,51 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
         for name in names:
             if name not in args:
                 raise InputError(
-                    f"Module({argument}={names}): the network has no argument '{name}'. "
-                    + did_you_mean(name, args)
+                    say(
+                        "Module({argument}={names}): the network has no argument '{name}'. {hint}",
+                        argument=argument,
+                        names=names,
+                        name=name,
+                        hint=did_you_mean(name, args),
+                    )
                 )
+
+
+def _refuse_label(label_names: list, name: str, labels: list, fix: str) -> None:
+    """A label name the network does not read: named with the labels it does read, if any."""
+    if labels:
+        problem = say(
+            "Module(label_names={label_names}): the network has no input '{name}'; {labels}.",
+            label_names=label_names,
+            name=name,
+            labels="; ".join(li.describe() for li in labels),
+        )
+    else:
+        problem = say(
+            "Module(label_names={label_names}): the network takes no label, because it "
+            "ends without a loss layer such as SoftmaxOutput, so it cannot be trained.",
+            label_names=label_names,
+        )
+        fix = say(
+            "end the network with net = mx.sym.SoftmaxOutput(net, name='softmax'); "
+            "for a network that only predicts: Module(net, label_names=None)"
+        )
+    raise InputError(problem, fix=fix)
 
 
 def check_work_load(work_load_list, contexts) -> None:
     if work_load_list is not None and len(work_load_list) != len(contexts):
         raise InputError(
-            f"Module(work_load_list={list(work_load_list)}) gives {len(work_load_list)} "
-            f"shares for {len(contexts)} devices.",
-            fix=f"one number per device, e.g. work_load_list={[1] * len(contexts)}",
+            say(
+                "Module(work_load_list={work_load_list}) gives {shares} shares for {devices} "
+                "devices.",
+                work_load_list=list(work_load_list),
+                shares=len(work_load_list),
+                devices=len(contexts),
+            ),
+            fix=say(
+                "one number per device, e.g. work_load_list={example}", example=[1] * len(contexts)
+            ),
         )
 
 
@@ -123,17 +162,22 @@ def as_descs(shapes, argument: str) -> list:
         for d in descs
     ):
         raise ArgumentTypeError(
-            f"mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as "
-            "[('data', (32, 16))], which is what an iterator's provide_data gives.",
+            say(
+                "mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as "
+                "[('data', (32, 16))], which is what an iterator's provide_data gives.",
+                argument=argument,
+                shapes=shapes,
+            ),
             fix=BIND_CALL,
         )
     return descs
 
 
-def shapes_text(descs, empty: str = "none") -> str:
-    """Input shapes as errors and the summary show them: ``data (32, 16), softmax_label (32,)``."""
+def shapes_text(descs, empty: str | None = None) -> str:
+    """Input shapes as errors and the summary show them: ``data (32, 16), softmax_label (32,)``;
+    ``empty`` (by default "none", said) when there are none."""
     if not descs:
-        return empty
+        return say("none") if empty is None else empty
     return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
 
 
@@ -150,8 +194,11 @@ def engine_reason(err: Exception) -> str:
 def check_initializer(initializer) -> None:
     if isinstance(initializer, type):
         raise ArgumentTypeError(
-            f"mod.init_params(initializer={initializer.__name__}): that is the initializer "
-            "class; pass an initializer object.",
+            say(
+                "mod.init_params(initializer={name}): that is the initializer class; pass an "
+                "initializer object.",
+                name=initializer.__name__,
+            ),
             fix=f"mod.init_params(initializer=mx.init.{initializer.__name__}())",
         )
 
@@ -159,8 +206,10 @@ def check_initializer(initializer) -> None:
 def check_param_dicts(arg_params) -> None:
     if not isinstance(arg_params, dict):
         raise ArgumentTypeError(
-            "mod.set_params(arg_params, aux_params) takes the two dicts that "
-            "mx.model.load_checkpoint returns.",
+            say(
+                "mod.set_params(arg_params, aux_params) takes the two dicts that "
+                "mx.model.load_checkpoint returns."
+            ),
             fix="sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, epoch); "
             "mod.set_params(arg_params, aux_params)",
         )
@@ -169,7 +218,7 @@ def check_param_dicts(arg_params) -> None:
 def refuse_metric_object(eval_metric) -> None:
     """update_metric got something that is not an mx.metric.EvalMetric."""
     raise ArgumentTypeError(
-        f"mod.update_metric() takes a metric object; got {eval_metric!r}.",
+        say("mod.update_metric() takes a metric object; got {metric!r}.", metric=eval_metric),
         fix="metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)",
     )
 
@@ -177,8 +226,8 @@ def refuse_metric_object(eval_metric) -> None:
 def refuse_missing_labels() -> None:
     """update_metric got labels=None."""
     raise InputError(
-        "mod.update_metric(metric, None): there are no labels to compare with.",
-        fix="mod.update_metric(metric, batch.label) with a batch from a labelled iterator",
+        say("mod.update_metric(metric, None): there are no labels to compare with."),
+        fix=say("mod.update_metric(metric, batch.label) with a batch from a labelled iterator"),
     )
 
 
@@ -193,18 +242,28 @@ def engine_errors_explained(data_descs, label_descs):
             raise
         reason = engine_reason(err)
         shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
-        fix = f"check the input shapes against the layers: mod.symbol.infer_shape({shapes}) "
-        fix += "shows the same error without binding"
+        fix = say(
+            "check the input shapes against the layers: mod.symbol.infer_shape({shapes}) "
+            "shows the same error without binding",
+            shapes=shapes,
+        )
         if "should be 4D" in reason:
-            fix = "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
+            fix = say(
+                "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
+            )
         if "uniform type" in reason or "data type" in reason:  # a dtype, not a shape
-            fix = (
+            fix = say(
                 "give every input the network's type, float32: X.astype('float32') and "
                 "y.astype('float32') before making the iterator (or mx.sym.Cast in the network)"
             )
         raise InputError(
-            f"mod.bind(): MXNet cannot build this network for data {shapes_text(data_descs)} "
-            f"and labels {shapes_text(label_descs)}: {reason}",
+            say(
+                "mod.bind(): MXNet cannot build this network for data {data} and labels "
+                "{labels}: {reason}",
+                data=shapes_text(data_descs),
+                labels=shapes_text(label_descs),
+                reason=reason,
+            ),
             fix=fix,
         ) from None
 
@@ -214,8 +273,11 @@ def check_inference_data(eval_data, called: str) -> bool:
     is_array = isinstance(eval_data, (np.ndarray, mx.nd.NDArray))
     if not is_array and not isinstance(eval_data, mx.io.DataIter):
         raise ArgumentTypeError(
-            f"{called} takes a data iterator (or, for predict, an array); got "
-            f"{type(eval_data).__name__}.",
+            say(
+                "{called} takes a data iterator (or, for predict, an array); got {kind}.",
+                called=called,
+                kind=type(eval_data).__name__,
+            ),
             fix="val_iter = mx.io.NDArrayIter(X_val, y_val, batch_size=32)",
         )
     return is_array
@@ -224,22 +286,27 @@ def check_inference_data(eval_data, called: str) -> bool:
 def check_rows(shape, called: str) -> None:
     if not shape or shape[0] == 0:
         raise InputError(
-            f"{called}: the array has no rows (shape {tuple(shape)}), so there is nothing to "
-            "compute.",
-            fix="pass at least one row, e.g. mod.predict(X[:1])",
+            say(
+                "{called}: the array has no rows (shape {shape}), so there is nothing to compute.",
+                called=called,
+                shape=tuple(shape),
+            ),
+            fix=say("pass at least one row, e.g. mod.predict(X[:1])"),
         )
 
 
 def check_labelled_data(eval_data) -> None:
     if isinstance(eval_data, mx.io.DataIter) and not eval_data.provide_label:
         raise InputError(
-            "mod.score(): the iterator has no labels to compare the predictions with.",
-            fix="mx.io.NDArrayIter(X_val, y_val, batch_size=32); for outputs alone: "
-            "mod.predict(val_iter)",
+            say("mod.score(): the iterator has no labels to compare the predictions with."),
+            fix=say(
+                "mx.io.NDArrayIter(X_val, y_val, batch_size=32); for outputs alone: "
+                "mod.predict(val_iter)"
+            ),
         )
     if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
         raise ArgumentTypeError(
-            "mod.score() needs labels as well as data, so it takes an iterator, not an array.",
+            say("mod.score() needs labels as well as data, so it takes an iterator, not an array."),
             fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
         )
 
@@ -269,7 +336,12 @@ def check_count(value, name: str, called: str, example: str, allow_none: bool = 
         return
     if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
         raise InputError(
-            f"{called}: {name}={value!r}, but {name} counts epochs: a whole number, at least 1.",
+            say(
+                "{called}: {name}={value!r}, but {name} is a count: a whole number, at least 1.",
+                called=called,
+                name=name,
+                value=value,
+            ),
             fix=example,
         )
 
@@ -280,15 +352,29 @@ def check_kvstore(kvstore, called: str) -> None:
     kernel)."""
     if isinstance(kvstore, str) and kvstore not in KVSTORE_TYPES:
         raise InputError(
-            f"{called}: kvstore='{kvstore}' is not a kvstore type MXNet knows; it would quietly "
-            "use a local one. " + did_you_mean(kvstore, KVSTORE_TYPES),
-            fix="kvstore='local' (one process), 'device' (several GPUs), or 'dist_sync' with a "
-            "launcher",
+            say(
+                "{called}: kvstore='{kvstore}' is not a kvstore type MXNet knows; it would quietly "
+                "use a local one. {hint}",
+                called=called,
+                kvstore=kvstore,
+                hint=did_you_mean(kvstore, KVSTORE_TYPES),
+            ),
+            fix=say(
+                "kvstore='local' (one process), 'device' (several GPUs), or 'dist_sync' with a "
+                "launcher"
+            ),
         )
     if isinstance(kvstore, str) and "dist" in kvstore and "DMLC_ROLE" not in os.environ:
         raise InputError(
-            f"{called}: kvstore='{kvstore}' trains with a scheduler and servers, and none were "
-            "started for this process: MXNet would wait for them, or stop the process.",
-            fix="in a terminal: python -m mxlearn launch -n 2 -s 1 train.py (a script that calls "
-            f"fit(..., kvstore='{kvstore}')); here, kvstore='local' or 'device'",
+            say(
+                "{called}: kvstore='{kvstore}' trains with a scheduler and servers, and none were "
+                "started for this process: MXNet would wait for them, or stop the process.",
+                called=called,
+                kvstore=kvstore,
+            ),
+            fix=say(
+                "in a terminal: python -m mxlearn launch -n 2 -s 1 train.py (a script that calls "
+                "fit(..., kvstore='{kvstore}')); here, kvstore='local' or 'device'",
+                kvstore=kvstore,
+            ),
         )

@@ -17,7 +17,8 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import InputError
-from .data_values import LabelRule
+from ..language import say
+from .data_values import LabelRule, what_words
 
 
 def _float32(array):
@@ -30,9 +31,9 @@ class QueuedValueChecks:
         self.what = what
         self.data_names = list(data_names)
         self.rules = rules
-        # per batch: (where, reductions, what each reduction checks: a data name, a LabelRule
-        # or a label name without a rule)
-        self.pending: list[tuple[str, list, list]] = []
+        # per batch: (its number in the pass, reductions, what each reduction checks: a data
+        # name, a LabelRule or a label name without a rule)
+        self.pending: list[tuple[int, list, list]] = []
         self.batches = 0
 
     def queue(self, batch, label_names: list[str]) -> None:
@@ -52,7 +53,7 @@ class QueuedValueChecks:
                 label = label.reshape((-1,))  # a view: no device work
             reductions.append(_float32(mx.nd.sort(label)))  # min, max and any NaN in one call
             subjects.append(rule)
-        self.pending.append((f"batch {self.batches}", reductions, subjects))
+        self.pending.append((self.batches, reductions, subjects))
         self.batches += 1
 
     def start_pass(self) -> None:
@@ -66,47 +67,68 @@ class QueuedValueChecks:
         pending, self.pending = self.pending, []
         values = mx.nd.concat(*[r for _, rs, _ in pending for r in rs], dim=0).asnumpy()
         position = 0
-        for where, reductions, subjects in pending:
+        for batch, reductions, subjects in pending:
             for reduction, subject in zip(reductions, subjects):
                 size = reduction.shape[0]
                 found = values[position : position + size]
                 position += size
                 if isinstance(subject, LabelRule):
-                    self._judge_classes(where, subject, found)
+                    self._judge_classes(batch, subject, found)
                 elif not math.isfinite(found[0]):
-                    self._refuse_values(where, subject)
+                    self._refuse_values(batch, subject)
 
     def read_at_end(self, _param=None) -> None:
         """As score's first score_end_callback: the checks are read before the score is used."""
         self.read()
 
-    def _refuse_values(self, where: str, name: str) -> None:
-        kind = (
-            f"data '{name}' of {where} holds"
-            if name in self.data_names
-            else f"labels '{name}' of {where} hold"
-        )
+    def _refuse_values(self, batch: int, name: str) -> None:
+        facts = dict(what=what_words(self.what), name=name, batch=batch)
+        if name in self.data_names:
+            problem = say(
+                "The {what} data '{name}' of batch {batch} holds NaN, infinite or absurdly large "
+                "values (past 1.8e19): they turn the results (and, in training, every weight) "
+                "into NaN. mxlearn checks every batch of an iterator it cannot read in memory "
+                "when it next reads the device.",
+                **facts,
+            )
+        else:
+            problem = say(
+                "The {what} labels '{name}' of batch {batch} hold NaN, infinite or absurdly "
+                "large values (past 1.8e19): they turn the results (and, in training, every "
+                "weight) into NaN. mxlearn checks every batch of an iterator it cannot read in "
+                "memory when it next reads the device.",
+                **facts,
+            )
         raise InputError(
-            f"The {self.what} {kind} NaN, infinite or absurdly large "
-            "values (past 1.8e19): they turn the results (and, in training, every weight) into "
-            "NaN. mxlearn checks every batch of an iterator it cannot read in memory when it "
-            "next reads the device.",
-            fix="clean the data where the iterator reads it, e.g. keep the finite rows: "
-            "ok = np.isfinite(X).all(axis=1) & np.isfinite(y); X, y = X[ok], y[ok]",
+            problem,
+            fix=say(
+                "clean the data where the iterator reads it, e.g. keep the finite rows: "
+                "ok = np.isfinite(X).all(axis=1) & np.isfinite(y); X, y = X[ok], y[ok]"
+            ),
         )
 
-    def _judge_classes(self, where: str, rule: LabelRule, ordered: np.ndarray) -> None:
+    def _judge_classes(self, batch: int, rule: LabelRule, ordered: np.ndarray) -> None:
         if not ordered.size:
             return
         if not np.isfinite(ordered).all():
-            self._refuse_values(where, rule.name)
+            self._refuse_values(batch, rule.name)
         low, high = ordered[0], ordered[-1]
         if low < 0 or high >= rule.classes:
             raise InputError(
-                f"The {self.what} labels '{rule.name}' of {where} lie outside the classes "
-                f"0..{rule.classes - 1} of {rule.describe}: they range from {low:g} to "
-                f"{high:g} (MXNet would not complain, and every number it gave would be "
-                "wrong).",
-                fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they "
-                "start at 1), or widen the last layer to the number of classes",
+                say(
+                    "The {what} labels '{name}' of batch {batch} lie outside the classes "
+                    "0..{last} of {layer}: they range from {low} to {high} (MXNet would not "
+                    "complain, and every number it gave would be wrong).",
+                    what=what_words(self.what),
+                    name=rule.name,
+                    batch=batch,
+                    last=rule.classes - 1,
+                    layer=rule.describe,
+                    low=f"{low:g}",
+                    high=f"{high:g}",
+                ),
+                fix=say(
+                    "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at "
+                    "1), or widen the last layer to the number of classes"
+                ),
             )

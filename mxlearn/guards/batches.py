@@ -13,21 +13,33 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import ArgumentTypeError, InputError
+from ..language import say
+from .data_values import what_words
 
 
 def explain_bad_batch(batch, data_shapes, data_names):
     data = getattr(batch, "data", None)
     if isinstance(data, (list, tuple)) and all(isinstance(d, mx.nd.NDArray) for d in data):
         raise InputError(
-            f"mod.forward(): the batch holds {len(data)} data arrays; the module reads "
-            f"{len(data_shapes)} ({list(data_names)}).",
-            fix="build the iterator with one data array per name in data_names",
+            say(
+                "mod.forward(): the batch holds {given} data arrays; the module reads "
+                "{expected} ({names}).",
+                given=len(data),
+                expected=len(data_shapes),
+                names=list(data_names),
+            ),
+            fix=say("build the iterator with one data array per name in data_names"),
         )
     raise ArgumentTypeError(
-        f"mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
-        f"train_iter` gives); got {type(batch).__name__}.",
-        fix="for batch in train_iter: mod.forward(batch, is_train=True)  "
-        "(for a NumPy array: mod.predict(X))",
+        say(
+            "mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
+            "train_iter` gives); got {kind}.",
+            kind=type(batch).__name__,
+        ),
+        fix=say(
+            "for batch in train_iter: mod.forward(batch, is_train=True)  "
+            "(for a NumPy array: mod.predict(X))"
+        ),
     )
 
 
@@ -70,12 +82,16 @@ def with_label_shapes(batch, bound_data, bound_labels):
 def refuse_unlabelled(batch) -> None:
     """A training forward on a batch without labels."""
     raise InputError(
-        "mod.forward(batch, is_train=True): the batch has no label, so there is "
-        "nothing to learn from (MXNet would silently reuse the previous batch's "
-        "labels).",
-        fix="train on batches from an iterator made with labels: "
-        "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
-        "mod.forward(batch, is_train=False)",
+        say(
+            "mod.forward(batch, is_train=True): the batch has no label, so there is "
+            "nothing to learn from (MXNet would silently reuse the previous batch's "
+            "labels)."
+        ),
+        fix=say(
+            "train on batches from an iterator made with labels: "
+            "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
+            "mod.forward(batch, is_train=False)"
+        ),
     )
 
 
@@ -87,11 +103,19 @@ def check_values(
         values = arr.asnumpy()
         if not np.isfinite(values).all():
             raise InputError(
-                f"The first {what} batch's '{desc.name}' holds {int(np.isnan(values).sum())}"
-                f" NaN and {int(np.isinf(values).sum())} infinite values; one is enough to "
-                "turn the results (and, in training, every weight) into NaN.",
-                fix="clean the data before making the iterator, e.g. keep the finite rows: "
-                "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
+                say(
+                    "The first {what} batch's '{name}' holds {nan} NaN and {inf} infinite "
+                    "values; one is enough to turn the results (and, in training, every "
+                    "weight) into NaN.",
+                    what=what_words(what),
+                    name=desc.name,
+                    nan=int(np.isnan(values).sum()),
+                    inf=int(np.isinf(values).sum()),
+                ),
+                fix=say(
+                    "clean the data before making the iterator, e.g. keep the finite rows: "
+                    "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]"
+                ),
             )
     outputs = dict(output_shapes)
     for name, arr in zip(label_names, batch.label):
@@ -110,19 +134,37 @@ def _check_classes(values, classes: int, layer, what: str) -> None:
     fractional = values[values != np.round(values)]
     if fractional.size:
         raise InputError(
-            f"The first {what} batch has the label {fractional[0]:g}, which is not a "
-            f"class number: {layer.op} '{layer.layer}' expects whole numbers 0..."
-            f"{classes - 1}. MXNet would cut it to an integer without a word.",
-            fix="for classes, y = y.astype(int) after checking how they were coded; "
-            "to predict a quantity, end the network with LinearRegressionOutput",
+            say(
+                "The first {what} batch has the label {label}, which is not a class number: "
+                "{op} '{layer}' expects whole numbers 0...{last}. MXNet would cut it to an "
+                "integer without a word.",
+                what=what_words(what),
+                label=f"{fractional[0]:g}",
+                op=layer.op,
+                layer=layer.layer,
+                last=classes - 1,
+            ),
+            fix=say(
+                "for classes, y = y.astype(int) after checking how they were coded; to predict "
+                "a quantity, end the network with LinearRegressionOutput"
+            ),
         )
     wrong = values[(values < 0) | (values >= classes)]
     if wrong.size:
         raise InputError(
-            f"The first {what} batch has the label {wrong[0]:g}, but {layer.op} "
-            f"'{layer.layer}' has {classes} classes, numbered 0..{classes - 1}; MXNet "
-            "would not complain, and every number it gave would be wrong.",
-            fix="labels must be whole class numbers from 0 (e.g. y = y - 1 if they start "
-            "at 1), or widen the last layer: FullyConnected(..., num_hidden=K) for K "
-            "classes",
+            say(
+                "The first {what} batch has the label {label}, but {op} '{layer}' has "
+                "{classes} classes, numbered 0..{last}; MXNet would not complain, and every "
+                "number it gave would be wrong.",
+                what=what_words(what),
+                label=f"{wrong[0]:g}",
+                op=layer.op,
+                layer=layer.layer,
+                classes=classes,
+                last=classes - 1,
+            ),
+            fix=say(
+                "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), "
+                "or widen the last layer: FullyConnected(..., num_hidden=K) for K classes"
+            ),
         )

@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from .. import network
 from .._compat import mx
 from ..errors import InputError, LifecycleError
+from ..language import say
 from .arguments import shapes_text
 
 
@@ -34,7 +35,7 @@ class Binding:
 
 
 def _mode(training: bool) -> str:
-    return "for training" if training else "for prediction"
+    return say("for training") if training else say("for prediction")
 
 
 def check_same_binding(now: Binding, asked: Binding, state: str) -> None:
@@ -42,11 +43,19 @@ def check_same_binding(now: Binding, asked: Binding, state: str) -> None:
     if now.key() == asked.key() and not asked.labels_differ(now):
         return
     raise LifecycleError(
-        f"mod.bind(): the module is already bound, for data {shapes_text(now.data)} "
-        f"{_mode(now.for_training)}; this call asks for data {shapes_text(asked.data)} "
-        f"{_mode(asked.for_training)}. MXNet would silently keep the old binding.",
-        fix="mod.bind(..., force_rebind=True) or mod.fit(..., force_rebind=True)  "
-        "(parameters are kept when their shapes still fit)",
+        say(
+            "mod.bind(): the module is already bound, for data {bound_data} {bound_mode}; this "
+            "call asks for data {asked_data} {asked_mode}. MXNet would silently keep the old "
+            "binding.",
+            bound_data=shapes_text(now.data),
+            bound_mode=_mode(now.for_training),
+            asked_data=shapes_text(asked.data),
+            asked_mode=_mode(asked.for_training),
+        ),
+        fix=say(
+            "mod.bind(..., force_rebind=True) or mod.fit(..., force_rebind=True)  "
+            "(parameters are kept when their shapes still fit)"
+        ),
         state=state,
     )
 
@@ -54,8 +63,10 @@ def check_same_binding(now: Binding, asked: Binding, state: str) -> None:
 def check_request(asked: Binding) -> None:
     if asked.inputs_need_grad and not asked.for_training:
         raise InputError(
-            "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a "
-            "module bound for training.",
+            say(
+                "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a "
+                "module bound for training."
+            ),
             fix="mod.bind(..., for_training=True, inputs_need_grad=True)",
         )
 
@@ -63,9 +74,11 @@ def check_request(asked: Binding) -> None:
 def check_labels_given(asked: Binding, label_names, label_inputs: dict, fix: str) -> None:
     if asked.for_training and asked.label is None and label_names:
         raise InputError(
-            "mod.bind(for_training=True) without label_shapes: the network's "
-            + "; ".join(li.describe() for li in label_inputs.values())
-            + ", and without labels it would train against zeros.",
+            say(
+                "mod.bind(for_training=True) without label_shapes: the network's {expects}, "
+                "and without labels it would train against zeros.",
+                expects="; ".join(li.describe() for li in label_inputs.values()),
+            ),
             fix=fix,
         )
 
@@ -83,18 +96,34 @@ def check_input_names(
     given = [d.name for d in data_descs]
     if sorted(given) != sorted(data_names):
         raise InputError(
-            f"mod.bind(): the data is named {given}, but the module reads "
-            f"{list(data_names)} ({network.describe_inputs(symbol)}).",
-            fix=f"name the iterator's data after the network's input: {iter_fix}",
+            say(
+                "mod.bind(): the data is named {given}, but the module reads {names} ({inputs}).",
+                given=given,
+                names=list(data_names),
+                inputs=network.describe_inputs(symbol),
+            ),
+            fix=say("name the iterator's data after the network's input: {call}", call=iter_fix),
         )
     if label_descs is None or not label_names:
         return
     given = [d.name for d in label_descs]
     if sorted(given) != sorted(label_names):
         expects = "; ".join(li.describe() for li in label_inputs.values())
+        if expects:
+            problem = say(
+                "mod.bind(): the labels are named {given}, but {expects}.",
+                given=given,
+                expects=expects,
+            )
+        else:
+            problem = say(
+                "mod.bind(): the labels are named {given}, but {names}.",
+                given=given,
+                names=list(label_names),
+            )
         raise InputError(
-            f"mod.bind(): the labels are named {given}, but {expects or list(label_names)}.",
-            fix=f"name the iterator's label after the network's: {iter_fix}",
+            problem,
+            fix=say("name the iterator's label after the network's: {call}", call=iter_fix),
         )
 
 
@@ -108,22 +137,32 @@ def check_label_shapes(
         want, got = expected.get(desc.name), tuple(desc.shape)
         if want is None or want == got:
             continue
+        layer = label_inputs.get(desc.name)
+        who = f"{layer.op} '{layer.layer}'" if layer else say("the network")
+        facts = dict(called=called, got=got, who=who, name=desc.name, want=want)
         if got == want + (1,):
-            fix = "flatten the labels before making the iterator: y = y.ravel()"
-            problem = f"labels shaped {got}, one column too many"
+            fix = say("flatten the labels before making the iterator: y = y.ravel()")
+            problem = say(
+                "{called}: labels shaped {got}, one column too many; {who} expects '{name}' "
+                "shaped {want}.",
+                **facts,
+            )
         elif len(got) == 2 and got[0] == want[0] and len(want) == 1:
             # SoftmaxOutput would take them as class probabilities, and 'acc' would then
             # compare two argmaxes of the same kind: about 0.96 for an untrained model
-            fix = "turn one-hot rows into class numbers: y = y.argmax(axis=1)"
-            problem = f"labels shaped {got}: one-hot rows ({got[1]} numbers per example)"
+            fix = say("turn one-hot rows into class numbers: y = y.argmax(axis=1)")
+            problem = say(
+                "{called}: labels shaped {got}: one-hot rows ({width} numbers per example); "
+                "{who} expects '{name}' shaped {want}.",
+                width=got[1],
+                **facts,
+            )
         else:
-            fix = "give one label per example, shaped like the batch: (batch_size,)"
-            problem = f"labels shaped {got}"
-        layer = label_inputs.get(desc.name)
-        who = f"{layer.op} '{layer.layer}'" if layer else "the network"
-        raise InputError(
-            f"{called}: {problem}; {who} expects '{desc.name}' shaped {want}.", fix=fix
-        )
+            fix = say("give one label per example, shaped like the batch: (batch_size,)")
+            problem = say(
+                "{called}: labels shaped {got}; {who} expects '{name}' shaped {want}.", **facts
+            )
+        raise InputError(problem, fix=fix)
 
 
 def check_shared_module(shared_module) -> None:
@@ -133,9 +172,45 @@ def check_shared_module(shared_module) -> None:
         and shared_module.params_initialized
     ):
         raise LifecycleError(
-            "mod.bind(shared_module=...) needs a Module that is bound and has parameters.",
-            fix="shared.bind(...); shared.init_params(); then mod.bind(..., shared_module=shared)",
+            say("mod.bind(shared_module=...) needs a Module that is bound and has parameters."),
+            fix=say(
+                "shared.bind(...); shared.init_params(); then mod.bind(..., shared_module=shared)"
+            ),
         )
+
+
+def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong: list) -> str:
+    """Why parameters made for other inputs do not fit ``desc``, the first new input."""
+    if len(desc.shape) == 2 and needed is not None:
+        w = wrong[0]
+        facts = dict(called=called, features=desc.shape[1], name=w, have=have[w], needed=needed[w])
+        if old:
+            return say(
+                "{called}: input has {features} features; the module was bound for {bound} "
+                "('{name}' is {have}; these inputs would need {needed}).",
+                bound=old[1],
+                **facts,
+            )
+        return say(
+            "{called}: input has {features} features; the parameters were made for {made} "
+            "('{name}' is {have}; these inputs would need {needed}).",
+            made=have[w][-1],
+            **facts,
+        )
+    if old is not None:
+        return say(
+            "{called}: input '{name}' shaped {shape} does not fit the parameters made for {old}.",
+            called=called,
+            name=desc.name,
+            shape=tuple(desc.shape),
+            old=tuple(old),
+        )
+    return say(
+        "{called}: input '{name}' shaped {shape} does not fit the parameters.",
+        called=called,
+        name=desc.name,
+        shape=tuple(desc.shape),
+    )
 
 
 def check_params_fit(
@@ -154,34 +229,33 @@ def check_params_fit(
     resized = [n for n in wrong if needed is not None and needed[n][:1] != have[n][:1]]
     if resized:
         shown = ", ".join(
-            f"'{n}' is {have[n]} where this network needs {needed[n]}" for n in resized
+            say(
+                "'{name}' is {have} where this network needs {needed}",
+                name=n,
+                have=have[n],
+                needed=needed[n],
+            )
+            for n in resized
         )
         raise InputError(
-            f"{called}: the parameters do not fit this network's layers ({shown}): they come "
-            "from a network with other layer sizes than this symbol.",
-            fix="load the symbol and the parameters saved together (the same prefix and epoch "
-            "of one training run), or build the network with the sizes the parameters have",
+            say(
+                "{called}: the parameters do not fit this network's layers ({shown}): they come "
+                "from a network with other layer sizes than this symbol.",
+                called=called,
+                shown=shown,
+            ),
+            fix=say(
+                "load the symbol and the parameters saved together (the same prefix and epoch "
+                "of one training run), or build the network with the sizes the parameters have"
+            ),
             state=state,
         )
-    if len(desc.shape) == 2 and needed is not None:
-        w = wrong[0]
-        made_for = (
-            f"the module was bound for {old[1]}"
-            if old
-            else f"the parameters were made for {have[w][-1]}"
-        )
-        problem = (
-            f"input has {desc.shape[1]} features; {made_for} ('{w}' is {have[w]}; these "
-            f"inputs would need {needed[w]})"
-        )
-    else:
-        problem = f"input '{desc.name}' shaped {tuple(desc.shape)} does not fit the parameters"
-        if old is not None:
-            problem += f" made for {tuple(old)}"
     raise InputError(
-        f"{called}: {problem}.",
-        fix="feed data with the columns the model was built for; a different input needs "
-        "a new module: mod = mxlearn.Module(net, ...)",
+        _unfit_input(called, desc, old, have, needed, wrong),
+        fix=say(
+            "feed data with the columns the model was built for; a different input needs "
+            "a new module: mod = mxlearn.Module(net, ...)"
+        ),
         state=state,
     )
 
@@ -193,11 +267,16 @@ def check_complete_params(arg_params, aux_params, param_names, aux_names) -> Non
     missing += [n for n in aux_names if n not in (aux_params or {})]
     if missing:
         raise InputError(
-            f"The loaded parameters lack {missing}, which this network needs: those layers "
-            "would start as zeros. The parameter file belongs to another network than the "
-            "symbol it was loaded with.",
-            fix="load the symbol and the parameters saved together (the same prefix and epoch "
-            "of one training run)",
+            say(
+                "The loaded parameters lack {missing}, which this network needs: those layers "
+                "would start as zeros. The parameter file belongs to another network than the "
+                "symbol it was loaded with.",
+                missing=missing,
+            ),
+            fix=say(
+                "load the symbol and the parameters saved together (the same prefix and epoch "
+                "of one training run)"
+            ),
         )
 
 
@@ -207,11 +286,20 @@ def refuse_missing_left_as_zeros(arg_params, aux_params, own_args: dict) -> None
     missing = sorted(set(own_args) - set(arg_params))
     if missing:
         raise InputError(
-            f"mod.set_params(allow_missing=True) would leave {missing} as they are, and this "
-            "module's parameters were never initialized: they would stay zeros.",
+            say(
+                "mod.set_params(allow_missing=True) would leave {missing} as they are, and this "
+                "module's parameters were never initialized: they would stay zeros.",
+                missing=missing,
+            ),
             fix="mod.init_params(initializer=mx.init.Xavier(), arg_params=arg_params, "
             "aux_params=aux_params, allow_missing=True, force_init=True)",
         )
+
+
+def _missing(auxiliary: bool, name: str, shape: tuple) -> str:
+    if auxiliary:
+        return say("auxiliary state '{name}' {shape} is missing", name=name, shape=shape)
+    return say("argument '{name}' {shape} is missing", name=name, shape=shape)
 
 
 def check_given_params(
@@ -225,33 +313,38 @@ def check_given_params(
 ) -> None:
     """Values given to init_params or set_params must be this network's, shape for shape."""
     problems, extra = [], []
-    for kind, given, own in (
-        ("argument", arg_params, own_args),
-        ("auxiliary state", aux_params, own_auxs),
-    ):
+    for auxiliary, given, own in ((False, arg_params, own_args), (True, aux_params, own_auxs)):
         given = given or {}
         extra += [f"'{n}' {tuple(given[n].shape)}" for n in sorted(set(given) - set(own))]
         for name, arr in sorted(own.items()):
             if name not in given:
                 if not allow_missing:
-                    problems.append(f"{kind} '{name}' {tuple(arr.shape)} is missing")
+                    problems.append(_missing(auxiliary, name, tuple(arr.shape)))
             elif tuple(given[name].shape) != tuple(arr.shape):
                 problems.append(
-                    f"'{name}' is {tuple(given[name].shape)} in the given values but "
-                    f"{tuple(arr.shape)} in this network"
+                    say(
+                        "'{name}' is {given} in the given values but {own} in this network",
+                        name=name,
+                        given=tuple(given[name].shape),
+                        own=tuple(arr.shape),
+                    )
                 )
     if problems:
         # extra values alone are allowed (MXNet ignores them); beside other problems they
         # show that the values come from another network
         if extra:
-            problems.append("not in this network: " + ", ".join(extra))
+            problems.append(say("not in this network: {extra}", extra=", ".join(extra)))
         raise InputError(
-            f"{called}: the given parameters do not match this network: "
-            + "; ".join(problems)
-            + ".",
-            fix="load parameters saved from the same network (same layers and input width); "
-            "to fill the missing ones from an initializer: mod.init_params("
-            "initializer=mx.init.Xavier(), arg_params=arg_params, aux_params=aux_params, "
-            "allow_missing=True, force_init=True)",
+            say(
+                "{called}: the given parameters do not match this network: {problems}.",
+                called=called,
+                problems="; ".join(problems),
+            ),
+            fix=say(
+                "load parameters saved from the same network (same layers and input width); "
+                "to fill the missing ones from an initializer: mod.init_params("
+                "initializer=mx.init.Xavier(), arg_params=arg_params, aux_params=aux_params, "
+                "allow_missing=True, force_init=True)"
+            ),
             state=state,
         )

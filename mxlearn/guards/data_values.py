@@ -18,6 +18,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import InputError
+from ..language import say
 
 # |x| beyond this: x * x overflows float32 (3.4e38)
 ABSURD_MAGNITUDE = 1.8e19
@@ -42,10 +43,22 @@ class DataFacts:
     largest: float  # the largest absolute value in the data
 
     def text(self) -> str:
-        return (
-            f"The data holds no NaN or infinity (all {self.rows} rows checked); its largest "
-            f"absolute value is {self.largest:.3g}."
+        return say(
+            "The data holds no NaN or infinity (all {rows} rows checked); its largest "
+            "absolute value is {largest}.",
+            rows=self.rows,
+            largest=f"{self.largest:.3g}",
         )
+
+
+def what_words(what: str) -> str:
+    """The data a check reads ('training', 'validation' or 'evaluation'), in the language
+    mxlearn speaks."""
+    return {
+        "training": say("training"),
+        "validation": say("validation"),
+        "evaluation": say("evaluation"),
+    }.get(what, what)
 
 
 def rolls_over(iterator) -> bool:
@@ -92,8 +105,9 @@ def rules_for(symbol, label_inputs: dict, provide_data) -> dict[str, LabelRule]:
 
 
 def _where(count: int, rows: int, shuffled: bool, row: int) -> str:
-    at = "" if shuffled else f" (row {row} first)"
-    return f"{count} of its {rows} rows{at}"
+    if shuffled:
+        return say("{count} of its {rows} rows", count=count, rows=rows)
+    return say("{count} of its {rows} rows (row {row} first)", count=count, rows=rows, row=row)
 
 
 def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="data") -> float:
@@ -104,15 +118,36 @@ def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="d
     bad = nan | inf | huge
     rows = bad.any(axis=1)
     if rows.any():
-        where = _where(int(rows.sum()), len(flat), shuffled, int(np.argmax(rows)))
+        facts = dict(
+            what=what_words(what),
+            name=name,
+            nan=int(nan.sum()),
+            inf=int(inf.sum()),
+            huge=int((huge & ~inf).sum()),
+            where=_where(int(rows.sum()), len(flat), shuffled, int(np.argmax(rows))),
+        )
+        if kind == "labels":
+            problem = say(
+                "The {what} labels '{name}' hold {nan} NaN, {inf} infinite and {huge} absurdly "
+                "large (past 1.8e19) values, in {where}. One is enough to turn the results "
+                "(and, in training, every weight) into NaN; mxlearn checks every row before it "
+                "trains or scores.",
+                **facts,
+            )
+        else:
+            problem = say(
+                "The {what} data '{name}' holds {nan} NaN, {inf} infinite and {huge} absurdly "
+                "large (past 1.8e19) values, in {where}. One is enough to turn the results "
+                "(and, in training, every weight) into NaN; mxlearn checks every row before it "
+                "trains or scores.",
+                **facts,
+            )
         raise InputError(
-            f"The {what} {kind} '{name}' {'hold' if kind == 'labels' else 'holds'} "
-            f"{int(nan.sum())} NaN, {int(inf.sum())} infinite "
-            f"and {int((huge & ~inf).sum())} absurdly large (past 1.8e19) values, in {where}. "
-            "One is enough to turn the results (and, in training, every weight) into NaN; "
-            "mxlearn checks every row before it trains or scores.",
-            fix="clean the data before making the iterator, e.g. keep the finite rows: "
-            "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]",
+            problem,
+            fix=say(
+                "clean the data before making the iterator, e.g. keep the finite rows: "
+                "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]"
+            ),
         )
     return float(np.abs(flat).max()) if flat.size else 0.0
 
@@ -127,30 +162,45 @@ def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool)
     )
     fractional = (values != np.round(values)) & ~allowed
     outside = ((values < 0) | (values >= rule.classes)) & ~allowed & ~fractional
-    for wrong, problem, fix in (
-        (
-            fractional,
-            "are not all class numbers, which are whole (MXNet would cut them to integers "
-            "without a word)",
-            "for classes, y = y.astype(int) after checking how they were coded; to predict a "
-            "quantity, end the network with LinearRegressionOutput",
-        ),
-        (
-            outside,
-            f"lie outside the classes 0..{rule.classes - 1} (MXNet would not complain, and "
-            "every number it gave would be wrong)",
-            "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), or "
-            "widen the last layer: FullyConnected(..., num_hidden=K) for K classes",
-        ),
-    ):
-        if wrong.any():
-            first = int(np.argmax(wrong))
-            where = _where(int(wrong.sum()), len(values), shuffled, first)
-            raise InputError(
-                f"The {what} labels '{rule.name}' of {rule.describe} ({rule.classes} classes) "
-                f"{problem}: {where}, e.g. the label {values[first]:g}.",
-                fix=fix,
-            )
+
+    def facts(wrong) -> dict:
+        first = int(np.argmax(wrong))
+        return dict(
+            what=what_words(what),
+            name=rule.name,
+            layer=rule.describe,
+            classes=rule.classes,
+            where=_where(int(wrong.sum()), len(values), shuffled, first),
+            label=f"{values[first]:g}",
+        )
+
+    if fractional.any():
+        raise InputError(
+            say(
+                "The {what} labels '{name}' of {layer} ({classes} classes) are not all class "
+                "numbers, which are whole (MXNet would cut them to integers without a word): "
+                "{where}, e.g. the label {label}.",
+                **facts(fractional),
+            ),
+            fix=say(
+                "for classes, y = y.astype(int) after checking how they were coded; to predict "
+                "a quantity, end the network with LinearRegressionOutput"
+            ),
+        )
+    if outside.any():
+        raise InputError(
+            say(
+                "The {what} labels '{name}' of {layer} ({classes} classes) lie outside the "
+                "classes 0..{last} (MXNet would not complain, and every number it gave would be "
+                "wrong): {where}, e.g. the label {label}.",
+                last=rule.classes - 1,
+                **facts(outside),
+            ),
+            fix=say(
+                "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), "
+                "or widen the last layer: FullyConnected(..., num_hidden=K) for K classes"
+            ),
+        )
 
 
 def check_source(iterator, what: str, rules: dict[str, LabelRule]) -> DataFacts | None:

@@ -5,6 +5,7 @@ from __future__ import annotations
 from .._compat import mx
 from ..checkpoint import files
 from ..errors import ArgumentTypeError, InputError
+from ..language import say
 from .arguments import as_list
 from .lifecycle import ITER_FIX
 from .optimizer_settings import settings_dict
@@ -15,10 +16,14 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
     begin_epoch, parameters and optimizer. The optimizer's state waits for init_optimizer."""
     if request["begin_epoch"] not in (0, state.epoch):
         raise InputError(
-            f"mod.fit(begin_epoch={request['begin_epoch']}) but checkpoint {state.epoch} of "
-            f"'{state.prefix}' has {state.epoch} epochs done, so training goes on with epoch "
-            f"{state.epoch}.",
-            fix=f"leave begin_epoch out (or begin_epoch={state.epoch})",
+            say(
+                "mod.fit(begin_epoch={begin_epoch}) but checkpoint {epoch} of '{prefix}' has "
+                "{epoch} epochs done, so training goes on with epoch {epoch}.",
+                begin_epoch=request["begin_epoch"],
+                epoch=state.epoch,
+                prefix=state.prefix,
+            ),
+            fix=say("leave begin_epoch out (or begin_epoch={epoch})", epoch=state.epoch),
         )
     request["begin_epoch"] = state.epoch
     if request["arg_params"] is None and not params_initialized:
@@ -33,8 +38,11 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
             settings["params"],
         )
         print(
-            f"Continuing with the checkpoint's optimizer: '{settings['optimizer']}' with "
-            f"{settings['params']}."
+            say(
+                "Continuing with the checkpoint's optimizer: '{optimizer}' with {params}.",
+                optimizer=settings["optimizer"],
+                params=settings["params"],
+            )
         )
     elif settings and not defaults:
         _note_other_settings(settings, optimizer, params, state.epoch)
@@ -50,9 +58,16 @@ def _note_other_settings(settings: dict, optimizer, params: dict, epoch: int) ->
     saved = {k: v for k, v in settings["params"].items() if isinstance(v, plain)}
     if asked != saved:
         print(
-            f"Note: this fit asks for '{optimizer}' with {asked}; the checkpoint's run used "
-            f"{saved}. The new settings apply from epoch {epoch}, so from there the run differs "
-            "from an uninterrupted one (leave optimizer_params out to continue as it was)."
+            say(
+                "Note: this fit asks for '{optimizer}' with {asked}; the checkpoint's run used "
+                "{saved}. The new settings apply from epoch {epoch}, so from there the run "
+                "differs from an uninterrupted one (leave optimizer_params out to continue as "
+                "it was).",
+                optimizer=optimizer,
+                asked=asked,
+                saved=saved,
+                epoch=epoch,
+            )
         )
 
 
@@ -65,24 +80,39 @@ def _check_same_optimizer_kind(saved: dict, optimizer, settings_unknown: bool) -
         return
     if settings_unknown:
         raise InputError(
-            f"The checkpoint's optimizer state is for '{kind}', made from an optimizer object "
-            "whose settings could not be saved, so fit cannot make it again by itself.",
-            fix=f"pass it again: mod.fit(..., optimizer='{kind}', optimizer_params={{"
-            "'learning_rate': ...}) with the settings you trained with",
+            say(
+                "The checkpoint's optimizer state is for '{kind}', made from an optimizer object "
+                "whose settings could not be saved, so fit cannot make it again by itself.",
+                kind=kind,
+            ),
+            fix=say(
+                "pass it again: mod.fit(..., optimizer='{kind}', optimizer_params="
+                "{{'learning_rate': ...}}) with the settings you trained with",
+                kind=kind,
+            ),
         )
     raise InputError(
-        f"The checkpoint's optimizer state is for '{kind}', and this fit asks for "
-        f"'{asked.lower()}': the state of one does not fit the other.",
-        fix=f"resume with optimizer='{kind}' (or leave the optimizer out of fit), or train "
-        "the new optimizer from fresh weights",
+        say(
+            "The checkpoint's optimizer state is for '{kind}', and this fit asks for "
+            "'{asked}': the state of one does not fit the other.",
+            kind=kind,
+            asked=asked.lower(),
+        ),
+        fix=say(
+            "resume with optimizer='{kind}' (or leave the optimizer out of fit), or train "
+            "the new optimizer from fresh weights",
+            kind=kind,
+        ),
     )
 
 
 def require_num_epoch(num_epoch) -> None:
     if num_epoch is None:
         raise InputError(
-            "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from "
-            "0, so num_epoch=5 trains epochs 0..4).",
+            say(
+                "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from "
+                "0, so num_epoch=5 trains epochs 0..4)."
+            ),
             fix="mod.fit(train_iter, num_epoch=5)",
         )
 
@@ -90,10 +120,17 @@ def require_num_epoch(num_epoch) -> None:
 def check_epoch_range(begin_epoch: int, num_epoch: int) -> None:
     if begin_epoch >= num_epoch:
         raise InputError(
-            f"mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: "
-            "num_epoch is the epoch to stop before, not how many epochs to add.",
-            fix=f"to train 3 more epochs: mod.fit(..., begin_epoch={begin_epoch}, "
-            f"num_epoch={begin_epoch + 3})",
+            say(
+                "mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: "
+                "num_epoch is the epoch to stop before, not how many epochs to add.",
+                begin_epoch=begin_epoch,
+                num_epoch=num_epoch,
+            ),
+            fix=say(
+                "to train 3 more epochs: mod.fit(..., begin_epoch={begin_epoch}, num_epoch={stop})",
+                begin_epoch=begin_epoch,
+                stop=begin_epoch + 3,
+            ),
         )
 
 
@@ -101,7 +138,11 @@ def check_iterators(train_data, eval_data) -> None:
     for argument, data in (("train_data", train_data), ("eval_data", eval_data)):
         if data is not None and not isinstance(data, mx.io.DataIter):
             raise ArgumentTypeError(
-                f"mod.fit({argument}=...) takes a data iterator; got {type(data).__name__}.",
+                say(
+                    "mod.fit({argument}=...) takes a data iterator; got {kind}.",
+                    argument=argument,
+                    kind=type(data).__name__,
+                ),
                 fix=ITER_FIX,
             )
 
@@ -113,13 +154,25 @@ def check_callbacks(callbacks, callback_class) -> list:
     given = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
     for item in given:
         if not isinstance(item, callback_class):
-            what = item.__name__ if isinstance(item, type) else type(item).__name__
+            if isinstance(item, type):
+                problem = say(
+                    "mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what} (the "
+                    "class itself, not an object of it). A plain function goes to MXNet's "
+                    "batch_end_callback or epoch_end_callback.",
+                    what=item.__name__,
+                )
+            else:
+                problem = say(
+                    "mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what}. A plain "
+                    "function goes to MXNet's batch_end_callback or epoch_end_callback.",
+                    what=type(item).__name__,
+                )
             raise ArgumentTypeError(
-                f"mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what}"
-                + (" (the class itself, not an object of it)." if isinstance(item, type) else ".")
-                + " A plain function goes to MXNet's batch_end_callback or epoch_end_callback.",
-                fix="class MyCallback(mxlearn.Callback): def on_epoch_done(self, run, epoch): "
-                "...; then mod.fit(..., callbacks=[MyCallback()])",
+                problem,
+                fix=say(
+                    "class MyCallback(mxlearn.Callback): def on_epoch_done(self, run, epoch): "
+                    "...; then mod.fit(..., callbacks=[MyCallback()])"
+                ),
             )
     return given
 
@@ -131,16 +184,20 @@ def no_batch_error(train_data, state: str) -> InputError:
         next(iter(train_data))
     except StopIteration:
         return InputError(
-            "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer rows "
-            "than one batch, with last_batch_handle='discard'?).",
-            fix="give it at least batch_size rows, or a smaller batch_size",
+            say(
+                "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer "
+                "rows than one batch, with last_batch_handle='discard'?)."
+            ),
+            fix=say("give it at least batch_size rows, or a smaller batch_size"),
             state=state,
         )
     train_data.reset()
     return InputError(
-        "mod.fit(): train_data gave no batch at the start of an epoch: it had already been run to "
-        "its end (e.g. by a manual training loop) and not reset, and MXNet's fit does not reset it "
-        "before the first epoch. It has been reset now.",
+        say(
+            "mod.fit(): train_data gave no batch at the start of an epoch: it had already been "
+            "run to its end (e.g. by a manual training loop) and not reset, and MXNet's fit does "
+            "not reset it before the first epoch. It has been reset now."
+        ),
         fix="train_iter.reset(); mod.fit(train_iter, ...)",
         state=state,
     )
@@ -170,16 +227,29 @@ def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str |
             overwrites.append(f"'{files.params_file(prefix, 1)}'")
     if saved_from is None and not overwrites:
         return None
-    origin = (
-        f"the parameters of checkpoint {saved_from} of '{arg_params.prefix}'"
-        if saved_from
-        else "parameters"
-    )
-    text = f"Note: fit() got {origin} and begin_epoch=0, so epochs are counted from 0 again"
+    if saved_from:
+        origin = say(
+            "the parameters of checkpoint {epoch} of '{prefix}'",
+            epoch=saved_from,
+            prefix=arg_params.prefix,
+        )
+        continue_with = f"begin_epoch={saved_from}"
+    else:
+        origin, continue_with = say("parameters"), say("begin_epoch=<that number>")
     if overwrites:
-        text += f", and do_checkpoint will write {', '.join(overwrites)} again over the saved one"
-    continue_with = f"begin_epoch={saved_from}" if saved_from else "begin_epoch=<that number>"
-    return (
-        text + f". To continue after a checkpoint, pass its number: {continue_with} (for "
-        "fine-tuning from other weights, 0 is right)."
+        return say(
+            "Note: fit() got {origin} and begin_epoch=0, so epochs are counted from 0 again, "
+            "and do_checkpoint will write {files} again over the saved one. To continue after a "
+            "checkpoint, pass its number: {continue_with} (for fine-tuning from other weights, "
+            "0 is right).",
+            origin=origin,
+            files=", ".join(overwrites),
+            continue_with=continue_with,
+        )
+    return say(
+        "Note: fit() got {origin} and begin_epoch=0, so epochs are counted from 0 again. To "
+        "continue after a checkpoint, pass its number: {continue_with} (for fine-tuning from "
+        "other weights, 0 is right).",
+        origin=origin,
+        continue_with=continue_with,
     )

@@ -279,10 +279,7 @@ def require_lender(shared_module) -> None:
     """borrow_optimizer takes the optimizer of a module that has one."""
     if not getattr(shared_module, "optimizer_initialized", False):
         raise LifecycleError(
-            say(
-                "mod.borrow_optimizer(shared_module): the shared module has no optimizer to "
-                "lend."
-            ),
+            say("mod.borrow_optimizer(shared_module): the shared module has no optimizer to lend."),
             fix=say(
                 "shared_module.{optimizer_call}; then mod.borrow_optimizer(shared_module)",
                 optimizer_call=OPTIMIZER_CALL.removeprefix("mod."),
@@ -332,6 +329,8 @@ def require_params_to_save(mod, called: str, save_optimizer_states: bool) -> Non
                 "no optimizer state to save.",
                 called=called,
             ),
-            fix=say("{optimizer_call}, or save_optimizer_states=False", optimizer_call=OPTIMIZER_CALL),
+            fix=say(
+                "{optimizer_call}, or save_optimizer_states=False", optimizer_call=OPTIMIZER_CALL
+            ),
             state=state_text(mod),
         )

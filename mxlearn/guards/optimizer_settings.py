@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .._compat import mx
 from ..errors import ArgumentTypeError, InputError, LifecycleError, TrainingWarning, did_you_mean
+from ..language import say
 
 # Names students bring from other frameworks, mapped to MXNet's.
 _FAMILIAR_NAMES = {
@@ -37,9 +38,12 @@ def settings_dict(optimizer_params) -> dict:
         return dict(optimizer_params)
     except (TypeError, ValueError):
         raise ArgumentTypeError(
-            f"optimizer_params={optimizer_params!r} is neither a dict nor a sequence of "
-            "(name, value) pairs.",
-            fix="optimizer_params={'learning_rate': 0.1}  (or (('learning_rate', 0.1),))",
+            say(
+                "optimizer_params={params!r} is neither a dict nor a sequence of (name, value) "
+                "pairs.",
+                params=optimizer_params,
+            ),
+            fix=say("optimizer_params={{'learning_rate': 0.1}}  (or (('learning_rate', 0.1),))"),
         ) from None
 
 
@@ -63,33 +67,60 @@ def check_optimizer(optimizer, optimizer_params, called: str) -> None:
         return
     if isinstance(optimizer, type) and issubclass(optimizer, mx.optimizer.Optimizer):
         raise ArgumentTypeError(
-            f"{called}: optimizer={optimizer.__name__} is the optimizer class, not an optimizer.",
-            fix=f"optimizer='{optimizer.__name__.lower()}' (a name) or "
-            f"optimizer=mx.optimizer.{optimizer.__name__}(learning_rate=0.1) (an instance)",
+            say(
+                "{called}: optimizer={name} is the optimizer class, not an optimizer.",
+                called=called,
+                name=optimizer.__name__,
+            ),
+            fix=say(
+                "optimizer='{lower}' (a name) or optimizer=mx.optimizer.{name}(learning_rate=0.1) "
+                "(an instance)",
+                lower=optimizer.__name__.lower(),
+                name=optimizer.__name__,
+            ),
         )
     if not isinstance(optimizer, str):
         raise ArgumentTypeError(
-            f"{called}: optimizer={optimizer!r} is neither a name nor an mx.optimizer.Optimizer.",
+            say(
+                "{called}: optimizer={optimizer!r} is neither a name nor an mx.optimizer.Optimizer.",
+                called=called,
+                optimizer=optimizer,
+            ),
             fix="optimizer='sgd'",
         )
     registry = mx.optimizer.Optimizer.opt_registry
     if optimizer.lower() not in registry:
         raise InputError(
-            f"{called}: there is no optimizer named '{optimizer}'. "
-            + did_you_mean(optimizer, optimizer_names()),
-            fix="optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)",
+            say(
+                "{called}: there is no optimizer named '{optimizer}'. {hint}",
+                called=called,
+                optimizer=optimizer,
+                hint=did_you_mean(optimizer, optimizer_names()),
+            ),
+            fix=say("optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)"),
         )
-    accepted = _accepted_settings(registry[optimizer.lower()])
+    _check_settings(optimizer, optimizer_params, called)
+
+
+def _check_settings(optimizer: str, optimizer_params, called: str) -> None:
+    """Every setting must be one the named optimizer's class accepts."""
+    accepted = _accepted_settings(mx.optimizer.Optimizer.opt_registry[optimizer.lower()])
     for name in settings_dict(optimizer_params):
         if name in accepted:
             continue
         hint = (
-            f"Did you mean '{_FAMILIAR_NAMES[name]}'?"
+            say("Did you mean {names}?", names=f"'{_FAMILIAR_NAMES[name]}'")
             if _FAMILIAR_NAMES.get(name) in accepted
             else did_you_mean(name, accepted)
         )
         raise InputError(
-            f"{called}: the optimizer '{optimizer}' has no setting '{name}'. {hint}",
+            say(
+                "{called}: the optimizer '{optimizer}' has no setting '{name}'. {hint}",
+                called=called,
+                optimizer=optimizer,
+                name=name,
+                hint=hint,
+            ),
             fix="optimizer_params={'learning_rate': 0.1}",
         )
 
@@ -97,9 +128,17 @@ def check_optimizer(optimizer, optimizer_params, called: str) -> None:
 def optimizer_text(optimizer, optimizer_params) -> str:
     """How a summary and an error name an optimizer request."""
     if isinstance(optimizer, mx.optimizer.Optimizer):
-        return f"{type(optimizer).__name__} object (learning_rate={optimizer.learning_rate})"
+        return say(
+            "{kind} object (learning_rate={learning_rate})",
+            kind=type(optimizer).__name__,
+            learning_rate=optimizer.learning_rate,
+        )
     settings = ", ".join(f"{k}={v!r}" for k, v in settings_dict(optimizer_params).items())
-    return f"'{optimizer}' with {settings or 'default settings'}"
+    return say(
+        "'{optimizer}' with {settings}",
+        optimizer=optimizer,
+        settings=settings or say("default settings"),
+    )
 
 
 @dataclass(frozen=True)
@@ -134,12 +173,18 @@ def check_same_optimizer(
     if installed is None or installed.key == asked.key:
         return
     raise LifecycleError(
-        f"{called}: an optimizer is already installed ({installed.text}); this "
-        f"call asks for {asked.text}. MXNet would keep the "
-        "old one and ignore the new settings.",
-        fix="mod.init_optimizer(optimizer=..., optimizer_params=..., force_init=True) replaces "
-        "it (momentum and other optimizer state start afresh); to continue with the installed "
-        "one, pass the same settings",
+        say(
+            "{called}: an optimizer is already installed ({installed}); this call asks for "
+            "{asked}. MXNet would keep the old one and ignore the new settings.",
+            called=called,
+            installed=installed.text,
+            asked=asked.text,
+        ),
+        fix=say(
+            "mod.init_optimizer(optimizer=..., optimizer_params=..., force_init=True) replaces "
+            "it (momentum and other optimizer state start afresh); to continue with the "
+            "installed one, pass the same settings"
+        ),
         state=state,
     )
 
@@ -150,12 +195,18 @@ def check_rescale_grad(optimizer, expected: float, why: str) -> None:
         return
     factor = optimizer.rescale_grad / expected
     warnings.warn(
-        f"The optimizer was made outside the module with rescale_grad="
-        f"{optimizer.rescale_grad:g}. Gradients here are sums over the rows of a batch "
-        f"(over every device and worker), and MXNet scales them by {why} = {expected:g} so "
-        f"that a step follows the average; with {optimizer.rescale_grad:g} each step is "
-        f"{factor:g} times that. Fix: make it with rescale_grad={expected:g}, or pass the "
-        "optimizer by name (optimizer='sgd', optimizer_params={...}) and MXNet sets it.",
+        say(
+            "The optimizer was made outside the module with rescale_grad={rescale_grad}. "
+            "Gradients here are sums over the rows of a batch (over every device and worker), "
+            "and MXNet scales them by {why} = {expected} so that a step follows the average; "
+            "with {rescale_grad} each step is {factor} times that. Fix: make it with "
+            "rescale_grad={expected}, or pass the optimizer by name (optimizer='sgd', "
+            "optimizer_params={{...}}) and MXNet sets it.",
+            rescale_grad=f"{optimizer.rescale_grad:g}",  # numbers formatted here, so that
+            why=why,  # the template has plain fields
+            expected=f"{expected:g}",
+            factor=f"{factor:g}",
+        ),
         TrainingWarning,
         stacklevel=3,
     )

@@ -19,6 +19,7 @@ import weakref
 
 from .._compat import mx
 from ..errors import InputError
+from ..language import say
 
 _died: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # thread -> its exception
 _watched: dict = {}  # prefetch thread being read now -> (its PrefetchingIter, its index)
@@ -80,14 +81,20 @@ class PrefetchWatch:
         cause = (
             f"{type(error).__name__}: {error}"
             if error is not None
-            else "an error (its traceback is printed above)"
+            else say("an error (its traceback is printed above)")
         )
         return PrefetchFailed(
-            f"{self.called}: the PrefetchingIter's inner iterator raised {cause}. Its reading "
-            "thread has ended, so MXNet would wait for its next batch for ever; the "
-            "PrefetchingIter cannot be used again.",
-            fix="fix the inner iterator (try next(inner_iter) on its own to see the error), "
-            "then make a new mx.io.PrefetchingIter(inner_iter)",
+            say(
+                "{called}: the PrefetchingIter's inner iterator raised {cause}. Its reading "
+                "thread has ended, so MXNet would wait for its next batch for ever; the "
+                "PrefetchingIter cannot be used again.",
+                called=self.called,
+                cause=cause,
+            ),
+            fix=say(
+                "fix the inner iterator (try next(inner_iter) on its own to see the error), "
+                "then make a new mx.io.PrefetchingIter(inner_iter)"
+            ),
         )
 
     @contextlib.contextmanager

@@ -7,6 +7,7 @@ import os
 import sys
 
 from ..errors import InputError, did_you_mean
+from ..language import say
 
 BACKENDS = ("widget", "display", "console")
 ENV_VARIABLE = "MXLEARN_LIVE_BACKEND"
@@ -35,10 +36,15 @@ def choose_backend(requested: str | None = None) -> str:
     if choice is not None:
         if choice not in BACKENDS:
             raise InputError(
-                f"LivePlot(backend={choice!r}): there is no such backend. "
-                + did_you_mean(choice, BACKENDS),
-                fix="backend='widget' (notebook), 'display' (notebook without widgets) or "
-                "'console' (terminal, CI), or leave it out to choose automatically",
+                say(
+                    "LivePlot(backend={choice!r}): there is no such backend. {suggestion}",
+                    choice=choice,
+                    suggestion=did_you_mean(choice, BACKENDS),
+                ),
+                fix=say(
+                    "backend='widget' (notebook), 'display' (notebook without widgets) or "
+                    "'console' (terminal, CI), or leave it out to choose automatically"
+                ),
             )
         return choice
     if _kernel_shell() is None:

@@ -16,6 +16,8 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from PIL import Image
 
+from ..cjk_font import cjk_font_name
+from ..language import say_drawn
 from ..metrics.directions import facts_of_name
 from ..metrics.history import MetricHistory
 
@@ -129,22 +131,27 @@ class TrainingFigure:
         FigureCanvasAgg(self.fig)
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
+        # With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib
+        # falls back glyph by glyph along a list of families).
+        cjk = cjk_font_name()
+        self._font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
+        labels = (
+            say_drawn("train (batch)"),
+            say_drawn("train (epoch)"),
+            say_drawn("validation"),
+        )
         for ax, metric in zip(axes, self.metrics or ["metric"]):
             batch = ax.plot(
-                [], [], lw=0.8, color="tab:blue", alpha=0.45, label="train (batch)", animated=True
+                [], [], lw=0.8, color="tab:blue", alpha=0.45, label=labels[0], animated=True
             )[0]
-            train = ax.plot(
-                [], [], "o-", ms=4, color="tab:blue", label="train (epoch)", animated=True
-            )[0]
-            val = ax.plot(
-                [], [], "s-", ms=4, color="tab:orange", label="validation", animated=True
-            )[0]
-            ax.set_title(metric)
-            ax.set_xlabel("epochs completed")
+            train = ax.plot([], [], "o-", ms=4, color="tab:blue", label=labels[1], animated=True)[0]
+            val = ax.plot([], [], "s-", ms=4, color="tab:orange", label=labels[2], animated=True)[0]
+            ax.set_title(metric, fontdict=self._font)
+            ax.set_xlabel(say_drawn("epochs completed"), fontdict=self._font)
             ax.grid(alpha=0.3)
             if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
-            ax.legend(loc="best", fontsize="small")
+            ax.legend(loc="best", prop={**self._font, "size": "small"})
             self._axes[metric] = ax
             self._lines[metric] = (batch, train, val)
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
@@ -239,6 +246,7 @@ class TrainingFigure:
                         textcoords="offset points",
                         fontsize="small",
                         color="grey",
+                        fontfamily=self._font.get("family"),
                     )
                 )
 

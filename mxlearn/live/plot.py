@@ -6,6 +6,7 @@ import time
 from collections.abc import Callable
 
 from ..errors import ArgumentTypeError, LifecycleError
+from ..language import say
 from ..metrics.deferred import BatchValues, leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
@@ -137,9 +138,12 @@ class LivePlot(Callback):
         values: they would be added to a final figure and to that run's history."""
         if self._closed:
             raise LifecycleError(
-                f"{called} after the plot was finished (by live.close() or by the end of the "
-                "fit that drew it): its figure and history are final.",
-                fix="live = mxlearn.LivePlot() for a new plot",
+                say(
+                    "{called} after the plot was finished (by live.close() or by the end of the "
+                    "fit that drew it): its figure and history are final.",
+                    called=called,
+                ),
+                fix=say("live = mxlearn.LivePlot() for a new plot"),
             )
 
     def _end_manual_epoch(self, draw: bool = True) -> None:
@@ -171,8 +175,10 @@ class LivePlot(Callback):
         if isinstance(spec, LivePlot):
             return spec
         raise ArgumentTypeError(
-            f"mod.fit(live={spec!r}): live is True, False or a LivePlot.",
-            fix="mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))",
+            say("mod.fit(live={spec!r}): live is True, False or a LivePlot.", spec=spec),
+            fix=say(
+                "mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))"
+            ),
         )
 
     def on_train_begin(self, run: RunContext) -> None:
@@ -276,20 +282,29 @@ class LivePlot(Callback):
 
     def _epoch_text(self) -> str:
         epoch = self.recorder.epoch
-        parts = [f"Epoch[{epoch}]"]
+        parts = [say("Epoch[{epoch}]", epoch=epoch)]
         for metric in self.history.metrics():
             for phase in ("train", "validation"):
                 r = self.history.last_record(metric, phase)
                 if r is not None and r.epoch == epoch:
-                    parts.append(f"{phase} {metric} {r.value:.4f}")
-        parts.append(f"{self.recorder.samples_per_second():,.0f} samples/s")
+                    parts.append(_phase_value(phase, metric, r.value))
+        rate = self.recorder.samples_per_second()
+        parts.append(say("{rate:,.0f} samples/s", rate=rate))
         eta = self.recorder.eta_seconds()
         if eta is not None:
-            parts.append(f"ETA {int(eta) // 60}:{int(eta) % 60:02d}")
+            minutes, seconds = int(eta) // 60, int(eta) % 60
+            parts.append(say("ETA {minutes}:{seconds:02d}", minutes=minutes, seconds=seconds))
         return "  ".join(parts)
 
     def __repr__(self) -> str:
         return f"LivePlot(backend={self.backend!r}, {self.history!r})"
+
+
+def _phase_value(phase: str, metric: str, value: float) -> str:
+    """One value of an epoch's line: 'train accuracy 0.9012'."""
+    if phase == "train":
+        return say("train {metric} {value:.4f}", metric=metric, value=value)
+    return say("validation {metric} {value:.4f}", metric=metric, value=value)
 
 
 def _batch_samples(batch) -> int:

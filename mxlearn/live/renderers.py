@@ -16,6 +16,8 @@ import time
 
 from IPython.display import display
 
+from ..language import say
+
 
 class ConsoleRenderer:
     wants_figure = False  # draws nothing while training: only the final PNG
@@ -45,7 +47,7 @@ class ConsoleRenderer:
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         with open(path, "wb") as f:
             f.write(png)
-        print(f"Training plot saved to {path}", flush=True)
+        print(say("Training plot saved to {path}", path=path), flush=True)
         return path
 
 
@@ -56,9 +58,11 @@ class DisplayRenderer:
         self._text = self._image = None
 
     def start(self) -> None:
-        self._text = display({"text/plain": "starting..."}, raw=True, display_id=True)
+        self._text = display({"text/plain": say("starting...")}, raw=True, display_id=True)
         self._image = display(
-            {"text/plain": "(the plot appears after the first batches)"}, raw=True, display_id=True
+            {"text/plain": say("(the plot appears after the first batches)")},
+            raw=True,
+            display_id=True,
         )
 
     def progress(self, text: str, fraction: float | None) -> None:
@@ -88,10 +92,10 @@ class WidgetRenderer:
             value=0.0,
             min=0.0,
             max=1.0,
-            description="training",
+            description=say("training"),
             layout=widgets.Layout(width="320px"),
         )
-        self.text = widgets.HTML(value="starting...")
+        self.text = widgets.HTML(value=say("starting..."))
         # flex-start: the plot keeps its own size instead of being stretched to the cell's width
         self.image = widgets.Image(
             format="jpeg", layout=widgets.Layout(max_width="100%", align_self="flex-start")
@@ -132,7 +136,10 @@ class WidgetRenderer:
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
-    return {mimetype: base64.b64encode(data).decode("ascii"), "text/plain": "<training plot>"}
+    return {
+        mimetype: base64.b64encode(data).decode("ascii"),
+        "text/plain": say("<training plot>"),
+    }
 
 
 def make_renderer(backend: str, png_path: str | None = None):

@@ -5,6 +5,8 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from ..language import say
+
 
 class Throttle:
     """Allows a draw when the drawing time so far, plus one more draw, fits in ``budget``.
@@ -38,7 +40,9 @@ class Throttle:
         clock: Callable[[], float] = time.perf_counter,
     ):
         if not 0 < budget <= 1:
-            raise ValueError(f"budget is a share of training time, in (0, 1]; got {budget}")
+            raise ValueError(
+                say("budget is a share of training time, in (0, 1]; got {budget}", budget=budget)
+            )
         self.budget = budget
         self.min_interval = min_interval
         self.clock = clock

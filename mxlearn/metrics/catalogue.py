@@ -6,6 +6,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import ArgumentTypeError, InputError, did_you_mean
+from ..language import say
 from .deferred import leaf_metrics
 
 
@@ -23,13 +24,23 @@ def check_metric_spec(spec, called: str) -> None:
         return
     if not isinstance(spec, str):
         raise ArgumentTypeError(
-            f"{called}: eval_metric={spec!r} is neither a metric name nor an mx.metric.EvalMetric.",
+            say(
+                "{called}: eval_metric={spec!r} is neither a metric name nor an "
+                "mx.metric.EvalMetric.",
+                called=called,
+                spec=spec,
+            ),
             fix="eval_metric='acc'",
         )
     if spec.lower() not in metric_names():
         raise InputError(
-            f"{called}: there is no metric named '{spec}'. " + did_you_mean(spec, metric_names()),
-            fix="eval_metric='acc' (or 'ce', 'mse', 'rmse', 'mae', 'f1', ['acc', 'ce'])",
+            say(
+                "{called}: there is no metric named '{spec}'. {suggestion}",
+                called=called,
+                spec=spec,
+                suggestion=did_you_mean(spec, metric_names()),
+            ),
+            fix=say("eval_metric='acc' (or 'ce', 'mse', 'rmse', 'mae', 'f1', ['acc', 'ce'])"),
         )
 
 
@@ -51,7 +62,7 @@ class F1(mx.metric.EvalMetric):
     ):
         if average not in ("macro", "micro"):
             raise InputError(
-                f"F1(average={average!r}): average is 'macro' or 'micro'.",
+                say("F1(average={average!r}): average is 'macro' or 'micro'.", average=average),
                 fix="F1(average='macro')",
             )
         self.average = average
@@ -160,7 +171,9 @@ _WHOLE_SET = {"mse": MSE, "rmse": RMSE, "mae": MAE}
 
 def _top_k(k: int):
     if k < 2:
-        raise InputError(f"top_k_accuracy with k={k} is plain accuracy.", fix="eval_metric='acc'")
+        raise InputError(
+            say("top_k_accuracy with k={k} is plain accuracy.", k=k), fix="eval_metric='acc'"
+        )
     metric = mx.metric.TopKAccuracy(top_k=k)
     metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
     return metric
@@ -199,7 +212,14 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
     try:
         return mx.metric.create(spec, **kwargs)
     except (AssertionError, TypeError, ValueError) as err:
-        raise InputError(f"{called}: cannot create the metric {spec!r}: {err}") from None
+        raise InputError(
+            say(
+                "{called}: cannot create the metric {spec!r}: {error}",
+                called=called,
+                spec=spec,
+                error=err,
+            )
+        ) from None
 
 
 CLASSIFICATION_METRICS = (
@@ -230,20 +250,36 @@ def check_metric_fits(metric, output_kind: str | None, classes: int | None, call
         kind = metric_kind(leaf)
         if output_kind == "classification" and kind == "regression":
             raise InputError(
-                f"{called}: '{leaf.name}' measures how far predicted numbers are from target "
-                "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
-                "value would mean nothing (MXNet would report one anyway).",
-                fix="for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')",
+                say(
+                    "{called}: '{metric}' measures how far predicted numbers are from target "
+                    "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
+                    "value would mean nothing (MXNet would report one anyway).",
+                    called=called,
+                    metric=leaf.name,
+                ),
+                fix=say("for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')"),
             )
         if output_kind == "regression" and kind == "classification":
             raise InputError(
-                f"{called}: '{leaf.name}' counts right and wrong classes, but this network "
-                "predicts numbers (a regression output).",
-                fix="for a regression: eval_metric='mse' (or 'rmse', 'mae')",
+                say(
+                    "{called}: '{metric}' counts right and wrong classes, but this network "
+                    "predicts numbers (a regression output).",
+                    called=called,
+                    metric=leaf.name,
+                ),
+                fix=say("for a regression: eval_metric='mse' (or 'rmse', 'mae')"),
             )
         if isinstance(leaf, mx.metric.TopKAccuracy) and classes and leaf.top_k >= classes:
             raise InputError(
-                f"{called}: '{leaf.name}' with {classes} classes counts every prediction as "
-                f"right (the true class is always among the top {leaf.top_k}).",
-                fix=f"mx.metric.TopKAccuracy(top_k={max(2, classes // 2)}), or 'acc'",
+                say(
+                    "{called}: '{metric}' with {classes} classes counts every prediction as "
+                    "right (the true class is always among the top {top_k}).",
+                    called=called,
+                    metric=leaf.name,
+                    classes=classes,
+                    top_k=leaf.top_k,
+                ),
+                fix=say(
+                    "mx.metric.TopKAccuracy(top_k={top_k}), or 'acc'", top_k=max(2, classes // 2)
+                ),
             )

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 
 from .._compat import mx
 from ..errors import InputError, closest
+from ..language import say
 from .catalogue import F1, MAE, MSE, RMSE, create_metric
 
 
@@ -88,10 +89,15 @@ def check_name(spec, called: str) -> None:
     """A metric is named by a string (its name in the run, or the factory's)."""
     if spec is not None and not isinstance(spec, str):
         raise InputError(
-            f"{called}: give a metric's name, such as 'accuracy' or 'acc'; got "
-            f"{type(spec).__name__}.",
-            fix="EarlyStopping('accuracy') or Checkpoint(prefix, best='accuracy'); the metric "
-            "object itself goes to fit(eval_metric=...)",
+            say(
+                "{called}: give a metric's name, such as 'accuracy' or 'acc'; got {kind}.",
+                called=called,
+                kind=type(spec).__name__,
+            ),
+            fix=say(
+                "EarlyStopping('accuracy') or Checkpoint(prefix, best='accuracy'); the metric "
+                "object itself goes to fit(eval_metric=...)"
+            ),
         )
 
 
@@ -117,11 +123,23 @@ def resolve_name(spec: str, measured: dict, called: str) -> str:
         if len(same) == 1:
             return same[0]
     near = closest(spec, measured)
-    raise InputError(
-        f"{called}: this run measures no metric '{spec}'; its validation reports "
-        f"{list(measured)}." + (f" Did you mean '{near[0]}'?" if near else ""),
-        fix=f"name one of {list(measured)}",
-    )
+    if near:
+        problem = say(
+            "{called}: this run measures no metric '{spec}'; its validation reports "
+            "{measured}. Did you mean '{near}'?",
+            called=called,
+            spec=spec,
+            measured=list(measured),
+            near=near[0],
+        )
+    else:
+        problem = say(
+            "{called}: this run measures no metric '{spec}'; its validation reports {measured}.",
+            called=called,
+            spec=spec,
+            measured=list(measured),
+        )
+    raise InputError(problem, fix=say("name one of {measured}", measured=list(measured)))
 
 
 def direction(name: str, metric, stated: bool | None, called: str) -> bool:
@@ -129,19 +147,46 @@ def direction(name: str, metric, stated: bool | None, called: str) -> bool:
     MXNet's metrics; refused for a custom metric whose user did not say."""
     facts = facts_of(metric)
     if stated is not None and facts is not None and bool(stated) != facts.higher_is_better:
-        known = "larger" if facts.higher_is_better else "smaller"
         raise InputError(
-            f"{called}: higher_is_better={stated} for '{name}', a {type(metric).__name__}, for "
-            f"which {known} is better: the best epoch would be the worst.",
-            fix="leave higher_is_better out for MXNet's metrics",
+            _contradiction(called, stated, name, type(metric).__name__, facts.higher_is_better),
+            fix=say("leave higher_is_better out for MXNet's metrics"),
         )
     if stated is not None:
         return bool(stated)
     if facts is None:
         raise InputError(
-            f"{called}: '{name}' is a {type(metric).__name__}, a metric mxlearn does not know, "
-            "so it cannot tell whether a larger value is better, and will not guess.",
-            fix=f"say it: {called.split('(')[0]}(..., higher_is_better=True) for a score, "
-            "False for a loss or an error",
+            say(
+                "{called}: '{name}' is a {kind}, a metric mxlearn does not know, so it cannot "
+                "tell whether a larger value is better, and will not guess.",
+                called=called,
+                name=name,
+                kind=type(metric).__name__,
+            ),
+            fix=say(
+                "say it: {maker}(..., higher_is_better=True) for a score, False for a loss or an "
+                "error",
+                maker=called.split("(")[0],
+            ),
         )
     return facts.higher_is_better
+
+
+def _contradiction(called: str, stated, name: str, kind: str, higher_is_better: bool) -> str:
+    """higher_is_better given against what is known of an MXNet metric."""
+    if higher_is_better:
+        return say(
+            "{called}: higher_is_better={stated} for '{name}', a {kind}, for which larger is "
+            "better: the best epoch would be the worst.",
+            called=called,
+            stated=stated,
+            name=name,
+            kind=kind,
+        )
+    return say(
+        "{called}: higher_is_better={stated} for '{name}', a {kind}, for which smaller is "
+        "better: the best epoch would be the worst.",
+        called=called,
+        stated=stated,
+        name=name,
+        kind=kind,
+    )

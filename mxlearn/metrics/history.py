@@ -22,6 +22,7 @@ from typing import NamedTuple
 
 from ..atomic_write import atomic_write_bytes
 from ..errors import InputError
+from ..language import say
 
 PHASES = ("train", "validation")
 KINDS = ("batch", "epoch")
@@ -86,7 +87,13 @@ class MetricHistory:
         value: float,
     ) -> None:
         if phase not in PHASES or kind not in KINDS:
-            raise ValueError(f"phase must be one of {PHASES} and kind one of {KINDS}")
+            raise ValueError(
+                say(
+                    "phase must be one of {phases} and kind one of {kinds}",
+                    phases=PHASES,
+                    kinds=KINDS,
+                )
+            )
         self.records.append(
             Record(
                 metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
@@ -160,8 +167,8 @@ class MetricHistory:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             found = data.get("format") if isinstance(data, dict) else type(data).__name__
             raise InputError(
-                f"not a saved MetricHistory (format {found!r})",
-                fix="load a file written by history.save(path) or a checkpoint's manifest",
+                say("not a saved MetricHistory (format {found!r})", found=found),
+                fix=say("load a file written by history.save(path) or a checkpoint's manifest"),
             )
         history = cls()
         try:
@@ -172,10 +179,16 @@ class MetricHistory:
             history.events = [Event(**e) for e in data.get("events", [])]
         except (KeyError, TypeError, ValueError) as err:
             raise InputError(
-                f"the saved metric history is not readable ({type(err).__name__}: {err}): its "
-                "rows or events were changed by hand, or cut short.",
-                fix="use the file as history.save wrote it, or another checkpoint: "
-                "mxlearn.checkpoint.latest(prefix)",
+                say(
+                    "the saved metric history is not readable ({kind}: {error}): its rows or "
+                    "events were changed by hand, or cut short.",
+                    kind=type(err).__name__,
+                    error=err,
+                ),
+                fix=say(
+                    "use the file as history.save wrote it, or another checkpoint: "
+                    "mxlearn.checkpoint.latest(prefix)"
+                ),
             ) from None
         history._version = len(history.records) + len(history.events)
         return history
@@ -193,5 +206,6 @@ class MetricHistory:
         last = ", ".join(
             f"{m} {self.last(m):.4g}" for m in self.metrics() if self.last(m) is not None
         )
-        epochs = {r.epoch for r in self.records if r.kind == "epoch"}
-        return f"MetricHistory({len(self.records)} values, {len(epochs)} epochs{': ' + last if last else ''})"
+        epochs = len({r.epoch for r in self.records if r.kind == "epoch"})
+        counts = say("{values} values, {epochs} epochs", values=len(self.records), epochs=epochs)
+        return f"MetricHistory({counts}{': ' + last if last else ''})"

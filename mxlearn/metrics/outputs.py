@@ -14,6 +14,7 @@ import weakref
 from .. import network
 from .._compat import mx
 from ..errors import InputError
+from ..language import say
 from .catalogue import check_metric_fits, metric_kind
 from .deferred import leaf_metrics
 
@@ -26,6 +27,11 @@ def layer_kind(layer) -> str | None:
     if layer.is_classification:
         return "classification"
     return "regression" if layer.op in network.REGRESSION_OUTPUTS else None
+
+
+def kind_words(kind: str) -> str:
+    """'classification' or 'regression' (a metric's or an output's kind), in words."""
+    return say("classification") if kind == "classification" else say("regression")
 
 
 def match_outputs(metric, layers, output_names, called: str, out_shapes: dict) -> None:
@@ -54,13 +60,33 @@ def _choose_output(leaf, wanted, layers, listed, called) -> None:
         _pointed.add(leaf)
         return
     example = candidates[0] if candidates else layers[0]
-    problem = f"'{leaf.name}' measures a {wanted} output, and this network has " + (
-        f"several: {listed}." if candidates else f"none among its outputs: {listed}."
-    )
+    if candidates:
+        problem = say(
+            "{called}: '{metric}' measures a {kind} output, and this network has several: "
+            "{outputs}.",
+            called=called,
+            metric=leaf.name,
+            kind=kind_words(wanted),
+            outputs=listed,
+        )
+    else:
+        problem = say(
+            "{called}: '{metric}' measures a {kind} output, and this network has none among "
+            "its outputs: {outputs}.",
+            called=called,
+            metric=leaf.name,
+            kind=kind_words(wanted),
+            outputs=listed,
+        )
     raise InputError(
-        f"{called}: {problem}",
-        fix=f"say which: mx.metric.create('{leaf.name}', output_names=['"
-        f"{example.output_name}'], label_names=['{example.name}'])",
+        problem,
+        fix=say(
+            "say which: mx.metric.create('{metric}', output_names=['{output}'], "
+            "label_names=['{label}'])",
+            metric=leaf.name,
+            output=example.output_name,
+            label=example.name,
+        ),
     )
 
 
@@ -69,15 +95,28 @@ def _check_given(leaf, wanted, layers, output_names, listed, called) -> None:
     for name, layer in zip(leaf.output_names, given):
         if name not in output_names:
             raise InputError(
-                f"{called}: '{leaf.name}' is given output_names={leaf.output_names}, and the "
-                f"network has no output '{name}'; its outputs: {listed}.",
+                say(
+                    "{called}: '{metric}' is given output_names={given}, and the network has no "
+                    "output '{name}'; its outputs: {outputs}.",
+                    called=called,
+                    metric=leaf.name,
+                    given=leaf.output_names,
+                    name=name,
+                    outputs=listed,
+                ),
                 fix=f"output_names=['{layers[0].output_name}']",
             )
         if layer is not None and wanted is not None and layer_kind(layer) != wanted:
             raise InputError(
-                f"{called}: '{leaf.name}' measures a {wanted} output, and '{name}' is a "
-                f"{layer.op}.",
-                fix="point the metric at an output of its kind: " + listed,
+                say(
+                    "{called}: '{metric}' measures a {kind} output, and '{name}' is a {op}.",
+                    called=called,
+                    metric=leaf.name,
+                    kind=kind_words(wanted),
+                    name=name,
+                    op=layer.op,
+                ),
+                fix=say("point the metric at an output of its kind: {outputs}", outputs=listed),
             )
     if any(layer is None for layer in given):
         return  # an output without a loss layer: only its author knows its labels
@@ -88,11 +127,22 @@ def _check_given(leaf, wanted, layers, output_names, listed, called) -> None:
     for name, layer, label in zip(leaf.output_names, given, leaf.label_names):
         if label != layer.name:
             raise InputError(
-                f"{called}: '{leaf.name}' compares the output '{name}' with the label "
-                f"'{label}', but {layer.op} '{layer.layer}' reads the label '{layer.name}': "
-                "the value would compare one head's predictions with another's targets.",
-                fix=f"label_names={own} (or leave label_names out: each output's own label "
-                "is used)",
+                say(
+                    "{called}: '{metric}' compares the output '{name}' with the label '{label}', "
+                    "but {op} '{layer}' reads the label '{read}': the value would compare one "
+                    "head's predictions with another's targets.",
+                    called=called,
+                    metric=leaf.name,
+                    name=name,
+                    label=label,
+                    op=layer.op,
+                    layer=layer.layer,
+                    read=layer.name,
+                ),
+                fix=say(
+                    "label_names={own} (or leave label_names out: each output's own label is used)",
+                    own=own,
+                ),
             )
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
+from ..language import say
 from .history import MetricHistory
 
 
@@ -117,20 +118,43 @@ class TrainingRecorder:
         return max(remaining, 0) / rate if rate else None
 
     def progress_text(self, done: bool = False) -> str:
-        # MXNet counts epochs from 0 (its log says Epoch[0]); say the range so that reads right
-        total = f" of {self.begin_epoch}..{self.total_epochs - 1}" if self.total_epochs else ""
-        rate = f"{self.samples_per_second():,.0f} samples/s"
+        rate = say("{rate} samples/s", rate=f"{self.samples_per_second():,.0f}")
         if done:
-            return (
-                f"done: {self.epoch + 1 - self.begin_epoch} epochs, {self.samples:,} samples "
-                f"in {self.elapsed():.1f} s, {rate}"
+            return say(
+                "done: {epochs} epochs, {samples} samples in {seconds} s, {rate}",
+                epochs=self.epoch + 1 - self.begin_epoch,
+                samples=f"{self.samples:,}",
+                seconds=f"{self.elapsed():.1f}",
+                rate=rate,
             )
         batches = f"/{self.batches_per_epoch}" if self.batches_per_epoch else ""
         eta = self.eta_seconds()
-        eta_text = f" · ETA {int(eta) // 60}:{int(eta) % 60:02d}" if eta is not None else ""
+        eta_text = ""
+        if eta is not None:
+            eta_text = say(
+                " · ETA {minutes}:{seconds}", minutes=int(eta) // 60, seconds=f"{int(eta) % 60:02d}"
+            )
         extra = self.status() if self.status is not None else ""
         extra = f" · {extra}" if extra else ""
-        return (
-            f"Epoch[{self.epoch}]{total} · batch {self.batch + 1}{batches} · {rate}{eta_text}"
-            f"{extra}"
+        if not self.total_epochs:
+            return say(
+                "Epoch[{epoch}] · batch {batch}{batches} · {rate}{eta}{extra}",
+                epoch=self.epoch,
+                batch=self.batch + 1,
+                batches=batches,
+                rate=rate,
+                eta=eta_text,
+                extra=extra,
+            )
+        # MXNet counts epochs from 0 (its log says Epoch[0]); say the range so that reads right
+        return say(
+            "Epoch[{epoch}] of {first}..{last} · batch {batch}{batches} · {rate}{eta}{extra}",
+            epoch=self.epoch,
+            first=self.begin_epoch,
+            last=self.total_epochs - 1,
+            batch=self.batch + 1,
+            batches=batches,
+            rate=rate,
+            eta=eta_text,
+            extra=extra,
         )

@@ -14,6 +14,7 @@ from ..checkpoint.resume_state import load_resume_state
 from ..errors import CheckpointExistsError
 from ..guards import binding
 from ..guards import lifecycle as life
+from ..language import say
 
 
 class CheckpointAPI:
@@ -24,10 +25,14 @@ class CheckpointAPI:
         check_writable_prefix(prefix, "mod.save_checkpoint()")
         if os.path.exists(files.manifest_file(prefix, epoch)):
             raise CheckpointExistsError(
-                f"mod.save_checkpoint(): checkpoint {epoch} of '{prefix}' exists already, a "
-                "complete mxlearn checkpoint; new parameters in its place would make it fail "
-                "its own check (its manifest records the old file's SHA-256).",
-                fix="save under another prefix or epoch number",
+                say(
+                    "mod.save_checkpoint(): checkpoint {epoch} of '{prefix}' exists already, a "
+                    "complete mxlearn checkpoint; new parameters in its place would make it fail "
+                    "its own check (its manifest records the old file's SHA-256).",
+                    epoch=epoch,
+                    prefix=prefix,
+                ),
+                fix=say("save under another prefix or epoch number"),
             )
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
@@ -72,8 +77,10 @@ class CheckpointAPI:
         states = optimizer_state.read_pickled_states(fname, trust)
         life.require_installed_optimizer(
             self,
-            "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is "
-            "installed yet.",
+            say(
+                "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is "
+                "installed yet."
+            ),
         )
         updater = self.updater
         optimizer_state.require_updater(updater)

@@ -15,6 +15,7 @@ from ..guards import arguments, binding, data_values, fit_arguments
 from ..guards import lifecycle as life
 from ..guards.batch_values import QueuedValueChecks
 from ..guards.prefetching import PrefetchWatch
+from ..language import say
 from ..live import LivePlot
 from ..metrics.catalogue import create_metric
 from ..metrics.outputs import check_metric_fits_network
@@ -97,8 +98,11 @@ class HighLevelAPI:
         self.bind(data_shapes, label_shapes, for_training=False)
         self._auto_bound = True
         print(
-            f"Note: {called} bound the module for prediction from the data's shapes "
-            "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False))."
+            say(
+                "Note: {called} bound the module for prediction from the data's shapes "
+                "(the same as mod.bind(data_shapes=val_iter.provide_data, for_training=False)).",
+                called=called,
+            )
         )
         return is_array
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..checkpoint.update_keys import UpdateKeys
 from ..errors import UnknownAttributeError, closest, did_you_mean
 from ..guards import lifecycle as life
+from ..language import say
 from .summary import ModuleFacts, summary_html, summary_text
 
 
@@ -78,7 +79,10 @@ class ModuleInspection:
         workers = kvstore.num_workers if kvstore and "dist" in kvstore.type else 1
         synchronous = kvstore is not None and "_sync" in kvstore.type and workers > 1
         rows = batch * workers if synchronous else batch
-        how = f"batch {batch} x {workers} workers" if synchronous else f"batch {batch}"
+        if synchronous:
+            how = say("batch {batch} x {workers} workers", batch=batch, workers=workers)
+        else:
+            how = say("batch {batch}", batch=batch)
         return 1.0 / rows, f"1/{rows} (1 / ({how}))"
 
     def _facts(self) -> ModuleFacts:
@@ -127,6 +131,10 @@ class ModuleInspection:
         public = [n for n in dir(self) if not n.startswith("_")]
         near = closest(name, public)
         raise UnknownAttributeError(
-            f"mxlearn.Module has no attribute '{name}'. " + did_you_mean(name, public),
-            fix=f"mod.{near[0]}" if near else "dir(mod) lists what a module has",
+            say(
+                "mxlearn.Module has no attribute '{name}'. {suggestion}",
+                name=name,
+                suggestion=did_you_mean(name, public),
+            ),
+            fix=f"mod.{near[0]}" if near else say("dir(mod) lists what a module has"),
         )

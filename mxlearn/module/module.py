@@ -27,6 +27,7 @@ from ..guards.optimizer_settings import (
 )
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
+from . import lifecycle_messages as words
 from .checkpoints import CheckpointAPI, resume_checkpoint
 from .high_level import HighLevelAPI
 from .inspection import ModuleInspection
@@ -128,11 +129,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().install_monitor(mon)
 
     def save_optimizer_states(self, fname):
-        life.require_installed_optimizer(
-            self,
-            "mod.save_optimizer_states() saves the optimizer's state, and no optimizer is "
-            "installed.",
-        )
+        life.require_installed_optimizer(self, words.no_optimizer_to_save())
         super().save_optimizer_states(fname)
 
     # ------------------------------------------------------------------ bind
@@ -227,11 +224,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 return None  # fit continues from the weights it has: MXNet's warning is noise
             return super().init_params(*mxnet_args)
         life.require_bound_for(
-            self,
-            "mod.init_params()",
-            "was called before mod.bind(): the parameters' shapes come from the input shapes, "
-            "which bind sets.",
-            fix=life.BIND_CALL,
+            self, "mod.init_params()", words.init_params_before_bind(), fix=life.BIND_CALL
         )
         arguments.check_initializer(initializer)
         if arg_params is not None or aux_params is not None:
@@ -242,10 +235,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
     ):
         life.require_bound_for(
-            self,
-            "mod.set_params()",
-            "copies values into the module's memory, and the module is not bound yet.",
-            fix=f"{life.BIND_CALL}; then mod.set_params(arg_params, aux_params)",
+            self, "mod.set_params()", words.set_params_before_bind(), fix=words.set_params_fix()
         )
         arguments.check_param_dicts(arg_params)
         self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
@@ -395,8 +385,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             life.require_outputs(
                 self,
                 step,
-                "mod.update_metric() compares the outputs of the last forward pass with the "
-                "labels, and there has been no forward pass yet.",
+                words.no_outputs_to_measure(),
                 fix="mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)",
             )
         if labels is None:
@@ -414,8 +403,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         life.require_outputs(
             self,
             self._lifecycle.step,
-            "mod.get_outputs() returns the outputs of the last forward pass, and there has "
-            "been none yet.",
+            words.no_outputs_to_return(),
             fix="mod.forward(batch, is_train=False); mod.get_outputs()",
         )
         return super().get_outputs(merge_multi_context)

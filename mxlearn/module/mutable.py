@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from .._compat import mx
 from ..errors import InputError
 from ..guards import lifecycle as life
+from ..language import say
 from .module import Module
 
 
@@ -49,11 +50,16 @@ class ShapeInspector:
         return self.misses
 
     def text(self) -> str:
-        return (
-            f"{len(self.shapes_seen)} shapes in {self.batches} batches; "
-            f"{self.hits + self.misses} changes of shape: {self.hits} from the cache, "
-            f"{self.misses} rebinds ({self.bind_seconds * 1000:.0f} ms), "
-            f"{self.evictions} evicted"
+        return say(
+            "{shapes} shapes in {batches} batches; {changes} changes of shape: {hits} from the "
+            "cache, {misses} rebinds ({milliseconds} ms), {evictions} evicted",
+            shapes=len(self.shapes_seen),
+            batches=self.batches,
+            changes=self.hits + self.misses,
+            hits=self.hits,
+            misses=self.misses,
+            milliseconds=f"{self.bind_seconds * 1000:.0f}",
+            evictions=self.evictions,
         )
 
 
@@ -67,8 +73,13 @@ def _max_descs(pairs, kind: str, names) -> list:
     unknown = [d.name for d in descs if d.name not in names]
     if unknown:
         raise InputError(
-            f"MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
-            f"{kind}_names are {list(names)}.",
+            say(
+                "MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
+                "{kind}_names are {names}.",
+                kind=kind,
+                unknown=unknown,
+                names=list(names),
+            ),
             fix=f"max_{kind}_shapes=[('{names[0] if names else kind}', (batch, ...))]",
         )
     return descs
@@ -142,7 +153,10 @@ class MutableModule(Module):
         )
         if cache_size < 1:
             raise InputError(
-                f"MutableModule(cache_size={cache_size}): the cache holds at least one shape.",
+                say(
+                    "MutableModule(cache_size={cache_size}): the cache holds at least one shape.",
+                    cache_size=cache_size,
+                ),
                 fix="MutableModule(..., cache_size=32)",
             )
         self._max_data_shapes = _max_descs(max_data_shapes, "data", self._data_names)
@@ -223,16 +237,34 @@ class MutableModule(Module):
             )
             if len(shape) != len(largest):
                 raise InputError(
-                    f"{called}: '{desc.name}' is shaped {shape}, with {len(shape)} dimensions; "
-                    f"the module was bound for {len(largest)} ({largest}).",
+                    say(
+                        "{called}: '{name}' is shaped {shape}, with {dimensions} dimensions; "
+                        "the module was bound for {bound} ({largest}).",
+                        called=called,
+                        name=desc.name,
+                        shape=shape,
+                        dimensions=len(shape),
+                        bound=len(largest),
+                        largest=largest,
+                    ),
                     fix=fix,
                 )
             for dim, (size, limit) in enumerate(zip(shape, largest)):
                 if size > limit:
                     raise InputError(
-                        f"{called}: '{desc.name}' is shaped {shape}: dimension {dim} is {size}, "
-                        f"more than its maximum {limit} (the module is bound at {largest}, and "
-                        "every other shape shares that memory; a larger one could not).",
+                        say(
+                            "{called}: '{name}' is shaped {shape}: dimension {dimension} is "
+                            "{size}, more than its maximum {limit} (the module is bound at "
+                            "{largest}, and every other shape shares that memory; a larger one "
+                            "could not).",
+                            called=called,
+                            name=desc.name,
+                            shape=shape,
+                            dimension=dim,
+                            size=size,
+                            limit=limit,
+                            largest=largest,
+                        ),
                         fix=fix,
                     )
 
@@ -329,7 +361,7 @@ class MutableModule(Module):
         if not self.binded:
             return []
         maximum = ", ".join(f"{n} {s}" for n, s in self._max_shapes.items())
-        return [("max shapes", maximum), ("shape changes", self.inspector.text())]
+        return [(say("max shapes"), maximum), (say("shape changes"), self.inspector.text())]
 
 
 def _widest(shape: tuple, largest: tuple) -> tuple:

@@ -7,11 +7,14 @@ The Module gathers the facts (:class:`ModuleFacts`); this file only lays them ou
 from __future__ import annotations
 
 import html
+import unicodedata
 from dataclasses import dataclass, field
 
 import numpy as np
 
 from ..guards.arguments import shapes_text
+from ..guards.lifecycle import stage_words
+from ..language import say
 
 
 @dataclass
@@ -40,63 +43,106 @@ class ModuleFacts:
 
 def batch_split_text(batch_size: int, slices, contexts, kvstore_type: str) -> str:
     """How data parallelism divides a batch: which rows each device computes."""
-    parts = [f"rows {s.start}-{s.stop - 1} on {ctx}" for s, ctx in zip(slices, contexts)]
-    return (
-        f"each batch of {batch_size}: " + ", ".join(parts) + "; every device holds all "
-        f"parameters, and their gradients are summed (kvstore '{kvstore_type}') before each "
-        "update"
+    parts = [
+        say("rows {first}-{last} on {context}", first=s.start, last=s.stop - 1, context=ctx)
+        for s, ctx in zip(slices, contexts)
+    ]
+    return say(
+        "each batch of {batch_size}: {parts}; every device holds all parameters, and their "
+        "gradients are summed (kvstore '{kvstore}') before each update",
+        batch_size=batch_size,
+        parts=", ".join(parts),
+        kvstore=kvstore_type,
     )
 
 
 def gradient_scale_text(scale: float, expected: float, why: str) -> str:
-    text = f"rescale_grad={scale:g}"
     if abs(scale - expected) <= 1e-6 * expected:
-        return text + f" = {why}: gradients are sums over rows, so a step follows their average"
-    return text + f", not {why} = {expected:g} (set by hand)"
+        return say(
+            "rescale_grad={scale} = {why}: gradients are sums over rows, so a step follows "
+            "their average",
+            scale=f"{scale:g}",
+            why=why,
+        )
+    return say(
+        "rescale_grad={scale}, not {why} = {expected} (set by hand)",
+        scale=f"{scale:g}",
+        why=why,
+        expected=f"{expected:g}",
+    )
+
+
+def _input_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
+    """The data, label and output rows: shapes once bound, names before."""
+    if facts.for_training is None:
+        return [
+            (
+                say("data"),
+                say("{names} (shapes known after bind)", names=", ".join(facts.data_names)),
+            ),
+            (say("label"), ", ".join(facts.label_names) or "-"),
+        ]
+    shapes = shapes_text(facts.data_shapes, "-")
+    if facts.for_training:
+        data = say("{shapes} (for training)", shapes=shapes)
+    else:
+        data = say("{shapes} (for prediction)", shapes=shapes)
+    return [
+        (say("data"), data),
+        (say("label"), shapes_text(facts.label_shapes, "-")),
+        (say("output"), ", ".join(f"{n} {tuple(s)}" for n, s in facts.output_shapes)),
+    ]
+
+
+def _parameter_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
+    if not facts.param_shapes:
+        names = ", ".join(facts.param_names)
+        return [(say("parameters"), say("{names} (shapes known after bind)", names=names))]
+    count = sum(int(np.prod(s)) for s in facts.param_shapes.values())
+    arrays, count = len(facts.param_shapes), f"{count:,}"
+    if facts.params_initialized:
+        values = say("{arrays} arrays, {count} values (initialized)", arrays=arrays, count=count)
+    else:
+        values = say(
+            "{arrays} arrays, {count} values (not initialized)", arrays=arrays, count=count
+        )
+    return [(say("parameters"), values)] + [
+        (f"  {n}", str(s)) for n, s in facts.param_shapes.items()
+    ]
 
 
 def summary_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
     """(label, value) rows shared by the text and HTML summaries."""
-    rows = [("state", facts.state), ("context", ", ".join(str(c) for c in facts.contexts))]
-    if facts.for_training is not None:
-        mode = "for training" if facts.for_training else "for prediction"
-        rows += [
-            ("data", f"{shapes_text(facts.data_shapes, '-')} ({mode})"),
-            ("label", shapes_text(facts.label_shapes, "-")),
-            ("output", ", ".join(f"{n} {tuple(s)}" for n, s in facts.output_shapes)),
-        ]
-    else:
-        rows += [
-            ("data", ", ".join(facts.data_names) + " (shapes known after bind)"),
-            ("label", ", ".join(facts.label_names) or "-"),
-        ]
-    if facts.param_shapes:
-        count = sum(int(np.prod(s)) for s in facts.param_shapes.values())
-        values = "initialized" if facts.params_initialized else "not initialized"
-        rows.append(
-            ("parameters", f"{len(facts.param_shapes)} arrays, {count:,} values ({values})")
-        )
-        rows += [(f"  {n}", str(s)) for n, s in facts.param_shapes.items()]
-    else:
-        rows.append(("parameters", ", ".join(facts.param_names) + " (shapes known after bind)"))
+    rows = [
+        (say("state"), stage_words(facts.state)),
+        (say("context"), ", ".join(str(c) for c in facts.contexts)),
+    ]
+    rows += _input_rows(facts)
+    rows += _parameter_rows(facts)
     if facts.batch_split is not None:
         batch_size, slices, kvstore = facts.batch_split
-        rows.append(("batch split", batch_split_text(batch_size, slices, facts.contexts, kvstore)))
+        split = batch_split_text(batch_size, slices, facts.contexts, kvstore)
+        rows.append((say("batch split"), split))
     if facts.optimizer is not None:
-        rows.append(("optimizer", facts.optimizer))
-        rows.append(("gradient scale", gradient_scale_text(*facts.gradient_scale)))
+        rows.append((say("optimizer"), facts.optimizer))
+        rows.append((say("gradient scale"), gradient_scale_text(*facts.gradient_scale)))
     if facts.step is not None:
-        rows.append(("batch step", facts.step))
+        rows.append((say("batch step"), facts.step))
     rows += facts.extra_rows
-    rows.append(("next", facts.next_call))
+    rows.append((say("next"), facts.next_call))
     return rows
+
+
+def _width(text: str) -> int:
+    """Columns a terminal gives ``text``: a Chinese character takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def summary_text(facts: ModuleFacts) -> str:
     rows = summary_rows(facts)
-    width = max(len(label) for label, _ in rows)
-    lines = [f"mxlearn.{facts.kind} ({facts.state})"]
-    lines += [f"  {label.ljust(width)}  {value}" for label, value in rows[1:]]
+    width = max(_width(label) for label, _ in rows)
+    lines = [f"mxlearn.{facts.kind} ({stage_words(facts.state)})"]
+    lines += [f"  {label}{' ' * (width - _width(label))}  {value}" for label, value in rows[1:]]
     return "\n".join(lines)
 
 
@@ -106,4 +152,5 @@ def summary_html(facts: ModuleFacts) -> str:
         f"<td style='text-align:left'><code>{html.escape(value)}</code></td></tr>"
         for label, value in summary_rows(facts)[1:]
     )
-    return f"<b>mxlearn.{facts.kind}</b> ({html.escape(facts.state)})<table>{cells}</table>"
+    state = html.escape(stage_words(facts.state))
+    return f"<b>mxlearn.{facts.kind}</b> ({state})<table>{cells}</table>"

@@ -31,6 +31,7 @@ import warnings
 from dataclasses import dataclass, field
 
 from ..errors import ArgumentTypeError, did_you_mean
+from ..language import say
 
 
 class StopTraining(Exception):
@@ -108,9 +109,12 @@ def check_hook_names(callback: Callback) -> None:
     for name in dir(type(callback)):
         if name.startswith("on_") and name not in HOOKS:
             raise ArgumentTypeError(
-                f"{type(callback).__name__}.{name} is not a hook, so fit would never call it. "
-                + did_you_mean(name, HOOKS),
-                fix="name the method after one of the hooks: " + ", ".join(HOOKS),
+                say(
+                    "{method} is not a hook, so fit would never call it. {suggestion}",
+                    method=f"{type(callback).__name__}.{name}",
+                    suggestion=did_you_mean(name, HOOKS),
+                ),
+                fix=say("name the method after one of the hooks: {hooks}", hooks=", ".join(HOOKS)),
             )
 
 
@@ -183,13 +187,15 @@ class CallbackList:
             except StopIteration as error:
                 # MXNet's fit reads an ended epoch from StopIteration: a callback's must not
                 # pass for one (PEP 479 does the same for generators).
-                raise RuntimeError(f"{_name(method)} raised StopIteration") from error
+                raise RuntimeError(
+                    say("{callback} raised StopIteration", callback=_name(method))
+                ) from error
         if self.run.stop_reason is not None and hook in _STOPPING_HOOKS:
             raise StopTraining(self.run.stop_reason)
 
     def request_stop(self, reason: str) -> None:
         if self.run.stop_reason is None:
-            self.run.stop_reason = reason or "Training stopped by a callback (StopTraining)."
+            self.run.stop_reason = reason or say("Training stopped by a callback (StopTraining).")
 
     def dispatch_to_all(self, hook: str) -> list[Exception]:
         """For the run's last hooks (interrupt, train end): every callback gets its turn even
@@ -205,8 +211,12 @@ class CallbackList:
                 # the loop raises the first one of a run that ended well; the rest are told
                 if errors or not ended_well:
                     warnings.warn(
-                        f"{_name(method)} failed while fit was ending: "
-                        f"{type(error).__name__}: {error}",
+                        say(
+                            "{callback} failed while fit was ending: {error_type}: {error}",
+                            callback=_name(method),
+                            error_type=type(error).__name__,
+                            error=error,
+                        ),
                         stacklevel=2,
                     )
                 errors.append(error)

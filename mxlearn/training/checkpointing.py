@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ..checkpoint import files, random_state
 from ..checkpoint.policy import Checkpoint
+from ..language import say
 from .callback import Callback, RunContext
 
 
@@ -30,8 +31,11 @@ class CheckpointSaving(Callback):
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
         if run.weights_suspect:
             print(
-                f"Checkpoint of epoch {epoch} not written: the training loss is past the "
-                "divergence limit (see the watchdog's message if training stops)."
+                say(
+                    "Checkpoint of epoch {epoch} not written: the training loss is past the "
+                    "divergence limit (see the watchdog's message if training stops).",
+                    epoch=epoch,
+                )
             )
             return
         if not self.policy.due(epoch + 1):

@@ -6,6 +6,7 @@ from __future__ import annotations
 from ..checkpoint import files
 from ..errors import InputError, MXLearnError
 from ..guards.arguments import check_count
+from ..language import say
 from ..metrics.directions import check_name, direction, improves, resolve_name
 from .callback import Callback, RunContext, StopTraining
 
@@ -56,7 +57,10 @@ class EarlyStopping(Callback):
         if isinstance(spec, int) and not isinstance(spec, bool):
             return cls(patience=spec)
         raise InputError(
-            f"fit(early_stopping={spec!r}): give a patience in epochs or an EarlyStopping.",
+            say(
+                "fit(early_stopping={spec!r}): give a patience in epochs or an EarlyStopping.",
+                spec=spec,
+            ),
             fix="mod.fit(..., eval_data=val_iter, early_stopping=3)",
         )
 
@@ -68,8 +72,11 @@ class EarlyStopping(Callback):
         measured = run.validation_metrics
         if not measured:
             raise InputError(
-                f"{called} judges the validation metric, and there is no eval_data (checked "
-                "before the first batch).",
+                say(
+                    "{called} judges the validation metric, and there is no eval_data (checked "
+                    "before the first batch).",
+                    called=called,
+                ),
                 fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
             )
         name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))
@@ -127,18 +134,29 @@ class EarlyStopping(Callback):
     def summary(self, name: str) -> str:
         if self.restore_best and self.best_params is None and self.best_epoch is not None:
             self.best_params = self._earlier_best_params()  # before the resume: from its file
-        restored = " Its parameters are back in the module." if self.best_params else ""
-        if self.restore_best and not self.best_params:
-            why = (
-                f"its checkpoint cannot be read ({self.unreadable})"
-                if self.unreadable
-                else "its checkpoint is not on disk (not saved by the period, or not kept)"
+        return say(
+            "Early stopping: validation {name} has not improved for {patience} epochs; the "
+            "best was {best:.4f} after epoch {epoch}.{restored}",
+            name=name,
+            patience=self.patience,
+            best=self.best_value,
+            epoch=self.best_epoch,
+            restored=self._restored_text(),
+        )
+
+    def _restored_text(self) -> str:
+        """What became of the best epoch's parameters, as a sentence after the summary's."""
+        if self.best_params:
+            return say(" Its parameters are back in the module.")
+        if not self.restore_best:
+            return ""
+        if self.unreadable:
+            return say(
+                " It came before this run resumed, and its checkpoint cannot be read "
+                "({problem}): the module keeps the last epoch's parameters.",
+                problem=self.unreadable,
             )
-            restored = (
-                f" It came before this run resumed, and {why}: the module keeps the last "
-                "epoch's parameters."
-            )
-        return (
-            f"Early stopping: validation {name} has not improved for {self.patience} epochs; the "
-            f"best was {self.best_value:.4f} after epoch {self.best_epoch}.{restored}"
+        return say(
+            " It came before this run resumed, and its checkpoint is not on disk (not saved by "
+            "the period, or not kept): the module keeps the last epoch's parameters."
         )

@@ -12,6 +12,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from ..language import say
 from .callback import Callback, RunContext, StopTraining
 
 __all__ = ["EpochReport", "EpochReporting", "StopTraining"]
@@ -38,9 +39,12 @@ class EpochReport:
         return cls(epoch, values("train"), values("validation"), module, history)
 
     def __str__(self) -> str:
-        parts = [f"train {k}={v:.4f}" for k, v in self.train.items()]
-        parts += [f"validation {k}={v:.4f}" for k, v in self.validation.items()]
-        return f"Epoch[{self.epoch}] " + ", ".join(parts)
+        parts = [say("train {name}={value:.4f}", name=k, value=v) for k, v in self.train.items()]
+        parts += [
+            say("validation {name}={value:.4f}", name=k, value=v)
+            for k, v in self.validation.items()
+        ]
+        return say("Epoch[{epoch}] {values}", epoch=self.epoch, values=", ".join(parts))
 
 
 class EpochReporting(Callback):

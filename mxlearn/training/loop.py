@@ -13,6 +13,7 @@ from collections.abc import Callable
 from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
+from ..language import say
 from .callback import RunContext, StopTraining
 from .epoch_log import visible_epoch_log
 from .plan import FitPlan
@@ -25,13 +26,24 @@ class TrainingInterrupted(KeyboardInterrupt):
 def interrupt_text(run: RunContext) -> str:
     if run.last_checkpoint is not None:
         prefix, epoch = run.last_checkpoint
-        return (
-            f"Training stopped. Checkpoint {epoch} ({epoch} epoch{'s' if epoch != 1 else ''} done) "
-            "is on disk and the data "
-            f"iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
-            f"mod.fit(train_iter, num_epoch={run.num_epoch}, checkpoint={prefix!r})"
+        if epoch == 1:
+            return say(
+                "Training stopped. Checkpoint {epoch} ({epoch} epoch done) is on disk and the "
+                "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
+                "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
+                epoch=epoch,
+                prefix=prefix,
+                num_epoch=run.num_epoch,
+            )
+        return say(
+            "Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the "
+            "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
+            "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
+            epoch=epoch,
+            prefix=prefix,
+            num_epoch=run.num_epoch,
         )
-    return (
+    return say(
         "Training stopped; no checkpoint was being written, so only the module in memory holds "
         "the progress. The data iterator was reset. Next time pass checkpoint='runs/name' to fit "
         "to keep every completed epoch on disk."
@@ -45,8 +57,12 @@ def _reset_after(train_data) -> None:
         train_data.reset()
     except Exception as error:  # noqa: BLE001 - the run's own error is the one to show
         warnings.warn(
-            f"the training iterator could not be reset after the run ended "
-            f"({type(error).__name__}: {error}); reset it before the next fit",
+            say(
+                "the training iterator could not be reset after the run ended "
+                "({error_type}: {error}); reset it before the next fit",
+                error_type=type(error).__name__,
+                error=error,
+            ),
             stacklevel=3,
         )
 

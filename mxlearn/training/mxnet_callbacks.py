@@ -11,19 +11,28 @@ from __future__ import annotations
 
 from ..errors import ArgumentTypeError
 from ..guards.arguments import as_list
+from ..language import say
 from .callback import Callback, RunContext
 
 
 def _check_function(function, argument: str) -> None:
     if isinstance(function, Callback):
         raise ArgumentTypeError(
-            f"mod.fit({argument}=...) got a {type(function).__name__}, an mxlearn.Callback: "
-            f"MXNet's {argument} takes plain functions.",
+            say(
+                "mod.fit({argument}=...) got a {kind}, an mxlearn.Callback: MXNet's {argument} "
+                "takes plain functions.",
+                argument=argument,
+                kind=type(function).__name__,
+            ),
             fix=f"mod.fit(..., callbacks=[{type(function).__name__}(...)])",
         )
     if not callable(function):
         raise ArgumentTypeError(
-            f"mod.fit({argument}=...) takes functions; got {type(function).__name__}.",
+            say(
+                "mod.fit({argument}=...) takes functions; got {kind}.",
+                argument=argument,
+                kind=type(function).__name__,
+            ),
             fix=f"mod.fit(..., {argument}=mx.callback.Speedometer(batch_size=32))",
         )
 

@@ -16,6 +16,7 @@ from ..guards.arguments import as_list
 from ..guards.batch_values import QueuedValueChecks
 from ..guards.fit_arguments import check_callbacks
 from ..guards.prefetching import PrefetchWatch
+from ..language import say
 from ..metrics.deferred import leaf_metrics
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, CallbackList, RunContext, check_hook_names
@@ -79,9 +80,15 @@ def _by_name(metric) -> dict:
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
         raise InputError(
-            f"mod.fit(): two metrics are named {twice}: their values would be recorded as one "
-            "curve, and a best epoch or early stopping could not tell them apart.",
-            fix=f"give each its own name, e.g. mx.metric.create('acc', name='{twice[0]}_2')",
+            say(
+                "mod.fit(): two metrics are named {names}: their values would be recorded as one "
+                "curve, and a best epoch or early stopping could not tell them apart.",
+                names=twice,
+            ),
+            fix=say(
+                "give each its own name, e.g. mx.metric.create('acc', name='{name}_2')",
+                name=twice[0],
+            ),
         )
     return dict(zip(names, leaves))
 

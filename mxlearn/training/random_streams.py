@@ -10,6 +10,7 @@ an uninterrupted run.
 from __future__ import annotations
 
 from ..checkpoint import random_state
+from ..language import say
 from .callback import Callback, RunContext
 
 
@@ -24,9 +25,10 @@ class RandomStreams(Callback):
         differs = random_state.restore(run.train_data, self.resumed.random_arrays, saved)
         if differs:
             print(
-                "Resumed, but this run will differ from an uninterrupted one: "
-                + "; ".join(differs)
-                + "."
+                say(
+                    "Resumed, but this run will differ from an uninterrupted one: {differences}.",
+                    differences="; ".join(differs),
+                )
             )
         run.run_seed = saved["mxnet_run_seed"]
         if run.run_seed is not None:

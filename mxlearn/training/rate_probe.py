@@ -18,6 +18,7 @@ import numpy as np
 
 from .._compat import mx
 from ..guards import data_values
+from ..language import say
 
 PROBE_BATCHES = 100
 WINDOW = 10  # the loss is compared over the first and the last 10 batches
@@ -45,15 +46,20 @@ class ProbeResult:
             f"{rate:g}: {first:.3g} -> {last:.3g}" for rate, (first, last) in self.losses.items()
         )
         if self.rate is None:
-            return (
-                f"A probe of {self.batches} batches from fresh weights lowered the loss at none "
-                f"of the smaller rates ({tried}): the rate is not the only cause; check the "
-                "data and the network."
+            return say(
+                "A probe of {batches} batches from fresh weights lowered the loss at none of the "
+                "smaller rates ({tried}): the rate is not the only cause; check the data and the "
+                "network.",
+                batches=self.batches,
+                tried=tried,
             )
-        return (
-            f"A probe of {self.batches} batches from fresh weights at smaller rates (loss over "
-            f"the first and last 10 batches: {tried}) found the loss falling most at "
-            f"learning_rate {self.rate:g}."
+        return say(
+            "A probe of {batches} batches from fresh weights at smaller rates (loss over the "
+            "first and last 10 batches: {tried}) found the loss falling most at learning_rate "
+            "{rate:g}.",
+            batches=self.batches,
+            tried=tried,
+            rate=self.rate,
         )
 
 

@@ -26,6 +26,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import DivergenceError, NonFiniteError, TrainingWarning
+from ..language import say
 from . import rate_probe
 from .callback import Callback, RunContext
 
@@ -53,18 +54,27 @@ def _squared_error(outputs: np.ndarray, targets: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class LossKind:
-    name: str
+    name: str  # an identifier; words() says it
     growth: float  # how many times its starting value the loss may reach
     classifier: bool
     measure: Callable[[np.ndarray, np.ndarray], float | None]
 
+    def words(self) -> str:
+        """The loss's name in the language mxlearn speaks, for messages."""
+        return {
+            "cross_entropy": say("cross-entropy"),
+            "binary_cross_entropy": say("binary cross-entropy"),
+            "squared_error": say("squared error"),
+            "absolute_error": say("absolute error"),
+        }[self.name]
+
 
 # The output layers whose loss the watchdog knows how to compute from (outputs, labels).
 LOSS_KINDS = {
-    "SoftmaxOutput": LossKind("cross-entropy", 2.0, True, _cross_entropy),
-    "LogisticRegressionOutput": LossKind("binary cross-entropy", 2.0, False, _binary_cross_entropy),
-    "LinearRegressionOutput": LossKind("squared error", 10.0, False, _squared_error),
-    "MAERegressionOutput": LossKind("absolute error", 10.0, False, _absolute_error),
+    "SoftmaxOutput": LossKind("cross_entropy", 2.0, True, _cross_entropy),
+    "LogisticRegressionOutput": LossKind("binary_cross_entropy", 2.0, False, _binary_cross_entropy),
+    "LinearRegressionOutput": LossKind("squared_error", 10.0, False, _squared_error),
+    "MAERegressionOutput": LossKind("absolute_error", 10.0, False, _absolute_error),
 }
 
 
@@ -128,11 +138,18 @@ class DivergenceWatchdog(Callback):
     # ---------------------------------------------------------------- the check
     def check(self, epoch: int, batch: int | None) -> None:
         self.checked = True
-        where = f"epoch {epoch}" + (f", batch {batch}" if batch is not None else " (its end)")
+        if batch is not None:
+            where = say("epoch {epoch}, batch {batch}", epoch=epoch, batch=batch)
+        else:
+            where = say("epoch {epoch} (its end)", epoch=epoch)
         if not self._weights_finite():
             raise NonFiniteError(
-                f"Training diverged: by {where} some weights are NaN or infinite, so every "
-                f"later update would be meaningless. {self._advice()[0]}",
+                say(
+                    "Training diverged: by {where} some weights are NaN or infinite, so every "
+                    "later update would be meaningless. {cause}",
+                    where=where,
+                    cause=self._advice()[0],
+                ),
                 fix=self._advice()[1],
             )
         reading = self._read_batch()
@@ -141,8 +158,14 @@ class DivergenceWatchdog(Callback):
         loss, predicted = reading
         if not math.isfinite(loss):
             raise NonFiniteError(
-                f"Training diverged: at {where} the training loss ({self.kind.name}) is {loss}. "
-                f"{self._advice()[0]}",
+                say(
+                    "Training diverged: at {where} the training loss ({loss_name}) is {loss}. "
+                    "{cause}",
+                    where=where,
+                    loss_name=self.kind.words(),
+                    loss=loss,
+                    cause=self._advice()[0],
+                ),
                 fix=self._advice()[1],
             )
         self._judge_growth(where, loss)
@@ -162,11 +185,18 @@ class DivergenceWatchdog(Callback):
             return
         streak = "; ".join(f"{at}: {value:.3g}" for at, value in self.over_limit)
         raise DivergenceError(
-            f"Training is diverging: the training loss ({self.kind.name}) was "
-            f"{self.start_loss:.3g} at the first check and has stayed above {self.limit:.3g} "
-            f"(the limit) for {self.patience} checks in a row ({streak}). The network is getting "
-            f"worse, not better. {self._advice()[0]} No checkpoint was written while the loss was "
-            "past the limit.",
+            say(
+                "Training is diverging: the training loss ({loss_name}) was {start:.3g} at the "
+                "first check and has stayed above {limit:.3g} (the limit) for {patience} checks "
+                "in a row ({streak}). The network is getting worse, not better. {cause} No "
+                "checkpoint was written while the loss was past the limit.",
+                loss_name=self.kind.words(),
+                start=self.start_loss,
+                limit=self.limit,
+                patience=self.patience,
+                streak=streak,
+                cause=self._advice()[0],
+            ),
             fix=self._advice()[1],
         )
 
@@ -182,21 +212,30 @@ class DivergenceWatchdog(Callback):
         rate = self._learning_rate()
         found = self._probe(may_reset=False)  # training goes on: its iterator is left alone
         if found is not None and found.rate is not None:
-            advice = (
-                f"{found.text()} Train again from fresh weights with "
-                f"optimizer_params={{'learning_rate': {found.rate:g}}}."
+            advice = say(
+                "{probe} Train again from fresh weights with "
+                "optimizer_params={{'learning_rate': {rate:g}}}.",
+                probe=found.text(),
+                rate=found.rate,
             )
         else:
-            advice = (
+            advice = say(
                 "Train again from fresh weights with a much smaller learning rate; with a small "
                 "rate, training may just be slow."
             )
         warnings.warn(
-            f"The network predicts the same class for every row at the last {self.patience} "
-            f"checks, and its loss ({loss:.3g}) is no better than guessing ({guessing:.3g}): it "
-            f"is not learning. With a large learning rate (it is {rate:g}) this is usually a "
-            "collapse (one step too large pushed the ReLUs where they never fire again), and "
-            f"more epochs will not fix it. {advice}",
+            say(
+                "The network predicts the same class for every row at the last {patience} "
+                "checks, and its loss ({loss:.3g}) is no better than guessing ({guessing:.3g}): "
+                "it is not learning. With a large learning rate (it is {rate:g}) this is usually "
+                "a collapse (one step too large pushed the ReLUs where they never fire again), "
+                "and more epochs will not fix it. {advice}",
+                patience=self.patience,
+                loss=loss,
+                guessing=guessing,
+                rate=rate,
+                advice=advice,
+            ),
             TrainingWarning,
             stacklevel=2,
         )
@@ -237,21 +276,29 @@ class DivergenceWatchdog(Callback):
 
     def _cause(self) -> str:
         rate = self._learning_rate()
-        now = f" (it is {rate:g} now)" if rate is not None else ""
+        now = say(" (it is {rate:g} now)", rate=rate) if rate is not None else ""
         facts = self.data_facts
         if facts is None:  # batches are checked as they come: the ones so far were clean
-            return (
-                f"The usual cause is a learning rate too high for this network{now}; data on "
-                "very different scales is the other (the batches so far hold no NaN or "
-                "infinity)."
+            return say(
+                "The usual cause is a learning rate too high for this network{rate_now}; data "
+                "on very different scales is the other (the batches so far hold no NaN or "
+                "infinity).",
+                rate_now=now,
             )
-        scale = (
-            f"; values as large as {facts.largest:.3g} also make large steps: standardise the "
-            "data ((X - mean) / std)"
-            if facts.largest > 100
-            else ""
+        scale = ""
+        if facts.largest > 100:
+            scale = say(
+                "; values as large as {largest:.3g} also make large steps: standardise the data "
+                "((X - mean) / std)",
+                largest=facts.largest,
+            )
+        return say(
+            "{facts} The usual cause then is a learning rate too high for this "
+            "network{rate_now}{scale}.",
+            facts=facts.text(),
+            rate_now=now,
+            scale=scale,
         )
-        return f"{facts.text()} The usual cause then is a learning rate too high for this network{now}{scale}."
 
     def _advice(self) -> tuple[str, str]:
         """(cause, fix) of a stopped run: the data's facts, and a rate a probe found to learn."""
@@ -280,16 +327,18 @@ class DivergenceWatchdog(Callback):
         if found is None:  # not probed: an optimizer object, or too few batches
             tried = [r for r in rate_probe.USUAL_RATES if not rate or r < rate][-3:] or [0.001]
             rates = ", ".join(f"{r:g}" for r in tried)
-            return cause, (
-                f"train again from fresh weights at smaller rates ({rates}: a few epochs each) "
+            return cause, say(
+                "train again from fresh weights at smaller rates ({rates}: a few epochs each) "
                 "and keep the one whose loss falls; mxlearn could not probe them here (an "
-                "optimizer object, or fewer than 20 batches)"
+                "optimizer object, or fewer than 20 batches)",
+                rates=rates,
             )
         if found.rate is None:
-            return f"{cause} {found.text()}", "check the data and the network's last layer"
-        return f"{cause} {found.text()}", (
+            return f"{cause} {found.text()}", say("check the data and the network's last layer")
+        return f"{cause} {found.text()}", say(
             "train again from fresh weights (a new Module) with "
-            f"optimizer_params={{'learning_rate': {found.rate:g}}}"
+            "optimizer_params={{'learning_rate': {rate:g}}}",
+            rate=found.rate,
         )
 
     def _trial_loss(self, trial, batch) -> float:
