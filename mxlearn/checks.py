@@ -76,6 +76,17 @@ def gradients_computed(mod) -> None:
             fix=say("check the data for NaN/Inf and lower the learning rate"),
         )
     if all(not g.any() for g in grads.values()):
+        if mod.backward_ran:
+            raise CheckFailed(
+                say(
+                    "Every gradient is zero, and backward ran after the training forward: the "
+                    "loss passes no gradient back to any parameter."
+                ),
+                fix=say(
+                    "look between the loss and the parameters for a BlockGrad, a loss with "
+                    "grad_scale=0 or a constant loss: mx.viz.print_summary(mod.symbol)"
+                ),
+            )
         raise CheckFailed(
             say("Every gradient is zero: backward has not run since the last training forward."),
             fix="mod.forward(batch, is_train=True); mod.backward()",

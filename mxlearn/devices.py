@@ -41,11 +41,9 @@ def no_gpu_reason(gpus=None, build=None) -> str:
             wheel = ("mxnet-cu112", "1.9.1")
             if has_kernels(gpu, build_architectures(wheel)) is False:
                 return say(
-                    "the installed MXNet {version} is the CPU build, and although {gpu} is here, "
-                    "the GPU build ({why})",
+                    "the installed MXNet {version} is the CPU build; {why}",
                     version=version,
-                    gpu=gpu.describe(),
-                    why=unsupported_reason(gpu, wheel, build_architectures(wheel)),
+                    why=unsupported_reason(gpu, wheel, build_architectures(wheel), False),
                 )
             return say(
                 "the installed MXNet {version} is the CPU build, though {gpu} is here: "

@@ -86,6 +86,12 @@ def say(template: str, /, **values: object) -> str:
     return text.format(**values)
 
 
+def sentences(*said: str) -> str:
+    """Sentences already said, as one text: a space between them in English, none in Chinese
+    (a Chinese full stop needs no space after it)."""
+    return ("" if current_language() == "zh" else " ").join(part for part in said if part)
+
+
 def drawn_language() -> str:
     """The language of words drawn in a figure: Chinese only when a font can draw it."""
     if current_language() == "zh":

@@ -75,3 +75,19 @@ def test_prediction_shape_and_parameters_equal(ready_module, small_iter, capsys)
         checks.parameters_equal(ready_module, *saved)
     assert "set_params" in str(info.value)
     assert capsys.readouterr().out.count("OK:") == 2
+
+
+def test_zero_gradients_after_backward_are_not_blamed_on_a_missing_backward(small_iter):
+    data = mx.sym.Variable("data")
+    net = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    net = mx.sym.SoftmaxOutput(net, name="softmax", grad_scale=0.0)  # passes no gradient back
+    mod = mxlearn.Module(net, context=mx.cpu())
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    mod.init_params(initializer=mx.init.Uniform(0.1))
+    small_iter.reset()
+    mod.forward(next(iter(small_iter)), is_train=True)
+    mod.backward()
+    with pytest.raises(CheckFailed) as failed:
+        checks.gradients_computed(mod)
+    assert "backward has not run" not in str(failed.value)
+    assert "backward ran" in str(failed.value) and "grad_scale" in failed.value.fix

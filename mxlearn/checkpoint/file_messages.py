@@ -11,7 +11,7 @@ from ..errors import (
     NonFiniteError,
     closest,
 )
-from ..language import say
+from ..language import say, sentences
 
 
 # ---------------------------------------------------------------- saving
@@ -129,10 +129,13 @@ def none_complete(prefix: str, problems: list[str], mxnet_only: list[int]) -> Ch
     else:
         text = say("No complete mxlearn checkpoint under '{prefix}'.", prefix=prefix)
     if mxnet_only:
-        text += " " + say(
-            "MXNet-only checkpoints (no manifest) exist for epochs {epochs}: load them with "
-            "mx.model.load_checkpoint and fit(..., begin_epoch=N).",
-            epochs=mxnet_only,
+        text = sentences(
+            text,
+            say(
+                "MXNet-only checkpoints (no manifest) exist for epochs {epochs}: load them with "
+                "mx.model.load_checkpoint and fit(..., begin_epoch=N).",
+                epochs=mxnet_only,
+            ),
         )
     return CheckpointError(
         text,
@@ -184,7 +187,7 @@ def no_symbol_file(called: str, file: str, folder: str, saved: list[str], prefix
     """``load_checkpoint`` of a prefix without a network file: the prefixes saved in its
     folder, and the one meant if one is close."""
     where = folder or say("this folder")
-    sentences = [
+    said = [
         say(
             "{called}: there is no '{file}', so no checkpoint was saved under this prefix.",
             called=called,
@@ -193,14 +196,14 @@ def no_symbol_file(called: str, file: str, folder: str, saved: list[str], prefix
     ]
     if saved:
         listed = ", ".join(f"'{p}'" for p in saved)
-        sentences.append(say("Saved in {folder}: {prefixes}.", folder=where, prefixes=listed))
+        said.append(say("Saved in {folder}: {prefixes}.", folder=where, prefixes=listed))
     else:
-        sentences.append(say("Saved in {folder}: none.", folder=where))
+        said.append(say("Saved in {folder}: none.", folder=where))
     near = closest(prefix, saved, n=1)
     if near:
-        sentences.append(say("Did you mean '{prefix}'?", prefix=near[0]))
+        said.append(say("Did you mean '{prefix}'?", prefix=near[0]))
     return CheckpointError(
-        " ".join(sentences),
+        sentences(*said),
         fix=say(
             "use the prefix given to mx.callback.do_checkpoint(prefix) or "
             "mod.save_checkpoint(prefix, epoch), including its folder (a variable named "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..language import say, say_drawn
+from ..language import say, say_drawn, sentences
 from ..metrics.history import MetricHistory
 from . import files
 from .prefixes import check_prefix
@@ -60,7 +60,7 @@ class ResumeState:
         return [*missing, *self.random["not_saved"]]
 
     def explain(self) -> str:
-        sentences = [
+        said = [
             say(
                 "Resuming from checkpoint {epoch} of '{prefix}': {done} (epochs 0..{last}, as "
                 "MXNet counts), so training goes on with epoch {epoch}, i.e. "
@@ -72,7 +72,7 @@ class ResumeState:
             )
         ]
         for epoch, problem in self.skipped:
-            sentences.append(
+            said.append(
                 say(
                     "The newer checkpoint {epoch} is damaged and was passed over ({problem}); "
                     "a fit from here that saves checkpoint {epoch} replaces it.",
@@ -81,14 +81,14 @@ class ResumeState:
                 )
             )
         if self.not_saved:
-            sentences.append(
+            said.append(
                 say(
                     "Not in the checkpoint, so the resumed run will differ from an "
                     "uninterrupted one there: {items}.",
                     items=say("; ").join(self.not_saved),
                 )
             )
-        return " ".join(sentences)
+        return sentences(*said)
 
 
 def load_resume_state(prefix: str) -> ResumeState:

@@ -107,7 +107,12 @@ def rules_for(symbol, label_inputs: dict, provide_data) -> dict[str, LabelRule]:
 def _where(count: int, rows: int, shuffled: bool, row: int) -> str:
     if shuffled:
         return say("{count} of its {rows} rows", count=count, rows=rows)
-    return say("{count} of its {rows} rows (row {row} first)", count=count, rows=rows, row=row)
+    return say(
+        "{count} of its {rows} rows (the first is row {row}, counting from 0)",
+        count=count,
+        rows=rows,
+        row=row,
+    )
 
 
 def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="data") -> float:

@@ -27,6 +27,12 @@ class ModuleInspection:
         return life.state_text(self)
 
     @property
+    def backward_ran(self) -> bool:
+        """Whether ``backward`` ran after the last training forward pass (its gradients are
+        in the gradient arrays, updated or not)."""
+        return self._lifecycle.step in (life.Step.BACKWARD, life.Step.UPDATED)
+
+    @property
     def contexts(self) -> list:
         """The devices the module computes on."""
         return list(self._context)

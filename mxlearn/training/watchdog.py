@@ -26,7 +26,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import DivergenceError, NonFiniteError, TrainingWarning
-from ..language import say
+from ..language import say, sentences
 from . import rate_probe
 from .callback import Callback, RunContext
 
@@ -334,8 +334,10 @@ class DivergenceWatchdog(Callback):
                 rates=rates,
             )
         if found.rate is None:
-            return f"{cause} {found.text()}", say("check the data and the network's last layer")
-        return f"{cause} {found.text()}", say(
+            return sentences(cause, found.text()), say(
+                "check the data and the network's last layer"
+            )
+        return sentences(cause, found.text()), say(
             "train again from fresh weights (a new Module) with "
             "optimizer_params={{'learning_rate': {rate:g}}}",
             rate=found.rate,
