@@ -27,7 +27,7 @@ from collections import deque
 from dataclasses import dataclass, field
 
 from .errors import InputError, MXLearnError
-from .language import say
+from .language import current_language, say
 
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.1
@@ -99,6 +99,8 @@ def job_environment(workers: int, servers: int, port: int, base: dict | None = N
         DMLC_NUM_WORKER=str(workers),
         DMLC_NUM_SERVER=str(servers),
         PYTHONUNBUFFERED="1",  # lines reach the launcher as they are printed
+        # set_language's choice is the process's, not the environment's: the job inherits it
+        MXLEARN_LANG=current_language(),
     )
     # the workers do the arithmetic: share the cores among them unless told otherwise
     env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))

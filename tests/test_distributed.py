@@ -113,3 +113,16 @@ def test_job_environment_is_loopback_only_with_a_scrubbed_port():
     assert env["DMLC_PS_ROOT_PORT"] == "45678"
     assert (env["DMLC_NUM_WORKER"], env["DMLC_NUM_SERVER"]) == ("2", "1")
     assert env["OMP_NUM_THREADS"] == str(max(1, (os.cpu_count() or 1) // 2))
+
+
+def test_the_processes_of_a_job_speak_the_language_the_launcher_speaks():
+    import mxlearn
+
+    try:
+        mxlearn.set_language("zh")  # as the Chinese notebooks do, with no MXLEARN_LANG set
+        env = job_environment(workers=2, servers=1, port=45678, base={"HOME": "/root"})
+        assert env["MXLEARN_LANG"] == "zh"
+    finally:
+        mxlearn.set_language("en")
+    env = job_environment(workers=2, servers=1, port=45678, base={"MXLEARN_LANG": "zh"})
+    assert env["MXLEARN_LANG"] == "en"  # the launcher's own choice wins

@@ -156,7 +156,7 @@ def direction(name: str, metric, stated: bool | None, called: str) -> bool:
     if facts is None:
         raise InputError(
             say(
-                "{called}: '{name}' is a {kind}, a metric mxlearn does not know, so it cannot "
+                "{called}: '{name}' (class {kind}) is a metric mxlearn does not know, so it cannot "
                 "tell whether a larger value is better, and will not guess.",
                 called=called,
                 name=name,
@@ -175,7 +175,7 @@ def _contradiction(called: str, stated, name: str, kind: str, higher_is_better: 
     """higher_is_better given against what is known of an MXNet metric."""
     if higher_is_better:
         return say(
-            "{called}: higher_is_better={stated} for '{name}', a {kind}, for which larger is "
+            "{called}: higher_is_better={stated} for '{name}' (class {kind}), for which larger is "
             "better: the best epoch would be the worst.",
             called=called,
             stated=stated,
@@ -183,7 +183,7 @@ def _contradiction(called: str, stated, name: str, kind: str, higher_is_better: 
             kind=kind,
         )
     return say(
-        "{called}: higher_is_better={stated} for '{name}', a {kind}, for which smaller is "
+        "{called}: higher_is_better={stated} for '{name}' (class {kind}), for which smaller is "
         "better: the best epoch would be the worst.",
         called=called,
         stated=stated,
