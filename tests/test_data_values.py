@@ -47,7 +47,10 @@ def test_nan_in_a_later_validation_batch_is_refused_before_training(data):
     Xv = X[:96].copy()
     Xv[80, 2] = np.nan  # the third validation batch
     mod = _module()
-    with pytest.raises(InputError, match=r"validation data 'data' holds 1 NaN.*the first is row 80, counting from 0"):
+    with pytest.raises(
+        InputError,
+        match=r"validation data 'data' holds 1 NaN.*the first is row 80, counting from 0",
+    ):
         mod.fit(
             mx.io.NDArrayIter(X, y, 32),
             eval_data=mx.io.NDArrayIter(Xv, y[:96], 32),
