@@ -203,7 +203,7 @@ def learned(mod, eval_iter, above: float | None = None) -> None:
         return
     _ok(
         say(
-            "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}) and "
+            "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}) and is "
             "above {above}.",
             accuracy=accuracy,
             guessing=guessing,

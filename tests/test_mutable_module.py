@@ -126,7 +126,7 @@ def test_a_batch_larger_than_the_maximum_names_the_dimension():
     with pytest.raises(InputError) as info:
         mod.forward(big, is_train=True)
     message = str(info.value)
-    assert "dimension 2 is 40, more than its maximum 32" in message
+    assert "dimension 2 (counting from 0) is 40, more than its maximum 32" in message
     assert "max_data_shapes=[('data', (8, 1, 40, 40))]" in message
     (small,) = _batches(sizes=(16,))
     mod.forward(small, is_train=True)  # nothing lost: the module still works

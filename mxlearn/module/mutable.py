@@ -253,8 +253,9 @@ class MutableModule(Module):
                 if size > limit:
                     raise InputError(
                         say(
-                            "{called}: '{name}' is shaped {shape}: dimension {dimension} is "
-                            "{size}, more than its maximum {limit} (the module is bound at "
+                            "{called}: '{name}' is shaped {shape}: dimension {dimension} "
+                            "(counting from 0) is {size}, more than its maximum {limit} (the "
+                            "module is bound at "
                             "{largest}, and every other shape shares that memory; a larger one "
                             "could not).",
                             called=called,
