@@ -199,6 +199,11 @@ class Job:
                         seconds=self.timeout,
                         running=", ".join(running),
                     ),
+                    fix=say(
+                        "give the job more time (launch(..., timeout=...), or --timeout on the "
+                        "command line), or find in the output above the step each process "
+                        "stopped at"
+                    ),
                 )
             time.sleep(POLL_SECONDS)
         # servers and the scheduler leave once the workers have said goodbye
@@ -211,7 +216,7 @@ class Job:
     def _all_done(workers) -> bool:
         return all(p.popen.poll() == 0 for p in workers)
 
-    def _fail(self, culprit: JobProcess | None, what: str) -> None:
+    def _fail(self, culprit: JobProcess | None, what: str, fix: str | None = None) -> None:
         self.stop()
         tail = ""
         if culprit is not None and culprit.last_lines:
@@ -224,7 +229,8 @@ class Job:
                 what=what,
                 tail=tail,
             ),
-            fix=say(
+            fix=fix
+            or say(
                 "read the failing process's output above (lines prefixed with its role); a "
                 "worker that was killed (SIGKILL) often ran out of memory"
             ),

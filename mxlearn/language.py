@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import gettext
 import os
+import warnings
 
 LANGUAGES = ("en", "zh")
 ENVIRONMENT_VARIABLE = "MXLEARN_LANG"
@@ -35,17 +36,26 @@ class LanguageError(ValueError):
     through this module, which therefore imports none of them.)"""
 
 
-def set_language(name: str) -> None:
-    """Make mxlearn speak ``'en'`` (English) or ``'zh'`` (Chinese) from now on in this process.
+class LanguageWarning(UserWarning):
+    """``MXLEARN_LANG`` names a language mxlearn does not speak; it speaks English instead."""
+
+
+def set_language(name: str | None) -> None:
+    """Make mxlearn speak ``'en'`` (English) or ``'zh'`` (Simplified Chinese) from now on in
+    this process; ``None`` lets ``MXLEARN_LANG`` decide again.
 
     ``MXLEARN_LANG=zh`` in the environment does the same for a process that does not call this
     (a launched worker, ``python -m mxlearn``)."""
     global _chosen
+    if name is None:
+        _chosen = None
+        return
     language = _parsed(name)
     if language is None:
         raise LanguageError(
             say(
-                "mxlearn.set_language({name!r}): mxlearn speaks {languages}.\n"
+                "mxlearn.set_language({name!r}): mxlearn speaks {languages} (Simplified "
+                "Chinese).\n"
                 "  Fix: mxlearn.set_language('zh') or mxlearn.set_language('en')",
                 name=name,
                 languages=say(" and ").join(repr(language) for language in LANGUAGES),
@@ -63,18 +73,30 @@ def current_language() -> str:
         return "en"
     language = _parsed(from_environment)
     if language is None:
-        # Said in both languages, since the one the reader wants is what is unknown.
-        raise LanguageError(
-            NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=from_environment)
-        )
+        # A setting of the words must not stop a run (it is read by every message, in the
+        # middle of fit too): it is named once, in both languages, and English is spoken.
+        _warn_once(from_environment)
+        return "en"
     return language
 
 
 NOT_A_LANGUAGE = (
-    "{variable}={value!r} is not a language mxlearn speaks (en, zh). / "
-    "{variable}={value!r} 不是 mxlearn 支持的语言 (en, zh)。\n"
+    "{variable}={value!r} is not a language mxlearn speaks (en, zh: Simplified Chinese), so it "
+    "speaks English. / {variable}={value!r} 不是 mxlearn 支持的语言（en、zh：简体中文），"
+    "所以它说英文。\n"
     "  Fix / 修复: {variable}=zh, {variable}=en, or unset {variable}"
 )
+_warned: set[str] = set()
+
+
+def _warn_once(value: str) -> None:
+    if value not in _warned:
+        _warned.add(value)
+        warnings.warn(
+            NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=value),
+            LanguageWarning,
+            stacklevel=4,
+        )
 
 
 def say(template: str, /, **values: object) -> str:
@@ -109,8 +131,13 @@ def say_drawn(template: str, /, **values: object) -> str:
     return text.format(**values)
 
 
+TRADITIONAL = ("zh-tw", "zh-hk", "zh-mo", "zh-hant")  # the catalogue is Simplified Chinese
+
+
 def _parsed(name: object) -> str | None:
     normalised = str(name).strip().lower().replace("_", "-")
+    if normalised.startswith(TRADITIONAL):
+        return None
     for language in LANGUAGES:  # 'zh-CN', 'zh-hans', 'en-US' are the same language here
         if normalised == language or normalised.startswith(language + "-"):
             return language

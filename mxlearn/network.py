@@ -91,7 +91,7 @@ def describe_inputs(symbol) -> str:
         say("label '{name}' ({expects})", name=li.name, expects=li.describe())
         for li in label_inputs(symbol)
     ]
-    return "; ".join(parts) if parts else say("no inputs")
+    return say("; ").join(parts) if parts else say("no inputs")
 
 
 def infer_param_shapes(symbol, param_names, input_shapes: dict) -> dict | None:

@@ -90,6 +90,7 @@ def test_the_time_limit_stops_every_process(tmp_path):
     assert time.monotonic() - started < 30
     assert "still running: scheduler, server 0, worker 0, worker 1" in str(info.value)
     assert all(_gone(pid) for pid in info.value.pids)
+    assert "SIGKILL" not in info.value.fix and "timeout=" in info.value.fix  # its own fix
 
 
 def test_the_command_line_reports_a_failing_script(tmp_path):

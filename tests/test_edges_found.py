@@ -119,3 +119,55 @@ def test_a_checkpoint_number_that_is_not_a_whole_number_is_explained(tmp_path, e
         with pytest.raises(InputError, match="a whole number of completed epochs") as refused:
             load(str(tmp_path / "m"), epoch)
         assert "-1" not in refused.value.fix  # the example is a number that works
+
+
+def test_features_of_a_module_bound_for_images_are_counted_flat():
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    y = np.arange(64) % 4
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(mx.io.NDArrayIter(np.random.rand(64, 16, 3).astype("float32"), y, 32), num_epoch=1)
+    flat = mx.io.NDArrayIter(np.random.rand(64, 16).astype("float32"), y, 32)
+    with pytest.raises(InputError, match="input has 16 features; the module was bound for 48 "):
+        mod.fit(flat, num_epoch=1, force_rebind=True)
+
+
+def test_a_resume_that_is_not_a_prefix_is_explained():
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import ArgumentTypeError
+
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    data = mx.io.NDArrayIter(np.zeros((64, 16), "float32"), np.arange(64) % 4, 32)
+    with pytest.raises(ArgumentTypeError, match=r"a path such as 'runs/mlp'"):
+        mod.fit(data, num_epoch=1, resume=True)
+
+
+@pytest.mark.parametrize("budget", ["x", None, float("nan")])
+def test_a_live_plot_budget_that_is_not_a_number_is_explained(budget):
+    import mxlearn
+    from mxlearn.errors import InputError
+
+    with pytest.raises(InputError, match=r"budget=0.03"):
+        mxlearn.LivePlot(budget=budget)
+
+
+def test_the_display_backend_outside_a_notebook_is_refused_before_training():
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    data = mx.io.NDArrayIter(np.zeros((64, 16), "float32"), np.arange(64) % 4, 32)
+    with pytest.raises(InputError, match="not running in a Jupyter kernel") as refused:
+        mod.fit(data, num_epoch=1, live=mxlearn.LivePlot(backend="display"))
+    assert "backend='console'" in refused.value.fix
+    assert mod.history is None  # refused before the run began: nothing trained

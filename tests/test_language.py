@@ -192,11 +192,39 @@ def test_an_unknown_language_is_refused_with_the_fix():
     assert mxlearn.current_language() == "en"
 
 
-def test_an_unknown_language_in_the_environment_is_refused_in_both(monkeypatch):
-    monkeypatch.setenv("MXLEARN_LANG", "klingon")
-    mxlearn.set_language("en")  # the choice made in the process wins over the environment
+def test_an_unknown_language_in_the_environment_is_named_and_english_spoken(monkeypatch):
+    # a setting of the words must never stop a run: it is named, in both languages, once
+    script = (
+        "import warnings, mxlearn\n"
+        "warnings.simplefilter('always')\n"
+        "try:\n"
+        "    mxlearn.Module(mxlearn.models.mlp()).forward(None)\n"
+        "except mxlearn.MXLearnError as e:\n"
+        "    print(e)\n"
+        "try:\n"
+        "    mxlearn.Module(mxlearn.models.mlp()).forward(None)\n"
+        "except mxlearn.MXLearnError as e:\n"
+        "    print(e)\n"
+    )
+    environment = dict(os.environ, MXLEARN_LANG="klingon")
+    result = subprocess.run(
+        [sys.executable, "-c", script], env=environment, capture_output=True, text=True
+    )
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.count("was called before the module was bound") == 2  # English
+    assert result.stderr.count("MXLEARN_LANG='klingon'") == 2  # both languages, one warning
+    assert "MXLEARN_LANG=zh" in result.stderr and CJK.search(result.stderr)
+
+
+def test_none_gives_the_choice_back_to_the_environment(monkeypatch):
+    monkeypatch.setenv("MXLEARN_LANG", "zh")
+    mxlearn.set_language("en")
     assert mxlearn.current_language() == "en"
-    script = "import mxlearn; print(mxlearn.current_language())"
-    result = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True)
-    assert "klingon" in result.stderr and "MXLEARN_LANG=zh" in result.stderr
-    assert CJK.search(result.stderr)
+    mxlearn.set_language(None)
+    assert mxlearn.current_language() == "zh"
+
+
+@pytest.mark.parametrize("name", ["zh-TW", "zh_Hant", "zh-HK"])
+def test_traditional_chinese_is_not_answered_in_simplified(name):
+    with pytest.raises(ValueError, match="Simplified"):
+        mxlearn.set_language(name)

@@ -263,11 +263,21 @@ def test_widget_renderer_updates_in_place_and_finishes():
     assert renderer.text.value == "done"
 
 
-def test_live_plot_draws_within_budget_during_fit(tmp_path):
+class _DisplayHandle:
+    """What IPython's display(..., display_id=True) returns in a kernel."""
+
+    def update(self, *args, **kwargs) -> None:
+        pass
+
+
+def test_live_plot_draws_within_budget_during_fit(tmp_path, monkeypatch):
+    from mxlearn.live import renderers
+
     seed_all(0)
     train, val = _small_letter_iters()
+    # outside a kernel IPython displays nothing: stand in for the notebook's output area
+    monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
     live = mxlearn.LivePlot(backend="display", budget=0.03)
-    live.renderer.start = lambda: None  # no IPython display outside a kernel
     shown = []
     live.renderer.figure = shown.append
     live.renderer.progress = lambda text, fraction: None

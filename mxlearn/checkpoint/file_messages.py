@@ -124,7 +124,7 @@ def none_complete(prefix: str, problems: list[str], mxnet_only: list[int]) -> Ch
         text = say(
             "No complete mxlearn checkpoint under '{prefix}'; skipped: {problems}.",
             prefix=prefix,
-            problems=" / ".join(problems),
+            problems=" / ".join(p.rstrip(".。") for p in problems),  # the sentence ends once
         )
     else:
         text = say("No complete mxlearn checkpoint under '{prefix}'.", prefix=prefix)

@@ -13,7 +13,7 @@ from __future__ import annotations
 import os
 import tempfile
 
-from ..errors import InputError
+from ..errors import ArgumentTypeError, InputError
 from ..language import say
 
 EXAMPLE_NAME = "mlp"
@@ -26,6 +26,16 @@ def _inside(prefix: str) -> str:
 def check_prefix(prefix, called: str) -> str:
     """``prefix`` as a string ('~' expanded), refused when it names a folder or lies under a
     file."""
+    if not isinstance(prefix, (str, os.PathLike)):
+        raise ArgumentTypeError(
+            say(
+                "{called}: a checkpoint prefix is a path such as 'runs/mlp' (a folder and a "
+                "name for the files); got {kind}.",
+                called=called,
+                kind=type(prefix).__name__,
+            ),
+            fix=say("pass the prefix as a string, e.g. 'runs/mlp'"),
+        )
     prefix = os.path.expanduser(os.fspath(prefix))
     if "\0" in prefix:
         raise InputError(

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+import numpy as np
+
 from .. import network
 from .._compat import mx
 from ..errors import InputError, LifecycleError
@@ -188,7 +190,7 @@ def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong:
             return say(
                 "{called}: input has {features} features; the module was bound for {bound} "
                 "('{name}' is {have}; these inputs would need {needed}).",
-                bound=old[1],
+                bound=int(np.prod(old[1:])),  # a layer sees an image's values in one row
                 **facts,
             )
         return say(
@@ -228,7 +230,7 @@ def check_params_fit(
     # a layer's size (an array's first axis) that differs whatever the input: another network
     resized = [n for n in wrong if needed is not None and needed[n][:1] != have[n][:1]]
     if resized:
-        shown = ", ".join(
+        shown = say("; ").join(
             say(
                 "'{name}' is {have} where this network needs {needed}",
                 name=n,
@@ -338,7 +340,7 @@ def check_given_params(
             say(
                 "{called}: the given parameters do not match this network: {problems}.",
                 called=called,
-                problems="; ".join(problems),
+                problems=say("; ").join(problems),
             ),
             fix=say(
                 "load parameters saved from the same network (same layers and input width); "

@@ -2,9 +2,11 @@
 
 from __future__ import annotations
 
+import numbers
 import time
 from collections.abc import Callable
 
+from ..errors import InputError
 from ..language import say
 
 
@@ -39,9 +41,14 @@ class Throttle:
         min_interval: float = 0.25,
         clock: Callable[[], float] = time.perf_counter,
     ):
-        if not 0 < budget <= 1:
-            raise ValueError(
-                say("budget is a share of training time, in (0, 1]; got {budget}", budget=budget)
+        if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not 0 < budget <= 1:
+            raise InputError(
+                say(
+                    "LivePlot(budget={budget!r}): budget is the share of training time the plot "
+                    "may take, a number in (0, 1].",
+                    budget=budget,
+                ),
+                fix="LivePlot(budget=0.03)",
             )
         self.budget = budget
         self.min_interval = min_interval

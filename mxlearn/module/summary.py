@@ -51,7 +51,7 @@ def batch_split_text(batch_size: int, slices, contexts, kvstore_type: str) -> st
         "each batch of {batch_size}: {parts}; every device holds all parameters, and their "
         "gradients are summed (kvstore '{kvstore}') before each update",
         batch_size=batch_size,
-        parts=", ".join(parts),
+        parts=say(", ").join(parts),
         kvstore=kvstore_type,
     )
 

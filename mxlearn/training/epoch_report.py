@@ -44,7 +44,7 @@ class EpochReport:
             say("validation {name}={value:.4f}", name=k, value=v)
             for k, v in self.validation.items()
         ]
-        return say("Epoch[{epoch}] {values}", epoch=self.epoch, values=", ".join(parts))
+        return say("Epoch[{epoch}] {values}", epoch=self.epoch, values=say(", ").join(parts))
 
 
 class EpochReporting(Callback):

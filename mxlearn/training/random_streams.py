@@ -27,7 +27,7 @@ class RandomStreams(Callback):
             print(
                 say(
                     "Resumed, but this run will differ from an uninterrupted one: {differences}.",
-                    differences="; ".join(differs),
+                    differences=say("; ").join(differs),
                 )
             )
         run.run_seed = saved["mxnet_run_seed"]
