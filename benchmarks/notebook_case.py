@@ -1,0 +1,169 @@
+"""The student's real cell, timed: fit with validation, with and without a live plot.
+
+    mod.fit(train_iter, eval_data=val_iter, eval_metric='acc', num_epoch=N, live=True)
+
+against raw MXNet's ``mx.mod.Module.fit(train_iter, eval_data=val_iter, eval_metric='acc')``
+and against the ceiling, a bare forward/backward/update loop with one ``score`` per epoch,
+which never waits for the device inside an epoch. The tutorial's letter MLP, SGD lr 0.1, CPU,
+batch 32 and 128. Each run is a fresh process (so its peak memory is its own); the variants
+run interleaved, one of each per repeat, and the table gives medians with the min-max range.
+
+    .venv/bin/python benchmarks/notebook_case.py --repeats 7 --epochs 5
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import logging
+import os
+import resource
+import statistics
+import subprocess
+import sys
+import time
+
+VARIANTS = {
+    "raw": "raw mx.mod.Module.fit(eval_data=...)",
+    "plain": "mxlearn fit(eval_data=...), no plot",
+    "console": "mxlearn fit(eval_data=...), live console",
+    "widget": "mxlearn fit(eval_data=...), live widget",
+    "ceiling": "bare forward/backward/update loop + score per epoch",
+}
+
+
+def _quiet_logger() -> logging.Logger:
+    logger = logging.getLogger("benchmark")
+    logger.addHandler(logging.NullHandler())
+    logger.propagate = False
+    return logger
+
+
+def _bare_loop(mx, mxlearn, train, val, epochs: int) -> None:
+    """The ceiling: what a fit could cost if nothing ever waited for the device per batch."""
+    mod = mx.mod.Module(mxlearn.models.mlp(), context=mx.cpu(), logger=_quiet_logger())
+    mod.bind(train.provide_data, train.provide_label)
+    mod.init_params(initializer=mx.init.Uniform(0.01))
+    mod.init_optimizer(optimizer="sgd", optimizer_params={"learning_rate": 0.1})
+    for _ in range(epochs):
+        train.reset()
+        for batch in train:
+            mod.forward(batch, is_train=True)
+            mod.backward()
+            mod.update()
+        mod.score(val, "acc")
+
+
+def run_one(variant: str, batch_size: int, epochs: int) -> dict:
+    """One timed run in this process: samples/s, seconds to the first drawn curve (live
+    variants), and the process's peak resident memory."""
+    import mxlearn
+    from mxlearn import mx
+
+    train, val = mxlearn.datasets.letter_iters(batch_size=batch_size)
+    mxlearn.seed(0)
+    first_frame = []
+    started = time.perf_counter()
+    with open(os.devnull, "w") as sink, contextlib.redirect_stdout(sink):
+        if variant == "ceiling":
+            started = time.perf_counter()
+            _bare_loop(mx, mxlearn, train, val, epochs)
+        else:
+            module_class = mx.mod.Module if variant == "raw" else mxlearn.Module
+            mod = module_class(mxlearn.models.mlp(), context=mx.cpu(), logger=_quiet_logger())
+            extra = {}
+            if variant in ("console", "widget"):
+                live = mxlearn.LivePlot(backend=variant)
+                _note_first_frame(live, first_frame)
+                extra["live"] = live
+            started = time.perf_counter()
+            mod.fit(
+                train,
+                eval_data=val,
+                eval_metric="acc",
+                optimizer="sgd",
+                optimizer_params={"learning_rate": 0.1},
+                num_epoch=epochs,
+                **extra,
+            )
+        mx.nd.waitall()
+    seconds = time.perf_counter() - started
+    return {
+        "samples_per_s": epochs * 16000 / seconds,
+        "first_curve_s": (first_frame[0] - started) if first_frame else None,
+        "peak_rss_mb": resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024,
+    }
+
+
+def _note_first_frame(live, times: list) -> None:
+    """Record when the renderer first shows a curve (a frame, or the console's epoch line)."""
+    renderer = live.renderer
+    name = "figure" if renderer.wants_figure else "epoch"
+    shown = getattr(renderer, name)
+
+    def noted(*args, **kwargs):
+        if not times:
+            times.append(time.perf_counter())
+        return shown(*args, **kwargs)
+
+    setattr(renderer, name, noted)
+
+
+def _spawn(variant: str, batch_size: int, epochs: int) -> dict:
+    command = [sys.executable, __file__, "--one", variant, "--batch", str(batch_size)]
+    printed = subprocess.run(
+        [*command, "--epochs", str(epochs)], capture_output=True, text=True, check=True
+    ).stdout
+    return json.loads(printed.strip().splitlines()[-1])
+
+
+def _span(values: list[float], scale: float = 1.0, digits: int = 2) -> str:
+    values = [v / scale for v in values]
+    return (
+        f"{statistics.median(values):.{digits}f} "
+        f"({min(values):.{digits}f}-{max(values):.{digits}f})"
+    )
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    parser.add_argument("--epochs", type=int, default=5)
+    parser.add_argument("--batches", type=int, nargs="+", default=[32, 128])
+    parser.add_argument("--one", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
+    parser.add_argument("--batch", type=int, default=32, help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        print(json.dumps(run_one(args.one, args.batch, args.epochs)))
+        return
+    for batch_size in args.batches:
+        runs = {variant: [] for variant in VARIANTS}
+        for _ in range(args.repeats):
+            for variant in VARIANTS:
+                runs[variant].append(_spawn(variant, batch_size, args.epochs))
+        _table(batch_size, runs, args)
+
+
+def _table(batch_size: int, runs: dict, args) -> None:
+    raw = [r["samples_per_s"] for r in runs["raw"]]
+    plain = [r["samples_per_s"] for r in runs["plain"]]
+    print(
+        f"\nbatch {batch_size}: {args.repeats} interleaved repeats of {args.epochs} epochs "
+        f"(raw MXNet: {statistics.median(raw):,.0f} samples/s)\n"
+    )
+    print("| variant | vs raw fit (min-max) | vs no plot | first curve, s | peak memory, MB |")
+    print("|---|---:|---:|---:|---:|")
+    for variant, name in VARIANTS.items():
+        speed = [r["samples_per_s"] for r in runs[variant]]
+        # paired ratios: each repeat's run against the same repeat's raw / no-plot run
+        to_raw = [s / r for s, r in zip(speed, raw)]
+        to_plain = [s / p for s, p in zip(speed, plain)]
+        firsts = [r["first_curve_s"] for r in runs[variant] if r["first_curve_s"] is not None]
+        first = _span(firsts) if firsts else "-"
+        memory = _span([r["peak_rss_mb"] for r in runs[variant]], digits=0)
+        print(f"| {name} | {_span(to_raw)} | {_span(to_plain)} | {first} | {memory} |")
+
+
+if __name__ == "__main__":
+    main()
