@@ -285,10 +285,11 @@ def test_live_plot_draws_within_budget_during_fit(tmp_path, monkeypatch):
     mxlearn.Module(mxlearn.models.mlp()).fit(
         train, eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=3, live=live
     )
-    assert len(shown) >= 4  # at least each epoch end and the end of training
+    # the first epoch's frame at once, the others as the throttle allows, the last at the end
+    assert len(shown) >= 2
     assert all(frame[:2] == b"\xff\xd8" for frame in shown[:-1])  # JPEG frames while training
     assert shown[-1][:4] == b"\x89PNG"  # a PNG at the end
-    assert live.figure.blits >= 1
+    assert live.throttle.draws == len(shown) - 1
 
 
 def test_correlations_are_drawn_on_their_whole_range():
@@ -324,3 +325,33 @@ def test_first_epoch_batches_are_drawn_from_zero_while_its_length_is_unknown():
     xs = figure._batch_x(figure._curves["accuracy"])
     assert xs[0] == pytest.approx(0.1) and xs[-1] == pytest.approx(1.0)
     assert list(xs) == sorted(xs)  # no point drawn back at the start of the axis
+
+
+def test_epoch_ends_of_short_epochs_draw_within_the_throttle(monkeypatch):
+    """Forty epochs of 10 ms each: a frame per epoch would cost more than the training (a draw
+    takes a few ms); the epoch ends draw when the throttle allows, the first at once, the last
+    at the end, and every epoch still updates the progress line."""
+    from mxlearn.live import renderers
+
+    monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
+    now = [0.0]
+    live = mxlearn.LivePlot(backend="display", budget=0.02, clock=lambda: now[0], epochs=40)
+    frames, lines = [], []
+    live.renderer.figure = frames.append
+    live.renderer.progress = lambda text, fraction: lines.append(text)
+    live.renderer.finish = lambda frame, png, text: frames.append(png)
+    metric = mx.metric.create("acc")
+    labels = [mx.nd.array([0, 1])]
+    for epoch in range(40):
+        metric.reset()
+        metric.update(labels, [mx.nd.array([[0.9, 0.1], [0.2, 0.8]])])
+        live.update(epoch, metric)
+        now[0] += 0.010
+        live.validation(epoch, [("accuracy", 1.0)])
+    live.close()
+    # 0.4 s in all: min_interval (0.25 s) allows one draw after the first epoch's
+    assert 2 <= len(frames) - 1 <= 3, len(frames)
+    assert frames[0][:2] == b"\xff\xd8"  # the first epoch's frame, at once
+    assert frames[-1][:4] == b"\x89PNG"
+    assert len(live.history.series("accuracy", "validation", "epoch")[1]) == 40
+    assert len(lines) >= 40  # every epoch end updates the progress line

@@ -224,10 +224,16 @@ class LivePlot(Callback):
             self.draw()
 
     def epoch_done(self) -> None:
-        """An epoch's values are complete (validation included): its line, and a fresh figure."""
+        """An epoch's values are complete (validation included): its line, and a fresh figure
+        when the throttle allows. Epochs of a few ms would otherwise spend more time drawing
+        than training; the first epoch's figure is drawn at once, the last at the end."""
         self.renderer.epoch(self._epoch_text())
-        if self.renderer.wants_figure:
+        if not self.renderer.wants_figure:
+            return
+        if self.throttle.draws == 0 or self.throttle.due():
             self.draw()
+        else:
+            self.renderer.progress(self.recorder.progress_text(), self._fraction())
 
     def draw(self) -> None:
         """Draw now (the throttle decides when this is called during training)."""
