@@ -55,6 +55,7 @@ doctor: setup
 
 bench: setup
 	$(BIN)/python benchmarks/run.py
+	$(BIN)/python benchmarks/notebook_case.py
 	$(BIN)/python benchmarks/shape_memory.py
 
 # Rewrites the lock file from the current environment (after a deliberate upgrade).
