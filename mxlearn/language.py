@@ -22,6 +22,7 @@ from __future__ import annotations
 import functools
 import gettext
 import os
+import traceback
 import warnings
 
 LANGUAGES = ("en", "zh")
@@ -34,6 +35,15 @@ _chosen: str | None = None  # set_language's choice; None: the environment varia
 class LanguageError(ValueError):
     """A language mxlearn does not speak. (Not an ``MXLearnError``: those say their "Fix:" line
     through this module, which therefore imports none of them.)"""
+
+    def _render_traceback_(self) -> list[str]:
+        """IPython's hook: in a notebook the message and its fix, as mxlearn's errors show
+        theirs (``%tb`` in the next cell shows the whole traceback)."""
+        if getattr(self, "_shown_short", False):  # %tb: the whole traceback this time
+            return "".join(traceback.format_exception(self)).rstrip("\n").split("\n")
+        self._shown_short = True
+        lines = [type(self).__name__, *(f"  {line}" for line in str(self).split("\n"))]
+        return lines + [say("(the full traceback: run %tb in the next cell)")]
 
 
 class LanguageWarning(UserWarning):

@@ -228,3 +228,14 @@ def test_none_gives_the_choice_back_to_the_environment(monkeypatch):
 def test_traditional_chinese_is_not_answered_in_simplified(name):
     with pytest.raises(ValueError, match="Simplified"):
         mxlearn.set_language(name)
+
+
+def test_an_unknown_language_is_shown_short_in_a_notebook():
+    with pytest.raises(ValueError) as refused:
+        mxlearn.set_language("fr")
+    shown = refused.value._render_traceback_()  # IPython's hook, as for mxlearn's errors
+    assert shown[0] == "LanguageError" and any(
+        "Fix: mxlearn.set_language('zh')" in s for s in shown
+    )
+    assert not any("Traceback" in line for line in shown)
+    assert "Traceback" in refused.value._render_traceback_()[0]  # %tb: the whole of it
