@@ -71,6 +71,8 @@ def set_language(name: str | None) -> None:
                 languages=say(" and ").join(repr(language) for language in LANGUAGES),
             )
         )
+    if language != "en":
+        _catalogue(language)  # a missing catalogue is said now, not at the first message
     _chosen = language
 
 
@@ -156,4 +158,11 @@ def _parsed(name: object) -> str | None:
 
 @functools.cache
 def _catalogue(language: str) -> gettext.NullTranslations:
-    return gettext.translation("mxlearn", LOCALE_FOLDER, languages=[language], fallback=True)
+    try:
+        return gettext.translation("mxlearn", LOCALE_FOLDER, languages=[language])
+    except OSError:  # never English while Chinese was asked for, without a word
+        raise LanguageError(
+            f"mxlearn's catalogue for '{language}' is missing from {LOCALE_FOLDER} "
+            "(mxlearn.mo): this installation of mxlearn is incomplete.\n"
+            "  Fix: make translations (in a checkout), or reinstall mxlearn"
+        ) from None

@@ -37,6 +37,7 @@ PROSE = re.compile(r"(?<![\w.=/'\"-])[A-Za-z][a-z]+ [a-z]{2,}(?![\w(=/])")
 
 # Literals that read as English but are never shown as mxlearn's words: (file, start) -> why.
 NOT_SHOWN = {
+    ("mxlearn/language.py", "mxlearn's catalogue for"): "said in English: no catalogue to say it",
     ("mxlearn/language.py", "{variable}={value!r} is not"): "said in both languages at once",
     ("mxlearn/guards/arguments.py", "Error in operator"): "found in MXNet's error text",
     ("mxlearn/guards/arguments.py", "should be 4D"): "found in MXNet's error text",
@@ -239,3 +240,17 @@ def test_an_unknown_language_is_shown_short_in_a_notebook():
     )
     assert not any("Traceback" in line for line in shown)
     assert "Traceback" in refused.value._render_traceback_()[0]  # %tb: the whole of it
+
+
+def test_a_missing_catalogue_is_refused_not_answered_in_english(monkeypatch, tmp_path):
+    from mxlearn import language
+
+    monkeypatch.setattr(language, "LOCALE_FOLDER", str(tmp_path))
+    language._catalogue.cache_clear()
+    try:
+        with pytest.raises(ValueError, match="catalogue for 'zh' is missing"):
+            mxlearn.set_language("zh")
+        assert mxlearn.current_language() == "en"
+    finally:
+        monkeypatch.undo()
+        language._catalogue.cache_clear()
