@@ -87,8 +87,14 @@ def current_language() -> str:
     if language is None:
         # A setting of the words must not stop a run (it is read by every message, in the
         # middle of fit too): it is named once, in both languages, and English is spoken.
-        _warn_once(from_environment)
+        _warn_once(NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=from_environment))
         return "en"
+    if language != "en":
+        try:
+            _catalogue(language)
+        except LanguageError as missing:  # the same: named once, and English spoken
+            _warn_once(str(missing))
+            return "en"
     return language
 
 
@@ -101,14 +107,10 @@ NOT_A_LANGUAGE = (
 _warned: set[str] = set()
 
 
-def _warn_once(value: str) -> None:
-    if value not in _warned:
-        _warned.add(value)
-        warnings.warn(
-            NOT_A_LANGUAGE.format(variable=ENVIRONMENT_VARIABLE, value=value),
-            LanguageWarning,
-            stacklevel=4,
-        )
+def _warn_once(text: str) -> None:
+    if text not in _warned:
+        _warned.add(text)
+        warnings.warn(text, LanguageWarning, stacklevel=4)
 
 
 def say(template: str, /, **values: object) -> str:

@@ -251,6 +251,10 @@ def test_a_missing_catalogue_is_refused_not_answered_in_english(monkeypatch, tmp
         with pytest.raises(ValueError, match="catalogue for 'zh' is missing"):
             mxlearn.set_language("zh")
         assert mxlearn.current_language() == "en"
+        mxlearn.set_language(None)
+        monkeypatch.setenv("MXLEARN_LANG", "zh")  # in the environment: named, English spoken
+        with pytest.warns(language.LanguageWarning, match="catalogue for 'zh' is missing"):
+            assert mxlearn.current_language() == "en"
     finally:
         monkeypatch.undo()
         language._catalogue.cache_clear()
