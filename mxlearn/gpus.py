@@ -114,21 +114,21 @@ def architectures_text(architectures) -> str:
 
 
 def unsupported_reason(gpu: GpuInfo, build, architectures, installed: bool = True) -> str:
-    if not installed:
-        return say(
-            "{gpu} has no kernels in the GPU build {wheel} {version} either, which carries machine "
-            "code for "
-            "{architectures} only (no PTX): every operator would fail with 'no kernel image'",
-            gpu=gpu.describe(),
-            wheel=build[0],
-            version=build[1],
-            architectures=architectures_text(architectures),
-        )
-    return say(
-        "{gpu} has no kernels in the installed {wheel} {version}, which carries machine code for "
-        "{architectures} only (no PTX): every operator would fail with 'no kernel image'",
+    facts = dict(
         gpu=gpu.describe(),
         wheel=build[0],
         version=build[1],
         architectures=architectures_text(architectures),
+    )
+    if not installed:
+        return say(
+            "{gpu} has no kernels in the GPU build {wheel} {version} either, which carries machine "
+            "code for {architectures} only (no PTX): every operator would fail with 'no kernel "
+            "image'",
+            **facts,
+        )
+    return say(
+        "{gpu} has no kernels in the installed {wheel} {version}, which carries machine code for "
+        "{architectures} only (no PTX): every operator would fail with 'no kernel image'",
+        **facts,
     )

@@ -91,3 +91,16 @@ def test_without_a_cjk_font_the_plot_stays_english(monkeypatch):
 def test_a_font_without_chinese_glyphs_is_not_taken_for_one():
     dejavu = [e for e in font_manager.fontManager.ttflist if e.name == "DejaVu Sans"]
     assert dejavu and find_cjk_font(dejavu) is None
+
+
+def test_a_chinese_mark_left_by_a_chinese_run_is_drawn_in_an_english_plot():
+    _require_cjk_font()
+    history = MetricHistory()
+    history.record("accuracy", "train", "epoch", epoch=0, batch=0, samples=0, time=0, value=0.5)
+    history.mark("从迭代周期 1 恢复", epoch=1)  # as a checkpoint saved in Chinese holds it
+    figure = TrainingFigure(smoothing=0.0)
+    figure.update(history, 1, (0, 3))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # boxes instead of the characters would warn
+        figure.draw(exact=True)
+    assert figure.fig.axes[0].get_xlabel() == "epochs completed"

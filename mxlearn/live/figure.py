@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import io
 import math
+import re
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -17,10 +18,11 @@ from matplotlib.figure import Figure
 from PIL import Image
 
 from ..cjk_font import cjk_font_name
-from ..language import say_drawn
+from ..language import drawn_language, say_drawn
 from ..metrics.directions import facts_of_name
 from ..metrics.history import MetricHistory
 
+CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
 
 
@@ -132,8 +134,10 @@ class TrainingFigure:
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
         # With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib
-        # falls back glyph by glyph along a list of families).
-        cjk = cjk_font_name()
+        # falls back glyph by glyph along a list of families). Looked for only when there is
+        # Chinese to draw: the words, or a mark a Chinese run left in the history.
+        chinese = drawn_language() == "zh" or any(CJK.search(e.text) for e in self._events)
+        cjk = cjk_font_name() if chinese else None
         self._font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
         labels = (
             say_drawn("train (batch)"),

@@ -60,23 +60,18 @@ def _choose_output(leaf, wanted, layers, listed, called) -> None:
         _pointed.add(leaf)
         return
     example = candidates[0] if candidates else layers[0]
+    facts = dict(called=called, metric=leaf.name, kind=kind_words(wanted), outputs=listed)
     if candidates:
         problem = say(
             "{called}: '{metric}' measures a {kind} output, and this network has several: "
             "{outputs}.",
-            called=called,
-            metric=leaf.name,
-            kind=kind_words(wanted),
-            outputs=listed,
+            **facts,
         )
     else:
         problem = say(
             "{called}: '{metric}' measures a {kind} output, and this network has none among "
             "its outputs: {outputs}.",
-            called=called,
-            metric=leaf.name,
-            kind=kind_words(wanted),
-            outputs=listed,
+            **facts,
         )
     raise InputError(
         problem,

@@ -26,22 +26,19 @@ class TrainingInterrupted(KeyboardInterrupt):
 def interrupt_text(run: RunContext) -> str:
     if run.last_checkpoint is not None:
         prefix, epoch = run.last_checkpoint
-        if epoch == 1:
+        facts = dict(epoch=epoch, prefix=prefix, num_epoch=run.num_epoch)
+        if epoch == 1:  # two whole sentences: the plural differs in English only
             return say(
                 "Training stopped. Checkpoint {epoch} ({epoch} epoch done) is on disk and the "
                 "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
                 "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
-                epoch=epoch,
-                prefix=prefix,
-                num_epoch=run.num_epoch,
+                **facts,
             )
         return say(
             "Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the "
             "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
             "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
-            epoch=epoch,
-            prefix=prefix,
-            num_epoch=run.num_epoch,
+            **facts,
         )
     return say(
         "Training stopped; no checkpoint was being written, so only the module in memory holds "

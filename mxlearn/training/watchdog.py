@@ -138,40 +138,38 @@ class DivergenceWatchdog(Callback):
     # ---------------------------------------------------------------- the check
     def check(self, epoch: int, batch: int | None) -> None:
         self.checked = True
-        if batch is not None:
-            where = say("epoch {epoch}, batch {batch}", epoch=epoch, batch=batch)
-        else:
-            where = say("epoch {epoch} (its end)", epoch=epoch)
         if not self._weights_finite():
+            cause, fix = self._advice()
             raise NonFiniteError(
                 say(
                     "Training diverged: by {where} some weights are NaN or infinite, so every "
                     "later update would be meaningless. {cause}",
-                    where=where,
-                    cause=self._advice()[0],
+                    where=_where(epoch, batch),
+                    cause=cause,
                 ),
-                fix=self._advice()[1],
+                fix=fix,
             )
         reading = self._read_batch()
         if reading is None:
             return
         loss, predicted = reading
         if not math.isfinite(loss):
+            cause, fix = self._advice()
             raise NonFiniteError(
                 say(
                     "Training diverged: at {where} the training loss ({loss_name}) is {loss}. "
                     "{cause}",
-                    where=where,
+                    where=_where(epoch, batch),
                     loss_name=self.kind.words(),
                     loss=loss,
-                    cause=self._advice()[0],
+                    cause=cause,
                 ),
-                fix=self._advice()[1],
+                fix=fix,
             )
-        self._judge_growth(where, loss)
+        self._judge_growth(epoch, batch, loss)
         self._judge_one_class(loss, predicted)
 
-    def _judge_growth(self, where: str, loss: float) -> None:
+    def _judge_growth(self, epoch: int, batch: int | None, loss: float) -> None:
         if self.start_loss is None:
             self.start_loss = loss
             guessing = self._guessing_loss()
@@ -180,10 +178,11 @@ class DivergenceWatchdog(Callback):
         if loss <= self.limit:
             self.over_limit = []
             return
-        self.over_limit.append((where, loss))
+        self.over_limit.append((_where(epoch, batch), loss))
         if len(self.over_limit) < self.patience:
             return
         streak = "; ".join(f"{at}: {value:.3g}" for at, value in self.over_limit)
+        cause, fix = self._advice()
         raise DivergenceError(
             say(
                 "Training is diverging: the training loss ({loss_name}) was {start:.3g} at the "
@@ -195,9 +194,9 @@ class DivergenceWatchdog(Callback):
                 limit=self.limit,
                 patience=self.patience,
                 streak=streak,
-                cause=self._advice()[0],
+                cause=cause,
             ),
-            fix=self._advice()[1],
+            fix=fix,
         )
 
     def _judge_one_class(self, loss: float, predicted: np.ndarray | None) -> None:
@@ -350,3 +349,10 @@ class DivergenceWatchdog(Callback):
         labels = batch.label[order.index(self.label_name)].asnumpy()
         loss = batch_loss(self.kind, outputs, labels)
         return float("nan") if loss is None else loss
+
+
+def _where(epoch: int, batch: int | None) -> str:
+    """Where a check stood, said only when a message needs it (checks run every 100 batches)."""
+    if batch is not None:
+        return say("epoch {epoch}, batch {batch}", epoch=epoch, batch=batch)
+    return say("epoch {epoch} (its end)", epoch=epoch)
