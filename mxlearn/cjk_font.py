@@ -2,8 +2,8 @@
 
 Matplotlib's default font (DejaVu Sans) has no Chinese glyphs: a Chinese title in it is a row
 of empty boxes, worse than English. So a figure's words follow ``set_language('zh')`` only when
-a font with the glyphs is found; Debian's ``fonts-wqy-microhei`` or ``fonts-noto-cjk`` are
-enough. Matplotlib keeps its font list in a cache that does not see fonts installed after it
+a font with the glyphs is found (any font that draws :data:`SAMPLE`; the tests use Debian's
+``fonts-wqy-microhei``). Matplotlib keeps its font list in a cache that does not see fonts installed after it
 was written, so the system's font files are searched too, and a font found there is added.
 """
 
