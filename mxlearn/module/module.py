@@ -394,6 +394,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
             return
         if isinstance(eval_metric, DeferredMetric):
+            if len(self._exec_group.execs) == 1 and not pre_sliced:
+                eval_metric.update_single(self._exec_group, labels)
+                return
             # the bound batch size is the labels' length, without asking the device
             eval_metric.begin_batch(self._exec_group.batch_size)
         super().update_metric(eval_metric, labels, pre_sliced)

@@ -14,6 +14,7 @@ from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
 from ..language import say
+from .array_batches import array_batches
 from .callback import RunContext, StopTraining
 from .epoch_log import visible_epoch_log
 from .plan import FitPlan
@@ -71,7 +72,8 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
         try:
             callbacks.dispatch("on_train_begin")
             with plan.prefetch.watching():
-                mxnet_fit(train_data, **plan.mxnet_arguments, **callbacks.slots())
+                batches = array_batches(train_data)  # the same batches, fewer copies
+                mxnet_fit(batches, **plan.mxnet_arguments, **callbacks.slots())
             run.outcome = "completed"
         except StopIteration:
             # MXNet's fit takes the first batch of each epoch with a bare next().
