@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import numpy as np
 import pytest
 from conftest import seed_all
@@ -9,8 +12,9 @@ from conftest import seed_all
 import mxlearn
 from mxlearn import MetricHistory, mx
 from mxlearn.errors import ArgumentTypeError, InputError
-from mxlearn.live import backends
+from mxlearn.live import backends, plot
 from mxlearn.live.figure import TrainingFigure
+from mxlearn.live.plot import PROGRESS_INTERVAL
 from mxlearn.live.renderers import WidgetRenderer
 
 
@@ -34,6 +38,32 @@ def test_backend_requested_or_from_the_environment(monkeypatch):
     assert backends.choose_backend("console") == "console"
     with pytest.raises(InputError, match="'widget'"):
         backends.choose_backend("widgett")
+
+
+def _imports_ipywidgets(in_kernel: bool) -> bool:
+    code = "import sys, mxlearn; print('ipywidgets' in sys.modules)"
+    if not in_kernel:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        return run.stdout.strip() == "True"
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    printed = []
+    try:
+        client.execute_interactive(
+            code, timeout=120, output_hook=lambda m: printed.append(m["content"].get("text", ""))
+        )
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return "".join(printed).strip() == "True"
+
+
+def test_a_kernel_imports_ipywidgets_with_mxlearn_and_a_script_does_not():
+    """In a notebook the import cell pays for ipywidgets, not the first training cell."""
+    pytest.importorskip("ipywidgets")
+    assert _imports_ipywidgets(in_kernel=True)
+    assert not _imports_ipywidgets(in_kernel=False)
 
 
 # ---------------------------------------------------------------- the figure
@@ -278,6 +308,8 @@ def test_live_plot_draws_within_budget_during_fit(tmp_path, monkeypatch):
     # outside a kernel IPython displays nothing: stand in for the notebook's output area
     monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
     live = mxlearn.LivePlot(backend="display", budget=0.03)
+    # this run is short: without this its first frame would wait for the end (tested below)
+    monkeypatch.setattr(plot, "SHORT_RUN", 0.0)
     shown = []
     live.renderer.figure = shown.append
     live.renderer.progress = lambda text, fraction: None
@@ -330,7 +362,8 @@ def test_first_epoch_batches_are_drawn_from_zero_while_its_length_is_unknown():
 def test_epoch_ends_of_short_epochs_draw_within_the_throttle(monkeypatch):
     """Forty epochs of 10 ms each: a frame per epoch would cost more than the training (a draw
     takes a few ms); the epoch ends draw when the throttle allows, the first at once, the last
-    at the end, and every epoch still updates the progress line."""
+    at the end, and the progress line changes every PROGRESS_INTERVAL, not every epoch (each
+    change is a message to the notebook)."""
     from mxlearn.live import renderers
 
     monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
@@ -338,7 +371,7 @@ def test_epoch_ends_of_short_epochs_draw_within_the_throttle(monkeypatch):
     live = mxlearn.LivePlot(backend="display", budget=0.02, clock=lambda: now[0], epochs=40)
     frames, lines = [], []
     live.renderer.figure = frames.append
-    live.renderer.progress = lambda text, fraction: lines.append(text)
+    live.renderer.progress = lambda text, fraction: lines.append((now[0], text))
     live.renderer.finish = lambda frame, png, text: frames.append(png)
     metric = mx.metric.create("acc")
     labels = [mx.nd.array([0, 1])]
@@ -354,4 +387,81 @@ def test_epoch_ends_of_short_epochs_draw_within_the_throttle(monkeypatch):
     assert frames[0][:2] == b"\xff\xd8"  # the first epoch's frame, at once
     assert frames[-1][:4] == b"\x89PNG"
     assert len(live.history.series("accuracy", "validation", "epoch")[1]) == 40
-    assert len(lines) >= 40  # every epoch end updates the progress line
+    # 0.4 s: a change every PROGRESS_INTERVAL, and one with each frame, not one per epoch
+    assert 2 <= len(lines) <= 0.4 / PROGRESS_INTERVAL + len(frames), lines
+    assert lines[-1][0] >= 0.4 - PROGRESS_INTERVAL  # still told while the last epochs ran
+
+
+def test_a_run_over_within_a_second_shows_its_first_frame_at_the_end(monkeypatch):
+    """Twenty epochs of 10 ms: a frame at the first epoch's end would cost a whole figure
+    (~30 ms, 15% of the run) and be replaced 0.2 s later by the final one."""
+    from mxlearn.live import renderers
+
+    monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
+    now = [0.0]
+    live = mxlearn.LivePlot(backend="display", clock=lambda: now[0], epochs=20)
+    frames = []
+    live.renderer.figure = frames.append
+    live.renderer.finish = lambda frame, png, text: frames.append(png)
+    metric = mx.metric.create("acc")
+    batch = mx.io.DataBatch([mx.nd.zeros((2, 3))], [mx.nd.array([0, 1])])
+    for epoch in range(20):
+        metric.reset()
+        metric.update(batch.label, [mx.nd.array([[0.9, 0.1], [0.2, 0.8]])])
+        live.update(epoch, metric, batch)
+        now[0] += 0.010
+        live.validation(epoch, [("accuracy", 1.0)])
+    live.close()
+    assert len(frames) == 1 and frames[0][:4] == b"\x89PNG"  # the first frame is the last
+    assert now[0] < 1.0  # shown within a second of the first batch
+
+
+def test_a_run_that_lasts_longer_than_predicted_shows_a_frame_in_time(monkeypatch):
+    """The first epoch predicts 0.2 s in all; the later ones are slow (2 s in all): the first
+    frame comes as the prediction grows, by FIRST_FRAME_BY at the latest, not at the end."""
+    from mxlearn.live import renderers
+
+    monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
+    now = [0.0]
+    live = mxlearn.LivePlot(backend="display", clock=lambda: now[0], epochs=20)
+    frames = []
+    live.renderer.figure = lambda frame: frames.append(now[0])
+    live.renderer.finish = lambda frame, png, text: None
+    metric = mx.metric.create("acc")
+    batch = mx.io.DataBatch([mx.nd.zeros((2, 3))], [mx.nd.array([0, 1])])
+    for epoch in range(20):
+        metric.reset()
+        for _ in range(10):
+            metric.update(batch.label, [mx.nd.array([[0.9, 0.1], [0.2, 0.8]])])
+            live.update(epoch, metric, batch)
+            now[0] += 0.001 if epoch == 0 else 0.01
+        live.validation(epoch, [("accuracy", 1.0)])
+    live.close()
+    assert frames and frames[0] <= plot.FIRST_FRAME_BY + 0.01
+
+
+def test_the_first_frame_waits_no_longer_than_first_frame_by(monkeypatch):
+    """However short the prediction, a run still going at FIRST_FRAME_BY shows a frame."""
+    live = mxlearn.LivePlot(backend="console")
+    monkeypatch.setattr(live.recorder, "eta_seconds", lambda: 0.1)
+    monkeypatch.setattr(live.recorder, "elapsed", lambda at=None: 0.5)
+    assert live._first_frame_waits()
+    monkeypatch.setattr(live.recorder, "elapsed", lambda at=None: plot.FIRST_FRAME_BY)
+    assert not live._first_frame_waits()
+
+
+def test_a_longer_run_shows_its_first_epoch_at_once(monkeypatch):
+    from mxlearn.live import renderers
+
+    monkeypatch.setattr(renderers, "display", lambda *args, **kwargs: _DisplayHandle())
+    now = [0.0]
+    live = mxlearn.LivePlot(backend="display", clock=lambda: now[0], epochs=20)
+    frames = []
+    live.renderer.figure = frames.append
+    metric = mx.metric.create("acc")
+    batch = mx.io.DataBatch([mx.nd.zeros((2, 3))], [mx.nd.array([0, 1])])
+    metric.update(batch.label, [mx.nd.array([[0.9, 0.1], [0.2, 0.8]])])
+    live.update(0, metric, batch)
+    now[0] += 0.1  # 20 epochs of 0.1 s: 2 s in all
+    live.validation(0, [("accuracy", 1.0)])
+    assert len(frames) == 1 and frames[0][:2] == b"\xff\xd8"

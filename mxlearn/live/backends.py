@@ -50,3 +50,22 @@ def choose_backend(requested: str | None = None) -> str:
     if _kernel_shell() is None:
         return "console"
     return "widget" if widgets_available() else "display"
+
+
+def prepare_for_kernel() -> None:
+    """In a Jupyter kernel that will draw widgets, import ipywidgets now, at ``import mxlearn``.
+
+    The import takes 25-30 ms (more on a cold disk), and it would otherwise happen in the cell
+    that trains, inside the student's first ``fit(live=True)``; the import cell is where
+    waiting is expected. Elsewhere (a script, the tests, a terminal) nothing is imported.
+    """
+    if _kernel_shell() is not None and choose_backend_quietly() == "widget":
+        import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
+
+
+def choose_backend_quietly() -> str | None:
+    """The backend ``choose_backend()`` would pick, or None where it would refuse."""
+    try:
+        return choose_backend()
+    except InputError:
+        return None  # a wrong $MXLEARN_LIVE_BACKEND is reported when a LivePlot is made

@@ -17,6 +17,12 @@ from .renderers import make_renderer
 from .throttle import Throttle
 
 PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text change)
+# A run predicted to end within SHORT_RUN seconds of its start shows its first frame at the
+# end: an earlier one would cost a whole figure (~30 ms) for a picture replaced a moment later.
+# The prediction after one epoch runs long (that epoch pays for the start), and if it is wrong
+# the first frame is still drawn once FIRST_FRAME_BY seconds have passed.
+SHORT_RUN = 1.5
+FIRST_FRAME_BY = 0.75
 
 
 class LivePlot(Callback):
@@ -216,24 +222,37 @@ class LivePlot(Callback):
     def tick(self) -> None:
         if not self.renderer.wants_figure:
             return  # the console shows only epoch lines and the final figure
+        self._progress_when_due()
+        if self.throttle.due() and not self._first_frame_waits():
+            self.draw()
+
+    def _progress_when_due(self) -> None:
+        # every message to a notebook's widget costs ~0.2 ms: a few a second are enough
         now = self.clock()
         if now - self._last_progress >= PROGRESS_INTERVAL:
             self._last_progress = now
             self.renderer.progress(self.recorder.progress_text(), self._fraction())
-        if self.throttle.due():
-            self.draw()
+
+    def _first_frame_waits(self) -> bool:
+        """No frame yet, the run will be over within SHORT_RUN seconds of its start, and it
+        has not run FIRST_FRAME_BY seconds yet."""
+        if self.throttle.draws:
+            return False
+        elapsed, eta = self.recorder.elapsed(), self.recorder.eta_seconds()
+        return eta is not None and elapsed < FIRST_FRAME_BY and elapsed + eta < SHORT_RUN
 
     def epoch_done(self) -> None:
         """An epoch's values are complete (validation included): its line, and a fresh figure
         when the throttle allows. Epochs of a few ms would otherwise spend more time drawing
-        than training; the first epoch's figure is drawn at once, the last at the end."""
+        than training; the first epoch's figure is drawn at once (unless the whole run is over
+        within SHORT_RUN seconds), the last at the end."""
         self.renderer.epoch(self._epoch_text())
         if not self.renderer.wants_figure:
             return
-        if self.throttle.draws == 0 or self.throttle.due():
+        if (self.throttle.draws == 0 or self.throttle.due()) and not self._first_frame_waits():
             self.draw()
         else:
-            self.renderer.progress(self.recorder.progress_text(), self._fraction())
+            self._progress_when_due()
 
     def draw(self) -> None:
         """Draw now (the throttle decides when this is called during training)."""
@@ -242,7 +261,8 @@ class LivePlot(Callback):
         if self.renderer.wants_figure:
             self.renderer.figure(self._current_frame())
         self.renderer.progress(self.recorder.progress_text(), self._fraction())
-        self.throttle.drew(self.clock() - started)
+        self._last_progress = self.clock()
+        self.throttle.drew(self._last_progress - started)
 
     def _current_frame(self) -> bytes:
         """The figure with every value recorded so far, as a JPEG frame; drawn again only if

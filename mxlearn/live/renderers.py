@@ -96,8 +96,8 @@ class WidgetRenderer:
     wants_figure = True
 
     def __init__(self) -> None:
-        # ipywidgets adds ~0.12 s to every `import mxlearn` (python -X importtime), and only a
-        # notebook's widget needs it
+        # Imported here, not at the top: only a notebook's widget needs ipywidgets (a kernel
+        # that draws widgets has imported it already, in backends.prepare_for_kernel)
         import ipywidgets as widgets
 
         self.bar = widgets.FloatProgress(
