@@ -125,3 +125,22 @@ def test_regression_metrics_are_over_every_value_not_per_batch():
     # MXNet's own RMSE is a mean of per-batch roots, which depends on the batch size
     plain = dict(mod.score(_padded_iter(X, y, **names), mx.metric.RMSE()))["rmse"]
     assert abs(plain - reference["rmse"]) > 1e-4
+
+
+@pytest.mark.parametrize("shape, axis", [((32, 26), 1), ((8, 5, 7), 1), ((8, 5, 7), 2)])
+def test_argmax_into_a_slot_equals_mxnets_argmax(shape, axis):
+    """The deferred metric's prepared C call computes exactly MXNet's argmax, into each slot."""
+    from mxlearn.metrics.argmax_into import ArgmaxInto
+
+    rows = int(np.prod([s for i, s in enumerate(shape) if i != axis]))
+    ring = mx.nd.zeros((3 * rows,))
+    slots = [
+        ring[i * rows : (i + 1) * rows].reshape(mx.nd.argmax(mx.nd.zeros(shape), axis=axis).shape)
+        for i in range(3)
+    ]
+    arrays = [mx.nd.random.uniform(shape=shape) for _ in range(3)]
+    argmax = ArgmaxInto(axis, slots)
+    for index in (2, 0, 1):
+        assert argmax(arrays[index], index) is slots[index]
+    for array, slot in zip(arrays, slots):
+        assert np.array_equal(slot.asnumpy(), mx.nd.argmax(array, axis=axis).asnumpy())

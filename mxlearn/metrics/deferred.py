@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._compat import mx
+from .argmax_into import ArgmaxInto
 
 
 def leaf_metrics(metric) -> list:
@@ -115,6 +116,7 @@ class DeferredMetric(mx.metric.EvalMetric):
         self._count_at_once: bool | None = None
         self._single_group = None  # the executor group update_single last decided for
         self._single_fast = False
+        self._argmax_into: ArgmaxInto | None = None  # built with the ring, for its slots
         self._next_batch = 0
         super().__init__(inner.name, has_global_stats=True)
 
@@ -182,7 +184,9 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.latest_samples = samples
         entry = PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
         self._next_batch += 1
-        slot = mx.nd.argmax(outputs[0], axis=self._argmax_axis, out=slots[index])
+        if self._argmax_into is None:
+            self._argmax_into = ArgmaxInto(self._argmax_axis, slots)
+        slot = self._argmax_into(outputs[0], index)
         label = labels[0].copy() if self.copy_labels else labels[0]
         entry.updates.append(({group.label_names[0]: label}, {group.output_names[0]: slot}))
         self.pending.append(entry)

@@ -1,0 +1,51 @@
+"""``argmax(array, axis) -> slot`` with the operator call's arguments built once.
+
+MXNet's Python wrapper builds every argument of an operator call again at each call (handle
+arrays allocated, parameter strings encoded): about 10 us here, while the argmax of a batch's
+outputs takes about 1 us on the device. At batch 32 Python's time is what a small network's
+batch costs, and the deferred metric makes this one call per batch; so it makes the call the
+wrapper makes (``MXImperativeInvokeEx`` of MXNet's C API, the same operator on the same
+arrays) with everything but the input prepared in advance.
+"""
+
+from __future__ import annotations
+
+import ctypes
+
+from mxnet.base import _LIB, NDArrayHandle, c_str_array, check_call
+
+
+class ArgmaxInto:
+    """Writes ``argmax(array, axis)`` into ``slots[index]``; the slots must stay alive."""
+
+    def __init__(self, axis: int, slots: list) -> None:
+        self._operator = ctypes.c_void_p()
+        check_call(_LIB.NNGetOpHandle(ctypes.c_char_p(b"argmax"), ctypes.byref(self._operator)))
+        self._input = (NDArrayHandle * 1)()
+        self._keys = c_str_array(["axis"])
+        self._values = c_str_array([str(axis)])
+        self._slots = slots  # the handles below point into these arrays
+        self._outputs = [
+            ctypes.cast((NDArrayHandle * 1)(slot.handle), ctypes.POINTER(NDArrayHandle))
+            for slot in slots
+        ]
+        self._output_count = ctypes.c_int(1)
+        self._output_types = ctypes.POINTER(ctypes.c_int)()
+
+    def __call__(self, array, index: int):
+        self._input[0] = array.handle
+        self._output_count.value = 1
+        check_call(
+            _LIB.MXImperativeInvokeEx(
+                self._operator,
+                1,
+                self._input,
+                ctypes.byref(self._output_count),
+                ctypes.byref(self._outputs[index]),
+                1,
+                self._keys,
+                self._values,
+                ctypes.byref(self._output_types),
+            )
+        )
+        return self._slots[index]
