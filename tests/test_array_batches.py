@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 from mxlearn import mx
-from mxlearn.training.array_batches import ArrayBatches, array_batches
+from mxlearn.array_batches import ArrayBatches, array_batches
 
 
 def _epochs(data_iter, epochs: int) -> list:
@@ -62,3 +62,15 @@ def test_other_iterators_are_read_their_own_way():
         mx.nd.array(X).tostype("csr"), np.zeros(10), 5, last_batch_handle="discard"
     )
     assert array_batches(sparse) is sparse
+
+
+def test_the_data_checks_read_the_rows_behind_the_view():
+    """fit scores its validation data through the view: its rows must still be checked as an
+    in-memory iterator's (once, not per batch)."""
+    from mxlearn.guards import data_values
+
+    X = np.ones((12, 3), dtype="float32")
+    viewed = array_batches(mx.io.NDArrayIter(X, np.zeros(12), 4, last_batch_handle="roll_over"))
+    assert data_values.source_arrays(viewed) is not None
+    assert data_values.check_source(viewed, "validation", {}).rows == 12
+    assert data_values.rolls_over(viewed)

@@ -10,11 +10,11 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
+from ..array_batches import array_batches
 from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
 from ..language import say
-from .array_batches import array_batches
 from .callback import RunContext, StopTraining
 from .epoch_log import visible_epoch_log
 from .plan import FitPlan
@@ -72,8 +72,11 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
         try:
             callbacks.dispatch("on_train_begin")
             with plan.prefetch.watching():
-                batches = array_batches(train_data)  # the same batches, fewer copies
-                mxnet_fit(batches, **plan.mxnet_arguments, **callbacks.slots())
+                # the same batches, with fewer copies
+                arguments = {**plan.mxnet_arguments, **callbacks.slots()}
+                if arguments["eval_data"] is not None:
+                    arguments["eval_data"] = array_batches(arguments["eval_data"])
+                mxnet_fit(array_batches(train_data), **arguments)
             run.outcome = "completed"
         except StopIteration:
             # MXNet's fit takes the first batch of each epoch with a bare next().

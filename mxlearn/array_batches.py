@@ -3,7 +3,7 @@
 ``NDArrayIter.next`` cuts each batch out of its arrays with ``slice_axis``, a device operation
 per array and batch, and the module then copies the batch into its executor: two copies. At
 batch 32 on a small network Python's time per operation is what a batch costs (the device
-keeps up), so fit hands MXNet this view of the training iterator instead: a full batch is
+keeps up), so fit hands MXNet this view of its training and validation iterators: a full batch is
 ``array[start:stop]``, a view that shares the iterator's memory and costs no device operation.
 The values are the very same; every other batch (the padded or rolled-over last one) is the
 iterator's own. Shuffling replaces the iterator's arrays with new ones at ``reset``, so a
@@ -12,7 +12,7 @@ view never changes under a batch that uses it.
 
 from __future__ import annotations
 
-from .._compat import mx
+from ._compat import mx
 
 
 def _views_possible(data_iter) -> bool:
@@ -35,6 +35,11 @@ class ArrayBatches(mx.io.DataIter):
     def __init__(self, source) -> None:
         super().__init__(source.batch_size)
         self.source = source
+
+    @property
+    def data_iter(self):
+        """The NDArrayIter whose arrays these batches view (a ResizeIter's attribute name)."""
+        return self.source
 
     @property
     def provide_data(self):
