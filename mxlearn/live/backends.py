@@ -60,7 +60,10 @@ def prepare_for_kernel() -> None:
     waiting is expected. Elsewhere (a script, the tests, a terminal) nothing is imported.
     """
     if _kernel_shell() is not None and choose_backend_quietly() == "widget":
-        import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
+        try:
+            import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
+        except Exception:  # noqa: BLE001 - a broken install is reported when a plot is made
+            pass
 
 
 def choose_backend_quietly() -> str | None:
