@@ -140,7 +140,29 @@ def test_figure_is_created_once_and_updated_in_place():
     fig.draw()
     assert fig.fig is first_figure and fig._lines["accuracy"][0] is first_line
     assert fig.line_data("accuracy")["train (batch)"][1][-1] == pytest.approx(0.3)
-    assert fig.blits == 1 and fig.full_draws == 1  # the limits held: only the curves redrawn
+    # the limits held: only the curves redrawn (the axes drawn once, or taken from the last
+    # figure of this layout)
+    assert fig.blits == 1 and fig.full_draws + fig.reused_draws == 1
+
+
+def test_a_figure_laid_out_like_the_last_starts_from_its_pixels():
+    """Running the training cell again draws the same axes: the new figure takes the last full
+    draw's pixels, and shows exactly what a full draw of its own would."""
+    history = _fed_history()
+    first = TrainingFigure(smoothing=0.0)
+    first.update(history, 4, (0, 2))
+    first.draw(exact=True)  # a full draw, whatever was drawn before
+    again = TrainingFigure(smoothing=0.0)
+    again.update(history, 4, (0, 2))
+    again.draw()
+    assert again.reused_draws == 1 and again.full_draws == 0
+    assert np.array_equal(again._rgb(), first._rgb())
+    again.draw(exact=True)  # an exact picture is always drawn in full
+    assert again.full_draws == 1 and np.array_equal(again._rgb(), first._rgb())
+    other = TrainingFigure(smoothing=0.0)
+    other.update(history, 4, (0, 3))  # another x axis: another layout
+    other.draw()
+    assert other.full_draws == 1 and other.reused_draws == 0
 
 
 def test_figure_smoothing_and_log_scale():
@@ -465,3 +487,22 @@ def test_a_longer_run_shows_its_first_epoch_at_once(monkeypatch):
     now[0] += 0.1  # 20 epochs of 0.1 s: 2 s in all
     live.validation(0, [("accuracy", 1.0)])
     assert len(frames) == 1 and frames[0][:2] == b"\xff\xd8"
+
+
+def test_the_throttle_says_until_when_it_stays_quiet():
+    """tick asks only once the throttle's quiet time is over: that time must be exactly when
+    a draw becomes due, never later."""
+    from mxlearn.live.throttle import Throttle
+
+    now = [0.0]
+    throttle = Throttle(budget=0.02, min_interval=0.1, clock=lambda: now[0])
+    assert not throttle.due()  # opens the account at 0
+    assert throttle.quiet_until() == pytest.approx(0.1)
+    now[0] = 0.1
+    assert throttle.due()
+    throttle.drew(cost=0.01)  # 2% of the time allows the next draw at 1.0 s
+    assert throttle.quiet_until() == pytest.approx(1.0)
+    now[0] = 0.999
+    assert not throttle.due()
+    now[0] = 1.0
+    assert throttle.due()

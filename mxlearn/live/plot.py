@@ -23,6 +23,7 @@ PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text c
 # the first frame is still drawn once FIRST_FRAME_BY seconds have passed.
 SHORT_RUN = 1.5
 FIRST_FRAME_BY = 0.75
+FIRST_FRAME_RECHECK = 0.05  # seconds between looks at that prediction while a frame waits
 
 
 class LivePlot(Callback):
@@ -90,6 +91,7 @@ class LivePlot(Callback):
         self._shown = False
         self._closed = False
         self._last_progress = -1.0
+        self._quiet_until = -1.0  # tick has nothing to do before this clock time
         # manual-loop state
         self._batch_values = BatchValues()
         self._manual_epoch: int | None = None
@@ -216,15 +218,26 @@ class LivePlot(Callback):
 
     def _start(self) -> None:
         self.throttle.restart()
+        self._quiet_until = -1.0
         self._closed = False
         self._show()
 
     def tick(self) -> None:
         if not self.renderer.wants_figure:
             return  # the console shows only epoch lines and the final figure
+        now = self.clock()
+        if now < self._quiet_until:
+            return  # after most batches: neither the progress line nor a frame is due
         self._progress_when_due()
-        if self.throttle.due() and not self._first_frame_waits():
-            self.draw()
+        next_frame = None
+        if self.throttle.due():
+            if self._first_frame_waits():
+                next_frame = now + FIRST_FRAME_RECHECK
+            else:
+                self.draw()
+        if next_frame is None:
+            next_frame = self.throttle.quiet_until()
+        self._quiet_until = min(self._last_progress + PROGRESS_INTERVAL, next_frame)
 
     def _progress_when_due(self) -> None:
         # every message to a notebook's widget costs ~0.2 ms: a few a second are enough

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import numbers
 import time
 from collections.abc import Callable
@@ -73,6 +74,17 @@ class Throttle:
         if self._last_end is None:
             return True  # the first draw: nothing spent yet
         return self.spent + self._last_cost <= self.budget * (now - self._start)
+
+    def quiet_until(self) -> float:
+        """The clock time before which ``due()`` is surely False (once the account is open):
+        a caller asking every batch can skip asking until then."""
+        if self._start is None:
+            return -math.inf
+        since = self._last_end if self._last_end is not None else self._start
+        earliest = since + self.min_interval
+        if self._last_end is not None:  # and once the budget allows the next draw
+            earliest = max(earliest, self._start + (self.spent + self._last_cost) / self.budget)
+        return earliest
 
     def drew(self, cost: float) -> None:
         """Record a draw that took ``cost`` seconds and just ended."""
