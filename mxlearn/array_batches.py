@@ -1,16 +1,23 @@
-"""An NDArrayIter's full batches as views of its arrays: the same rows, one device copy fewer.
+"""While fit runs, an NDArrayIter's full batches are views of its arrays: the same rows, one
+device copy fewer.
 
 ``NDArrayIter.next`` cuts each batch out of its arrays with ``slice_axis``, a device operation
-per array and batch, and the module then copies the batch into its executor: two copies. At
-batch 32 on a small network Python's time per operation is what a batch costs (the device
-keeps up), so fit hands MXNet this view of its training and validation iterators: a full batch is
-``array[start:stop]``, a view that shares the iterator's memory and costs no device operation.
-The values are the very same; every other batch (the padded or rolled-over last one) is the
-iterator's own. Shuffling replaces the iterator's arrays with new ones at ``reset``, so a
-view never changes under a batch that uses it.
+per array and batch (about 12 us of Python each), and the module then copies the batch into
+its executor. At batch 32 on a small network Python's time is what a batch costs (the device
+keeps up), so during fit a plain NDArrayIter, training or validation, serves each full batch as
+``array[start:stop]``: a view that shares the iterator's memory and costs no device operation.
+Its values are the very same; any other batch (the padded or rolled-over last one, the end of
+the epoch) comes from the iterator's own ``next``. The iterator stays the user's object (fit's
+callbacks see it, with its cursor), and gets its own ``next`` back when fit ends. Shuffling
+replaces the iterator's arrays with new ones at ``reset``, so a view never changes under a
+batch; a change made in place to the arrays reaches a view as it would reach ``slice_axis``,
+which MXNet's engine orders after the batch's copy into the executor.
 """
 
 from __future__ import annotations
+
+import contextlib
+import functools
 
 from ._compat import mx
 
@@ -18,49 +25,39 @@ from ._compat import mx
 def _views_possible(data_iter) -> bool:
     if type(data_iter) is not mx.io.NDArrayIter or data_iter.layout.find("N") != 0:
         return False
+    if "next" in vars(data_iter):  # someone replaced its next already: leave it alone
+        return False
     arrays = [array for _, array in (*data_iter.data, *data_iter.label)]
     # HDF5 datasets and sparse arrays are read the iterator's own way
     return all(isinstance(a, mx.nd.NDArray) and a.stype == "default" for a in arrays)
 
 
-def array_batches(data_iter):
-    """``data_iter`` as fit should read it: a view-making twin of a plain NDArrayIter, else
-    the iterator itself."""
-    return ArrayBatches(data_iter) if _views_possible(data_iter) else data_iter
+def view_next(source):
+    """``source.next()``, with a full batch served as views of ``source``'s arrays."""
+    size = source.batch_size
+    start = source.cursor + size
+    if not 0 <= start <= source.num_data - size:
+        # the end of the epoch, or a batch padded or rolled over: the iterator's own way
+        return mx.io.NDArrayIter.next(source)
+    source.cursor = start
+    stop = start + size
+    return mx.io.DataBatch(
+        data=[array[start:stop] for _, array in source.data],
+        label=[array[start:stop] for _, array in source.label],
+        pad=0,
+    )
 
 
-class ArrayBatches(mx.io.DataIter):
-    """Serves ``source``'s batches; ``source`` keeps its cursor, order and state."""
-
-    def __init__(self, source) -> None:
-        super().__init__(source.batch_size)
-        self.source = source
-
-    @property
-    def data_iter(self):
-        """The NDArrayIter whose arrays these batches view (a ResizeIter's attribute name)."""
-        return self.source
-
-    @property
-    def provide_data(self):
-        return self.source.provide_data
-
-    @property
-    def provide_label(self):
-        return self.source.provide_label
-
-    def reset(self) -> None:
-        self.source.reset()
-
-    def next(self):
-        source, size = self.source, self.batch_size
-        start = source.cursor + size
-        if not 0 <= start <= source.num_data - size:
-            return source.next()  # the end of the epoch, or a batch rolled over: its own way
-        source.cursor = start
-        stop = start + size
-        return mx.io.DataBatch(
-            data=[array[start:stop] for _, array in source.data],
-            label=[array[start:stop] for _, array in source.label],
-            pad=0,
-        )
+@contextlib.contextmanager
+def views_while_fitting(*iterators):
+    """Inside: every plain NDArrayIter among ``iterators`` serves its batches by ``view_next``."""
+    changed = []
+    for data_iter in iterators:
+        if data_iter is not None and _views_possible(data_iter):
+            data_iter.next = functools.partial(view_next, data_iter)
+            changed.append(data_iter)
+    try:
+        yield
+    finally:
+        for data_iter in changed:
+            del data_iter.next  # its class's next again

@@ -140,29 +140,7 @@ def test_figure_is_created_once_and_updated_in_place():
     fig.draw()
     assert fig.fig is first_figure and fig._lines["accuracy"][0] is first_line
     assert fig.line_data("accuracy")["train (batch)"][1][-1] == pytest.approx(0.3)
-    # the limits held: only the curves redrawn (the axes drawn once, or taken from the last
-    # figure of this layout)
-    assert fig.blits == 1 and fig.full_draws + fig.reused_draws == 1
-
-
-def test_a_figure_laid_out_like_the_last_starts_from_its_pixels():
-    """Running the training cell again draws the same axes: the new figure takes the last full
-    draw's pixels, and shows exactly what a full draw of its own would."""
-    history = _fed_history()
-    first = TrainingFigure(smoothing=0.0)
-    first.update(history, 4, (0, 2))
-    first.draw(exact=True)  # a full draw, whatever was drawn before
-    again = TrainingFigure(smoothing=0.0)
-    again.update(history, 4, (0, 2))
-    again.draw()
-    assert again.reused_draws == 1 and again.full_draws == 0
-    assert np.array_equal(again._rgb(), first._rgb())
-    again.draw(exact=True)  # an exact picture is always drawn in full
-    assert again.full_draws == 1 and np.array_equal(again._rgb(), first._rgb())
-    other = TrainingFigure(smoothing=0.0)
-    other.update(history, 4, (0, 3))  # another x axis: another layout
-    other.draw()
-    assert other.full_draws == 1 and other.reused_draws == 0
+    assert fig.blits == 1 and fig.full_draws == 1  # the limits held: only the curves redrawn
 
 
 def test_figure_smoothing_and_log_scale():
@@ -506,3 +484,16 @@ def test_the_throttle_says_until_when_it_stays_quiet():
     assert not throttle.due()
     now[0] = 1.0
     assert throttle.due()
+
+
+def test_a_plot_given_to_a_second_fit_draws_that_fits_curves(tmp_path):
+    seed_all(0)
+    train, val = _small_letter_iters()
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "plot.png"))
+    for rate in (0.1, 0.001):
+        mod = mxlearn.Module(mxlearn.models.mlp())
+        mod.fit(
+            train, eval_data=val, optimizer_params={"learning_rate": rate}, num_epoch=2, live=live
+        )
+        drawn = live.figure.line_data("accuracy")["validation"][1]
+        assert list(drawn) == mod.history.series("accuracy", "validation", "epoch")[1]

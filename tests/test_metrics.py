@@ -128,19 +128,29 @@ def test_regression_metrics_are_over_every_value_not_per_batch():
 
 
 @pytest.mark.parametrize("shape, axis", [((32, 26), 1), ((8, 5, 7), 1), ((8, 5, 7), 2)])
-def test_argmax_into_a_slot_equals_mxnets_argmax(shape, axis):
+def test_a_prepared_argmax_into_a_slot_equals_mxnets_argmax(shape, axis):
     """The deferred metric's prepared C call computes exactly MXNet's argmax, into each slot."""
-    from mxlearn.metrics.argmax_into import ArgmaxInto
+    from mxlearn.metrics.prepared_call import PreparedCall
 
     rows = int(np.prod([s for i, s in enumerate(shape) if i != axis]))
     ring = mx.nd.zeros((3 * rows,))
-    slots = [
-        ring[i * rows : (i + 1) * rows].reshape(mx.nd.argmax(mx.nd.zeros(shape), axis=axis).shape)
-        for i in range(3)
-    ]
+    result_shape = mx.nd.argmax(mx.nd.zeros(shape), axis=axis).shape
+    slots = [ring[i * rows : (i + 1) * rows].reshape(result_shape) for i in range(3)]
     arrays = [mx.nd.random.uniform(shape=shape) for _ in range(3)]
-    argmax = ArgmaxInto(axis, slots)
+    argmax = PreparedCall("argmax", {"axis": axis}, slots)
     for index in (2, 0, 1):
         assert argmax(arrays[index], index) is slots[index]
     for array, slot in zip(arrays, slots):
         assert np.array_equal(slot.asnumpy(), mx.nd.argmax(array, axis=axis).asnumpy())
+
+
+def test_a_prepared_copy_keeps_the_values_of_its_moment():
+    from mxlearn.metrics.prepared_call import PreparedCall
+
+    source = mx.nd.array([1, 2, 3])
+    slots = [mx.nd.zeros((3,)), mx.nd.zeros((3,))]
+    copy = PreparedCall("_copyto", {}, slots)
+    copy(source, 0)
+    source[:] = 7
+    copy(source, 1)
+    assert slots[0].asnumpy().tolist() == [1, 2, 3] and slots[1].asnumpy().tolist() == [7] * 3

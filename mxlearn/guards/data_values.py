@@ -17,7 +17,6 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compat import mx
-from ..array_batches import ArrayBatches
 from ..errors import InputError
 from ..language import say
 
@@ -62,23 +61,19 @@ def what_words(what: str) -> str:
     }.get(what, what)
 
 
-def _inner(iterator):
-    """The iterator a ResizeIter, or fit's view of an NDArrayIter (ArrayBatches), serves."""
-    if isinstance(iterator, (mx.io.ResizeIter, ArrayBatches)):
-        return iterator.data_iter
-    return iterator
-
-
 def rolls_over(iterator) -> bool:
     """An NDArrayIter with ``last_batch_handle='roll_over'``: its ``batch.pad`` counts the real
     rows carried into an epoch's first batch, not repeated ones."""
-    return getattr(_inner(iterator), "last_batch_handle", None) == "roll_over"
+    if isinstance(iterator, mx.io.ResizeIter):
+        iterator = iterator.data_iter
+    return getattr(iterator, "last_batch_handle", None) == "roll_over"
 
 
 def source_arrays(iterator) -> tuple[list, list] | None:
     """The (name, NDArray) pairs of data and labels behind ``iterator``, when they are in
     memory where mxlearn can read them (an NDArrayIter, also inside a ResizeIter)."""
-    iterator = _inner(iterator)
+    if isinstance(iterator, mx.io.ResizeIter):
+        iterator = iterator.data_iter
     if not isinstance(iterator, mx.io.NDArrayIter):
         return None
     pairs = [*iterator.data, *iterator.label]
@@ -216,8 +211,6 @@ def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool)
 def check_source(iterator, what: str, rules: dict[str, LabelRule]) -> DataFacts | None:
     """Check every row of an in-memory iterator (once per set of arrays); None when mxlearn
     cannot see its rows (then they are checked per batch)."""
-    if isinstance(iterator, ArrayBatches):  # fit's view: the rows are its iterator's
-        iterator = iterator.data_iter
     arrays = source_arrays(iterator)
     if arrays is None:
         return None

@@ -3,8 +3,7 @@
 Drawing uses matplotlib's Agg canvas directly (no pyplot: no global figure list, no inline
 backend showing a second copy). Most draws only redraw the curves over a cached background
 (blitting: ~2 ms here); the axes, ticks and labels are redrawn (~30 ms) only when the curves
-leave the current axis limits, or when asked for a final, exact picture. A new figure laid out
-like the last one drawn (the same training cell run again) starts from that one's pixels.
+leave the current axis limits, or when asked for a final, exact picture.
 """
 
 from __future__ import annotations
@@ -25,10 +24,6 @@ from ..metrics.history import MetricHistory
 
 CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
-# The pixels of the last full draw, under everything that decides them. A student who runs the
-# training cell again gets a figure of the same layout: it starts from these pixels instead of
-# drawing its axes, ticks and labels again (~30 ms, the largest cost of a live plot).
-_last_layout: dict = {}
 
 
 class _Smoother:
@@ -86,7 +81,6 @@ class TrainingFigure:
         self._batches_seen = 0  # the most batches of one epoch seen so far
         self._x_range: tuple[float, float] | None = None
         self.full_draws = 0
-        self.reused_draws = 0  # full draws taken from the last figure of the same layout
         self.blits = 0
         # metric name -> the range its values lie in (None: unbounded), from the metric
         # objects of the run; names not in it are looked up among MXNet's own metrics
@@ -273,17 +267,9 @@ class TrainingFigure:
         if exact or outside or events_changed or self._backgrounds is None:
             self._fit_limits()
             self._mark_events(self._events)
-            layout = self._layout()
-            if not exact and layout in _last_layout:
-                whole, self._backgrounds = _last_layout[layout]
-                canvas.restore_region(whole)
-                self.reused_draws += 1
-            else:
-                canvas.draw()  # everything but the (animated) curves
-                self._backgrounds = [canvas.copy_from_bbox(ax.bbox) for ax in self._axes.values()]
-                _last_layout.clear()
-                _last_layout[layout] = (canvas.copy_from_bbox(self.fig.bbox), self._backgrounds)
-                self.full_draws += 1
+            canvas.draw()  # everything but the (animated) curves
+            self._backgrounds = [canvas.copy_from_bbox(ax.bbox) for ax in self._axes.values()]
+            self.full_draws += 1
         else:
             for background in self._backgrounds:
                 canvas.restore_region(background)
@@ -291,24 +277,6 @@ class TrainingFigure:
         for metric, ax in self._axes.items():
             for line in self._lines[metric]:
                 ax.draw_artist(line)
-
-    def _layout(self) -> tuple:
-        """Everything a full draw's pixels depend on (the curves are drawn over them)."""
-        axes = tuple(
-            (
-                metric,
-                ax.get_xlim(),
-                ax.get_ylim(),
-                ax.get_yscale(),
-                ax.get_title(),
-                ax.get_xlabel(),
-                tuple(t.get_text() for t in ax.get_legend().get_texts()),
-            )
-            for metric, ax in self._axes.items()
-        )
-        events = tuple((e.epoch, e.text) for e in self._events)
-        size = tuple(self.fig.get_size_inches())
-        return axes, events, size, self.dpi, repr(self._font)
 
     def png(self) -> bytes:
         """The canvas as PNG: reduced to a 64-colour palette, which a plot of a few lines does

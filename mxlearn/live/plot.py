@@ -83,7 +83,8 @@ class LivePlot(Callback):
         self.recorder.total_epochs = epochs
         self.backend = choose_backend(backend)
         self.renderer = make_renderer(self.backend, png_path)
-        self.figure = TrainingFigure(log_scale=log_scale, smoothing=smoothing, figsize=figsize)
+        self._figure_settings = dict(log_scale=log_scale, smoothing=smoothing, figsize=figsize)
+        self.figure = TrainingFigure(**self._figure_settings)
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
         self.saved_path: str | None = None
         self._frame: bytes | None = None
@@ -190,6 +191,10 @@ class LivePlot(Callback):
         )
 
     def on_train_begin(self, run: RunContext) -> None:
+        if run.recorder is not self.recorder and len(self.history):
+            # a plot given to a second fit: that run's curves get a figure (and texts) of their own
+            self.figure = TrainingFigure(**self._figure_settings)
+            self._frame, self._frame_version = None, -1
         self.recorder = run.recorder
         self._know_ranges([*run.train_metrics.values(), *run.validation_metrics.values()])
         self._start()

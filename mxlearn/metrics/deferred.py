@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from .._compat import mx
-from .argmax_into import ArgmaxInto
+from .prepared_call import PreparedCall
 
 
 def leaf_metrics(metric) -> list:
@@ -74,6 +74,29 @@ def _shapes_differ(label, pred) -> bool:
     return all(p.shape != t.shape for p, t in zip(pred.values(), label.values()))
 
 
+def _new_ring(rows: int, dtype, context, count: int) -> tuple:
+    """``count`` consecutive slots of ``rows`` values in one buffer, one per pending batch:
+    allocating a small array per batch costs more than what goes in it, and a flush reads
+    consecutive slots as one array. Returns (buffer, rows, context, slots)."""
+    buffer = mx.nd.zeros((count * rows,), ctx=context, dtype=dtype)
+    return buffer, rows, context, [buffer[i * rows : (i + 1) * rows] for i in range(count)]
+
+
+def _ring_fits(ring, array) -> bool:
+    """``ring``'s slots can hold one value per row of ``array``."""
+    buffer, rows, context, _ = ring
+    return (array.shape[0], array.context, array.dtype) == (rows, context, buffer.dtype)
+
+
+def _joined(ring, arrays: list):
+    """``arrays`` as one array: a slice of ``ring``'s buffer when they are its first slots in
+    order, else their concatenation."""
+    slots = ring[3] if ring is not None else ()
+    if len(arrays) <= len(slots) and all(a is slot for a, slot in zip(arrays, slots)):
+        return ring[0][: len(arrays) * ring[1]]
+    return mx.nd.concat(*arrays, dim=0)
+
+
 @dataclass(slots=True)
 class PendingBatch:
     epoch: int
@@ -107,16 +130,13 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.epoch = 0  # set by whoever knows (fit's feed); batches count from 0 after reset()
         self.seen = 0
         self.latest_samples = 0
-        # Labels from an NDArrayIter are views of arrays that never change: no copy needed.
-        # Other iterators may refill the same buffers, so their labels are copied.
-        self.copy_labels = True
         self._argmax_axis = _accuracy_axis(inner)
         self._use_argmax: bool | None = None
         self._ring = None  # (buffer, rows per batch, context, slots) for argmax results
+        self._label_ring = None  # the same, for the labels update_single copies
         self._count_at_once: bool | None = None
-        self._single_group = None  # the executor group update_single last decided for
-        self._single_fast = False
-        self._argmax_into: ArgmaxInto | None = None  # built with the ring, for its slots
+        self._fast_shapes = None  # the executor group's data shapes update_single decided for
+        self._fast: tuple | None = None  # update_single's prepared calls and names, or None
         self._next_batch = 0
         super().__init__(inner.name, has_global_stats=True)
 
@@ -152,44 +172,65 @@ class DeferredMetric(mx.metric.EvalMetric):
                 preds = {k: mx.nd.argmax(v, axis=axis) for k, v in pred.items()}
         else:
             preds = {k: v.copy() for k, v in pred.items()}
-        if self.copy_labels:
-            label = {k: v.copy() for k, v in label.items()}
+        # Labels are copied as they are when their batch runs: iterators refill their buffers,
+        # and fit's batches are views of the iterator's arrays (array_batches.py).
+        label = {k: v.copy() for k, v in label.items()}
         self.pending[-1].updates.append((label, preds))
 
     def update_single(self, group, labels) -> None:
         """One batch of a module bound to one device (``group`` its executor group).
 
-        The common case, one output and one label measured by Accuracy, costs one device
-        operation (the argmax into the ring) and a few attribute reads: this runs every batch,
-        and at batch 32 Python's time is what a batch costs."""
+        The common case, one output and one label measured by Accuracy, costs two prepared
+        device operations (the argmax, and a copy of the labels as they are now) and a few
+        attribute reads: this runs every batch, and at batch 32 Python's time is what a batch
+        costs."""
         outputs = group.execs[0].outputs
-        if group is not self._single_group:  # decided once per binding
-            self._single_group, ring = group, self._ring
-            self._single_fast = len(labels) == len(outputs) == 1 and (
-                ring is None or (ring[1], ring[2]) == (group.batch_size, outputs[0].context)
-            )
-        slots = self._ring[3] if self._ring is not None else ()
-        index = len(self.pending)
-        if index == len(slots) and slots:
-            self.flush()
-            index = 0
-        if not (self._single_fast and self._use_argmax and slots):
+        if group.data_shapes is not self._fast_shapes:  # bound or reshaped: decide again
+            self._fast_shapes = group.data_shapes
+            self._fast = self._fast_path(group, labels, outputs)
+        if self._fast is None:
             self.begin_batch(group.batch_size)
             self.update_dict(
                 dict(zip(group.label_names, labels)), dict(zip(group.output_names, outputs))
             )
             return
+        argmax, copy_label, label_name, output_name = self._fast
+        index = len(self.pending)
+        if index == len(self._ring[3]):
+            self.flush()
+            index = 0
         samples = group.batch_size
         self.seen += samples
         self.latest_samples = samples
         entry = PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
         self._next_batch += 1
-        if self._argmax_into is None:
-            self._argmax_into = ArgmaxInto(self._argmax_axis, slots)
-        slot = self._argmax_into(outputs[0], index)
-        label = labels[0].copy() if self.copy_labels else labels[0]
-        entry.updates.append(({group.label_names[0]: label}, {group.output_names[0]: slot}))
+        label, pred = copy_label(labels[0], index), argmax(outputs[0], index)
+        entry.updates.append(({label_name: label}, {output_name: pred}))
         self.pending.append(entry)
+
+    def _fast_path(self, group, labels, outputs) -> tuple | None:
+        """update_single's prepared calls for this binding, or None where they do not apply:
+        one label and one output, and Accuracy's argmax giving one class per row."""
+        if len(labels) != 1 or len(outputs) != 1 or self._argmax_axis not in (1, -1):
+            return None
+        output, label, rows = outputs[0], labels[0], group.batch_size
+        if output.ndim != 2 or output.shape[0] != rows or label.shape != (rows,):
+            return None
+        if self._use_argmax is False:
+            return None
+        self._use_argmax = True
+        count = self.max_pending * 10
+        self._ring = self._ring or _new_ring(rows, output.dtype, output.context, count)
+        if not _ring_fits(self._ring, output):
+            return None
+        if self._label_ring is None or not _ring_fits(self._label_ring, label):
+            self._label_ring = _new_ring(rows, label.dtype, label.context, count)
+        return (
+            PreparedCall("argmax", {"axis": self._argmax_axis}, self._ring[3]),
+            PreparedCall("_copyto", {}, self._label_ring[3]),
+            group.label_names[0],
+            group.output_names[0],
+        )
 
     def _ring_slot(self, pred):
         """A reused slice of one preallocated buffer for this batch's argmax, if it fits.
@@ -201,20 +242,14 @@ class DeferredMetric(mx.metric.EvalMetric):
         if len(pred) != 1 or entry.updates:  # several outputs or devices: no ring
             return None
         array = next(iter(pred.values()))
-        rows, limit = array.shape[0], self.max_pending * 10
-        if self._ring is None:
-            buffer = mx.nd.zeros((limit * rows,), ctx=array.context)
-            self._ring = (
-                buffer,
-                rows,
-                array.context,
-                [buffer[i * rows : (i + 1) * rows] for i in range(limit)],
-            )
-        buffer, ring_rows, context, slots = self._ring
+        if array.ndim != 2 or self._argmax_axis not in (1, -1):
+            return None  # the argmax is not one class per row (e.g. one per position)
+        limit = self.max_pending * 10
+        self._ring = self._ring or _new_ring(array.shape[0], array.dtype, array.context, limit)
         index = len(self.pending) - 1
-        if rows != ring_rows or array.context != context or index >= limit:
+        if not _ring_fits(self._ring, array) or index >= limit:
             return None
-        return slots[index]
+        return self._ring[3][index]
 
     def update(self, labels, preds):
         self.flush()
@@ -247,7 +282,7 @@ class DeferredMetric(mx.metric.EvalMetric):
             return False
         arrays = [a for labels, preds in updates for a in (*labels.values(), *preds.values())]
         return len({a.context for a in arrays}) == 1 and all(
-            p.shape[0] == t.shape[0]
+            p.ndim == 1 and p.shape[0] == t.shape[0]  # one class per row: per-batch sizes
             for labels, preds in updates
             for t, p in zip(labels.values(), preds.values())
         )
@@ -255,14 +290,8 @@ class DeferredMetric(mx.metric.EvalMetric):
     def _flush_counts(self, pending) -> None:
         updates = [u for entry in pending for u in entry.updates]
         label_name, pred_name = next(iter(updates[0][0])), next(iter(updates[0][1]))
-        labels = mx.nd.concat(*[next(iter(t.values())) for t, _ in updates], dim=0)
-        ring = self._ring[3] if self._ring is not None else ()
-        if len(updates) <= len(ring) and all(
-            p[pred_name] is slot for (_, p), slot in zip(updates, ring)
-        ):  # the results sit one after another in the ring's buffer
-            preds = self._ring[0][: len(updates) * self._ring[1]]
-        else:
-            preds = mx.nd.concat(*[next(iter(p.values())) for _, p in updates], dim=0)
+        labels = _joined(self._label_ring, [t[label_name] for t, _ in updates])
+        preds = _joined(self._ring, [p[pred_name] for _, p in updates])
         self.inner.update_dict({label_name: labels}, {pred_name: preds})
         if self.on_batch is None:
             return

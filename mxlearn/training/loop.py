@@ -10,7 +10,7 @@ from __future__ import annotations
 import warnings
 from collections.abc import Callable
 
-from ..array_batches import array_batches
+from ..array_batches import views_while_fitting
 from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
@@ -71,12 +71,10 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
     with visible_epoch_log(run.module, plotted=plan.plotted):
         try:
             callbacks.dispatch("on_train_begin")
-            with plan.prefetch.watching():
-                # the same batches, with fewer copies
-                arguments = {**plan.mxnet_arguments, **callbacks.slots()}
-                if arguments["eval_data"] is not None:
-                    arguments["eval_data"] = array_batches(arguments["eval_data"])
-                mxnet_fit(array_batches(train_data), **arguments)
+            # the same batches, with fewer copies
+            views = views_while_fitting(train_data, plan.mxnet_arguments["eval_data"])
+            with plan.prefetch.watching(), views:
+                mxnet_fit(train_data, **plan.mxnet_arguments, **callbacks.slots())
             run.outcome = "completed"
         except StopIteration:
             # MXNet's fit takes the first batch of each epoch with a bare next().

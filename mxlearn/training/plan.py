@@ -108,7 +108,6 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
         request["eval_metric"],
         request["validation_metric"],
         request["train_data"],
-        eval_data,
     )
     data_checks = _data_checks(module, request["train_data"], eval_data)
     callbacks: list[Callback] = [recording]

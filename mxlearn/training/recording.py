@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import functools
 
-from .._compat import mx
 from ..devices import gpu_memory_text
 from ..metrics.deferred import DeferredMetric
 from ..metrics.recorder import TrainingRecorder
@@ -35,7 +34,7 @@ class MetricRecording(Callback):
     """Records every metric value of a fit run into ``recorder.history``."""
 
     def __init__(
-        self, recorder: TrainingRecorder, eval_metric, validation_metric, train_data, eval_data=None
+        self, recorder: TrainingRecorder, eval_metric, validation_metric, train_data
     ) -> None:
         self.recorder = recorder
         self.train_data = train_data
@@ -43,9 +42,6 @@ class MetricRecording(Callback):
             eval_metric, on_batch=self._on_batch, clock=recorder.clock
         )
         self.validation_metric = DeferredMetric(validation_metric, clock=recorder.clock)
-        # Labels from an NDArrayIter are views of arrays that never change: no copy needed.
-        self.train_metric.copy_labels = type(train_data) is not mx.io.NDArrayIter
-        self.validation_metric.copy_labels = type(eval_data) is not mx.io.NDArrayIter
         recorder.flush_sources.append(self.train_metric.flush)
 
     def _on_batch(self, entry, values) -> None:

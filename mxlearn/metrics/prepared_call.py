@@ -1,11 +1,11 @@
-"""``argmax(array, axis) -> slot`` with the operator call's arguments built once.
+"""``operator(array, **params) -> slots[index]``, with the operator call's arguments built once.
 
 MXNet's Python wrapper builds every argument of an operator call again at each call (handle
 arrays allocated, parameter strings encoded): about 10 us here, while the argmax of a batch's
-outputs takes about 1 us on the device. At batch 32 Python's time is what a small network's
-batch costs, and the deferred metric makes this one call per batch; so it makes the call the
-wrapper makes (``MXImperativeInvokeEx`` of MXNet's C API, the same operator on the same
-arrays) with everything but the input prepared in advance.
+outputs, or the copy of its labels, takes about 1 us on the device. At batch 32 Python's time
+is what a small network's batch costs, and the deferred metric makes these calls every batch;
+so it makes the call the wrapper makes (``MXImperativeInvokeEx`` of MXNet's C API, the same
+operator on the same arrays) with everything but the input prepared in advance.
 """
 
 from __future__ import annotations
@@ -15,15 +15,24 @@ import ctypes
 from mxnet.base import _LIB, NDArrayHandle, c_str_array, check_call
 
 
-class ArgmaxInto:
-    """Writes ``argmax(array, axis)`` into ``slots[index]``; the slots must stay alive."""
+class PreparedCall:
+    """Writes ``operator(array, **params)`` into ``slots[index]``; the slots must stay alive.
 
-    def __init__(self, axis: int, slots: list) -> None:
+    >>> from mxlearn import mx
+    >>> slots = [mx.nd.zeros((2,)), mx.nd.zeros((2,))]
+    >>> argmax = PreparedCall("argmax", {"axis": 1}, slots)
+    >>> argmax(mx.nd.array([[0, 1], [1, 0]]), 1).asnumpy()
+    array([1., 0.], dtype=float32)
+    """
+
+    def __init__(self, operator: str, params: dict, slots: list) -> None:
         self._operator = ctypes.c_void_p()
-        check_call(_LIB.NNGetOpHandle(ctypes.c_char_p(b"argmax"), ctypes.byref(self._operator)))
+        name = ctypes.c_char_p(operator.encode())
+        check_call(_LIB.NNGetOpHandle(name, ctypes.byref(self._operator)))
         self._input = (NDArrayHandle * 1)()
-        self._keys = c_str_array(["axis"])
-        self._values = c_str_array([str(axis)])
+        self._keys = c_str_array(list(params))
+        self._values = c_str_array([str(v) for v in params.values()])
+        self._count = len(params)
         self._slots = slots  # the handles below point into these arrays
         self._outputs = [
             ctypes.cast((NDArrayHandle * 1)(slot.handle), ctypes.POINTER(NDArrayHandle))
@@ -42,7 +51,7 @@ class ArgmaxInto:
                 self._input,
                 ctypes.byref(self._output_count),
                 ctypes.byref(self._outputs[index]),
-                1,
+                self._count,
                 self._keys,
                 self._values,
                 ctypes.byref(self._output_types),
