@@ -10,8 +10,10 @@ Its values are the very same; any other batch (the padded or rolled-over last on
 the epoch) comes from the iterator's own ``next``. The iterator stays the user's object (fit's
 callbacks see it, with its cursor), and gets its own ``next`` back when fit ends. Shuffling
 replaces the iterator's arrays with new ones at ``reset``, so a view never changes under a
-batch; a change made in place to the arrays reaches a view as it would reach ``slice_axis``,
-which MXNet's engine orders after the batch's copy into the executor.
+batch. One difference remains: MXNet's fit fetches the next batch before it calls the batch
+callbacks, so a callback that changes the arrays in place in the middle of an epoch reaches
+that fetched batch too (a view is read when the batch is copied into the executor, a slice
+when it is cut). Each batch's metric still measures the labels it trained on.
 """
 
 from __future__ import annotations

@@ -264,7 +264,8 @@ class LivePlot(Callback):
         when the throttle allows. Epochs of a few ms would otherwise spend more time drawing
         than training; the first epoch's figure is drawn at once (unless the whole run is over
         within SHORT_RUN seconds), the last at the end."""
-        self.renderer.epoch(self._epoch_text())
+        if self.renderer.shows_epoch_lines:  # the text costs ~0.2 ms: only for who prints it
+            self.renderer.epoch(self._epoch_text())
         if not self.renderer.wants_figure:
             return
         if (self.throttle.draws == 0 or self.throttle.due()) and not self._first_frame_waits():

@@ -22,6 +22,7 @@ from ..language import say
 
 class ConsoleRenderer:
     wants_figure = False  # draws nothing while training: only the final PNG
+    shows_epoch_lines = True  # prints a line per epoch
 
     def __init__(self, png_path: str | None = None) -> None:
         self.png_path = png_path
@@ -54,6 +55,7 @@ class ConsoleRenderer:
 
 class DisplayRenderer:
     wants_figure = True
+    shows_epoch_lines = False
 
     def __init__(self) -> None:
         self._text = self._image = None
@@ -94,6 +96,7 @@ class DisplayRenderer:
 
 class WidgetRenderer:
     wants_figure = True
+    shows_epoch_lines = False
 
     def __init__(self) -> None:
         # Imported here, not at the top: only a notebook's widget needs ipywidgets (a kernel
