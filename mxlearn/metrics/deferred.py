@@ -290,8 +290,8 @@ class DeferredMetric(mx.metric.EvalMetric):
     def _flush_counts(self, pending) -> None:
         updates = [u for entry in pending for u in entry.updates]
         label_name, pred_name = next(iter(updates[0][0])), next(iter(updates[0][1]))
-        labels = _joined(self._label_ring, [t[label_name] for t, _ in updates])
-        preds = _joined(self._ring, [p[pred_name] for _, p in updates])
+        labels = _joined(self._label_ring, [next(iter(t.values())) for t, _ in updates])
+        preds = _joined(self._ring, [next(iter(p.values())) for _, p in updates])
         self.inner.update_dict({label_name: labels}, {pred_name: preds})
         if self.on_batch is None:
             return
