@@ -23,7 +23,7 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test test-py312 lab bench doctor lint lock translations clean print-python312
+.PHONY: setup tour test test-py312 lab bench doctor student lint lock translations clean print-python312
 
 setup: $(STAMP)
 
@@ -52,6 +52,10 @@ lab: setup
 
 doctor: setup
 	$(BIN)/python -m mxlearn doctor
+
+# The course as students get it (both languages): each answer replaced by nbgrader's stub.
+student: setup
+	$(BIN)/python -m mxlearn course --notebooks notebooks --student runs/student
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

@@ -30,6 +30,11 @@ def _parser() -> argparse.ArgumentParser:
     course.add_argument(
         "--out", default="runs/course", help=say("where the copies go (runs/course)")
     )
+    course.add_argument(
+        "--student",
+        metavar="OUT",
+        help=say("write the student edition (answers replaced by stubs) to OUT instead"),
+    )
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
     launch = commands.add_parser(
         "launch",
@@ -49,6 +54,17 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "tour":
             run_tour(args.out, epochs=args.epochs)
+        elif args.command == "course" and args.student:
+            from .commands.student_edition import write_student_edition
+
+            written = write_student_edition(args.notebooks, args.student)
+            print(
+                say(
+                    "Student edition: {count} notebooks in {out}",
+                    count=len(written),
+                    out=args.student,
+                )
+            )
         elif args.command == "course":
             # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
             from .commands.course import run_course
