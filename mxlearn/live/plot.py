@@ -52,7 +52,8 @@ class LivePlot(Callback):
         Default: chosen from where the code runs ($MXLEARN_LIVE_BACKEND overrides).
     budget : float
         Largest share of training time spent drawing (default 0.02 = 2%; with the progress
-        line and the bookkeeping, a live plot then costs about 3% in all).
+        line, the first and the final frame, a widget's own work measured 3.4-3.5% of a
+        2-second fit: benchmarks/README.md).
     log_scale : bool
         Logarithmic y axis for unbounded metrics (losses).
     smoothing : float
@@ -233,7 +234,7 @@ class LivePlot(Callback):
         now = self.clock()
         if now < self._quiet_until:
             return  # after most batches: neither the progress line nor a frame is due
-        self._progress_when_due()
+        self._progress_when_due(now)
         next_frame = None
         if self.throttle.due():
             if self._first_frame_waits():
@@ -244,9 +245,8 @@ class LivePlot(Callback):
             next_frame = self.throttle.quiet_until()
         self._quiet_until = min(self._last_progress + PROGRESS_INTERVAL, next_frame)
 
-    def _progress_when_due(self) -> None:
+    def _progress_when_due(self, now: float) -> None:
         # every message to a notebook's widget costs ~0.2 ms: a few a second are enough
-        now = self.clock()
         if now - self._last_progress >= PROGRESS_INTERVAL:
             self._last_progress = now
             self.renderer.progress(self.recorder.progress_text(), self._fraction())
@@ -271,7 +271,7 @@ class LivePlot(Callback):
         if (self.throttle.draws == 0 or self.throttle.due()) and not self._first_frame_waits():
             self.draw()
         else:
-            self._progress_when_due()
+            self._progress_when_due(self.clock())
 
     def draw(self) -> None:
         """Draw now (the throttle decides when this is called during training)."""

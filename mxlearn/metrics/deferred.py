@@ -177,8 +177,9 @@ class DeferredMetric(mx.metric.EvalMetric):
         label = {k: v.copy() for k, v in label.items()}
         self.pending[-1].updates.append((label, preds))
 
-    def update_single(self, group, labels) -> None:
-        """One batch of a module bound to one device (``group`` its executor group).
+    def update_single(self, group, labels) -> bool:
+        """One batch of a module bound to one device (``group`` its executor group), taken
+        the fast way; False (nothing taken) where that does not apply.
 
         The common case, one output and one label measured by Accuracy, costs two prepared
         device operations (the argmax, and a copy of the labels as they are now) and a few
@@ -189,11 +190,7 @@ class DeferredMetric(mx.metric.EvalMetric):
             self._fast_shapes = group.data_shapes
             self._fast = self._fast_path(group, labels, outputs)
         if self._fast is None:
-            self.begin_batch(group.batch_size)
-            self.update_dict(
-                dict(zip(group.label_names, labels)), dict(zip(group.output_names, outputs))
-            )
-            return
+            return False
         argmax, copy_label, label_name, output_name = self._fast
         index = len(self.pending)
         if index == len(self._ring[3]):
@@ -207,6 +204,7 @@ class DeferredMetric(mx.metric.EvalMetric):
         label, pred = copy_label(labels[0], index), argmax(outputs[0], index)
         entry.updates.append(({label_name: label}, {output_name: pred}))
         self.pending.append(entry)
+        return True
 
     def _fast_path(self, group, labels, outputs) -> tuple | None:
         """update_single's prepared calls for this binding, or None where they do not apply:

@@ -394,8 +394,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
             return
         if isinstance(eval_metric, DeferredMetric):
-            if len(self._exec_group.execs) == 1 and not pre_sliced:
-                eval_metric.update_single(self._exec_group, labels)
+            one_device = len(self._exec_group.execs) == 1 and not pre_sliced
+            if one_device and eval_metric.update_single(self._exec_group, labels):
                 return
             # the bound batch size is the labels' length, without asking the device
             eval_metric.begin_batch(self._exec_group.batch_size)
