@@ -8,7 +8,7 @@ import sys
 from .commands.doctor import run_doctor
 from .commands.tour import run_tour
 from .distributed import launch as run_job
-from .errors import MXLearnError
+from .errors import InputError, MXLearnError
 from .language import say
 
 
@@ -27,9 +27,7 @@ def _parser() -> argparse.ArgumentParser:
     course.add_argument(
         "--notebooks", default="notebooks", help=say("the course folder (notebooks)")
     )
-    course.add_argument(
-        "--out", default="runs/course", help=say("where the copies go (runs/course)")
-    )
+    course.add_argument("--out", help=say("where the copies go (runs/course)"))
     course.add_argument(
         "--student",
         metavar="OUT",
@@ -54,9 +52,14 @@ def main(argv: list[str] | None = None) -> int:
     try:
         if args.command == "tour":
             run_tour(args.out, epochs=args.epochs)
-        elif args.command == "course" and args.student:
+        elif args.command == "course" and args.student is not None:
             from .commands.student_edition import write_student_edition
 
+            if args.out is not None:
+                raise InputError(
+                    say("mxlearn course: --out and --student both name where to write."),
+                    fix=say("give one: --out for the executed course, --student for the edition"),
+                )
             written = write_student_edition(args.notebooks, args.student)
             print(
                 say(
@@ -69,7 +72,7 @@ def main(argv: list[str] | None = None) -> int:
             # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
             from .commands.course import run_course
 
-            if any(run.error for run in run_course(args.notebooks, args.out)):
+            if any(run.error for run in run_course(args.notebooks, args.out or "runs/course")):
                 return 1
         elif args.command == "launch":
             result = run_job(

@@ -85,8 +85,8 @@ def test_an_answer_line_shown_outside_its_region_is_refused(tmp_path):
     "source, problem",
     [
         ("### BEGIN SOLUTION\nx = 1", "never closed"),
-        ("x = 1\n### END SOLUTION", "without"),
-        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "a second"),
+        ("x = 1\n### END SOLUTION", "without its BEGIN"),
+        ("### BEGIN SOLUTION\n### BEGIN SOLUTION\n### END SOLUTION", "a second BEGIN"),
     ],
 )
 def test_unbalanced_markers_are_refused_with_the_cell(tmp_path, source, problem):
@@ -96,7 +96,7 @@ def test_unbalanced_markers_are_refused_with_the_cell(tmp_path, source, problem)
     nbformat.write(notebook, tmp_path / "notebooks" / "02_broken.ipynb")
     with pytest.raises(InputError, match=problem) as info:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
-    assert "02_broken.ipynb, cell 0" in str(info.value)
+    assert "02_broken.ipynb, cell 1" in str(info.value)  # cells count from 1, as lines do
     assert not (tmp_path / "student").exists()
 
 
@@ -115,3 +115,212 @@ def test_the_command_line_writes_both_languages(tmp_path, capsys):
     assert main(["course", "--notebooks", str(tmp_path / "notebooks"), "--student", str(out)]) == 0
     assert "2 notebooks" in capsys.readouterr().out
     assert (out / "zh" / "01_exercise.ipynb").exists()
+
+
+def _one_cell_course(folder, source, cell_type="code", solution=False, name="03_x.ipynb"):
+    notebook = nbformat.v4.new_notebook()
+    make = nbformat.v4.new_code_cell if cell_type == "code" else nbformat.v4.new_markdown_cell
+    cell = make(source)
+    if solution:
+        cell.metadata["nbgrader"] = {"grade": False, "solution": True, "grade_id": "a"}
+    notebook.cells = [nbformat.v4.new_markdown_cell("# Exercise"), cell]
+    folder.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, folder / name)
+    return notebook
+
+
+def _student_cell(tmp_path, name="03_x.ipynb", index=1):
+    written = write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    path = next(p for p in written if p.name == name)
+    return nbformat.read(path, as_version=4).cells[index]
+
+
+def test_a_solution_cell_without_markers_is_replaced_whole_as_nbgrader_does(tmp_path):
+    _one_cell_course(tmp_path / "notebooks", "mod.fit(train_iter, num_epoch=7)", solution=True)
+    assert _student_cell(tmp_path).source == "# YOUR CODE HERE\nraise NotImplementedError()"
+    _one_cell_course(tmp_path / "notebooks", "It overfits after epoch 5", "markdown", True)
+    assert _student_cell(tmp_path).source == "YOUR ANSWER HERE"
+
+
+@pytest.mark.parametrize(
+    "begin, end",
+    [("# BEGIN SOLUTION", "## END SOLUTION"), ("#### BEGIN SOLUTION", "#END SOLUTION")],
+)
+def test_every_marker_spelling_nbgrader_accepts_is_stubbed(tmp_path, begin, end):
+    _one_cell_course(tmp_path / "notebooks", f"a = 1\n  {begin}\n  b = mod.score(x)\n  {end}\n")
+    assert _student_cell(tmp_path).source == (
+        "a = 1\n  # YOUR CODE HERE\n  raise NotImplementedError()\n"  # the last newline kept
+    )
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "### begin solution",
+        "###BEGINSOLUTION",
+        "### BEGIN\u00a0SOLUTION",
+        "# End_Solution",
+        "mod.fit(x)  ### BEGIN SOLUTION",
+        "### BEGIN SOLUTION here",
+    ],
+)
+def test_a_marker_nbgrader_would_miss_or_misread_is_refused_with_its_line(tmp_path, line):
+    _one_cell_course(tmp_path / "notebooks", f"x = 1\n{line}\nmod.fit(train_iter)")
+    with pytest.raises(InputError, match="line 2") as info:
+        write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    assert "03_x.ipynb, cell 2" in str(info.value)
+    assert not (tmp_path / "student").exists()
+
+
+def test_hidden_tests_are_removed_from_the_student_edition(tmp_path):
+    _one_cell_course(
+        tmp_path / "notebooks",
+        "check(mod)\n### BEGIN HIDDEN TESTS\nassert mod.score(val_iter)[0][1] > 0.7\n"
+        "### END HIDDEN TESTS",
+    )
+    assert _student_cell(tmp_path).source == "check(mod)"
+
+
+def test_an_answer_shown_in_another_notebook_or_the_other_language_is_refused(tmp_path):
+    _one_cell_course(
+        tmp_path / "notebooks",
+        "### BEGIN SOLUTION\nmod.score(val_iter, 'acc')\n### END SOLUTION",
+        name="03_x.ipynb",
+    )
+    _one_cell_course(
+        tmp_path / "notebooks" / "zh",
+        "# 提示: mod.score(val_iter, 'acc')",
+        "markdown",
+        name="03_x.ipynb",
+    )
+    with pytest.raises(InputError, match="also appears") as info:
+        write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    assert "zh/03_x.ipynb" in str(info.value).replace("\\", "/")
+
+
+def test_words_that_give_nothing_away_are_not_taken_for_leaks(tmp_path):
+    # a lone keyword found in prose, an answer that is one of nbformat's JSON words, the stub
+    _one_cell_course(
+        tmp_path / "notebooks",
+        "for b in it:\n    ### BEGIN SOLUTION\n    continue\n    raise NotImplementedError()\n"
+        "    ### END SOLUTION",
+    )
+    notebook = nbformat.read(tmp_path / "notebooks" / "03_x.ipynb", as_version=4)
+    notebook.cells.append(nbformat.v4.new_markdown_cell("We continue with the markdown."))
+    answer = nbformat.v4.new_markdown_cell("### BEGIN SOLUTION\nmarkdown\n### END SOLUTION")
+    notebook.cells.append(answer)
+    nbformat.write(notebook, tmp_path / "notebooks" / "03_x.ipynb")
+    assert "continue" not in _student_cell(tmp_path).source
+
+
+def test_only_the_attachments_of_an_answer_are_dropped(tmp_path):
+    png = {"image/png": "iVBORw0KGgo="}
+    cell = nbformat.v4.new_markdown_cell(
+        "![curve](attachment:curve.png)\n### BEGIN SOLUTION\n![mine](attachment:answer.png)\n"
+        "### END SOLUTION\n"
+    )
+    cell.attachments = {"curve.png": png, "answer.png": png}
+    plain = nbformat.v4.new_markdown_cell("![net](attachment:net.png)\n")
+    plain.attachments = {"net.png": png}
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [cell, plain]
+    (tmp_path / "notebooks").mkdir()
+    nbformat.write(notebook, tmp_path / "notebooks" / "03_x.ipynb")
+    student = nbformat.read(
+        write_student_edition(tmp_path / "notebooks", tmp_path / "student")[0], as_version=4
+    )
+    assert list(student.cells[0].attachments) == ["curve.png"]
+    assert student.cells[0].source.endswith("YOUR ANSWER HERE\n")
+    assert student.cells[1] == notebook.cells[1]
+
+
+def test_a_line_separator_inside_a_string_stays_in_its_line(tmp_path):
+    kept = 'title = "a\u2028b"  # kept'
+    _one_cell_course(tmp_path / "notebooks", f"{kept}\n### BEGIN SOLUTION\nx = 2\n### END SOLUTION")
+    assert _student_cell(tmp_path).source.split("\n")[0] == kept
+
+
+def test_a_student_folder_that_reaches_the_teachers_files_is_refused(tmp_path):
+    course = tmp_path / "course"
+    _teacher_notebook(course)
+    _teacher_notebook(course / "zh")
+    before = (course / "01_exercise.ipynb").read_bytes()
+    with pytest.raises(InputError, match="not a student edition"):  # zh's edition over DIR
+        write_student_edition(course / "zh", course)
+    with pytest.raises(InputError, match="teacher's edition"):  # inside the teacher's folder
+        write_student_edition(course, course / "student")
+    out = tmp_path / "student"
+    out.mkdir()
+    (out / "zh").symlink_to(course / "zh")
+    with pytest.raises(InputError, match="teacher's edition"):
+        write_student_edition(course, out)
+    assert (course / "01_exercise.ipynb").read_bytes() == before
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        b"{not json",
+        b"",
+        b"\xff\xfe{",
+        b"[1, 2]",
+        b'{"nbformat": 4, "nbformat_minor": 5, "cells": []}',
+    ],
+)
+def test_an_unreadable_teacher_notebook_is_named_and_nothing_is_written(tmp_path, damage):
+    _teacher_notebook(tmp_path / "notebooks")
+    (tmp_path / "notebooks" / "02_damaged.ipynb").write_bytes(damage)
+    with pytest.raises(InputError, match="02_damaged.ipynb cannot be read as a notebook"):
+        write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    assert not (tmp_path / "student").exists()
+
+
+def test_a_folder_that_cannot_take_the_edition_is_refused_before_writing(tmp_path):
+    _teacher_notebook(tmp_path / "notebooks")
+    _teacher_notebook(tmp_path / "notebooks" / "zh")
+    (tmp_path / "a_file").write_text("x")
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        write_student_edition(tmp_path / "notebooks", tmp_path / "a_file")
+    (tmp_path / "out").mkdir()
+    (tmp_path / "out" / "zh").write_text("x")
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        write_student_edition(tmp_path / "notebooks", tmp_path / "out")
+    with pytest.raises(InputError, match="not a student edition"):  # files of someone else
+        write_student_edition(tmp_path / "notebooks", tmp_path)
+    with pytest.raises(InputError, match="could not write"):  # /proc takes no new folder
+        write_student_edition(tmp_path / "notebooks", "/proc/mxlearn-student")
+
+
+def test_a_new_edition_replaces_the_old_one_whole(tmp_path):
+    _teacher_notebook(tmp_path / "notebooks")
+    out = tmp_path / "student"
+    write_student_edition(tmp_path / "notebooks", out)
+    (out / "stale.ipynb").write_text("{}")
+    write_student_edition(tmp_path / "notebooks", out)
+    assert sorted(p.name for p in out.iterdir()) == [
+        ".mxlearn-student-edition",
+        "01_exercise.ipynb",
+    ]
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
+
+
+def test_editions_mxlearn_has_no_stub_for_are_refused_and_checkpoints_skipped(tmp_path):
+    _teacher_notebook(tmp_path / "notebooks")
+    _teacher_notebook(tmp_path / "notebooks" / ".ipynb_checkpoints", "01_exercise-checkpoint.ipynb")
+    written = write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    assert [p.name for p in written] == ["01_exercise.ipynb"]
+    _teacher_notebook(tmp_path / "notebooks" / "fr")
+    with pytest.raises(InputError, match="fr"):
+        write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+
+
+@pytest.mark.parametrize(
+    "arguments, problem",
+    [(["--student", ""], "empty"), (["--student", "s", "--out", "o"], "--out")],
+)
+def test_the_command_line_refuses_what_it_cannot_do(tmp_path, capsys, arguments, problem):
+    from mxlearn.__main__ import main
+
+    _teacher_notebook(tmp_path / "notebooks")
+    assert main(["course", "--notebooks", str(tmp_path / "notebooks"), *arguments]) == 1
+    assert problem in capsys.readouterr().err

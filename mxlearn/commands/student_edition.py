@@ -5,129 +5,176 @@ edition. An exercise's answer sits between nbgrader's markers ``### BEGIN SOLUTI
 ``### END SOLUTION``, in a cell that nbgrader's metadata marks as a solution, so a teacher who
 uses nbgrader can grade with it. The student edition replaces each answer by nbgrader's stub
 (``# YOUR CODE HERE`` and ``raise NotImplementedError()``, the comment in the notebook's
-language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line. It clears outputs,
-execution counts and saved widget state, and a solution cell's attachments, so no part of an
-answer is left in the files. Each written file is then searched for every line of every answer.
+language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line (``answer_regions``).
+It clears outputs, execution counts, saved widget state and the attachments an answer showed.
+
+Everything is made and searched (``answer_leaks``) before anything is written; the edition is
+then written beside OUT and put in its place whole, so a refusal or a failed write leaves OUT
+as it was, and a new edition never keeps a file of an older one.
 """
 
 from __future__ import annotations
 
 import copy
-import json
+import os
+import shutil
 from pathlib import Path
 
 import nbformat
+from nbformat import ValidationError
 
 from ..errors import InputError
 from ..language import say
+from .answer_leaks import check_no_answer_left
+from .answer_regions import CODE_STUB, TEXT_STUB, kept_attachments, student_cell
 
-BEGIN, END = "### BEGIN SOLUTION", "### END SOLUTION"
-CODE_STUB = {
-    "en": ("# YOUR CODE HERE", "raise NotImplementedError()"),
-    "zh": ("# 在这里写你的代码", "raise NotImplementedError()"),
-}
-TEXT_STUB = {"en": "YOUR ANSWER HERE", "zh": "在这里写你的回答"}
+EDITION_MARK = ".mxlearn-student-edition"  # in OUT: a folder this command may replace
 
 
-def _stubbed(source: str, stub: tuple[str, ...], where: str) -> tuple[str, list[str]]:
-    """``source`` with each answer region replaced by ``stub`` (indented like its BEGIN line),
-    and the answer's lines."""
-    kept, answer, indent = [], [], None
-    for number, line in enumerate(source.splitlines(), start=1):
-        marker = line.strip()
-        if marker == BEGIN:
-            if indent is not None:
-                _refuse(where, number, say("a second {begin} before {end}", begin=BEGIN, end=END))
-            indent = line[: len(line) - len(line.lstrip())]
-            kept += [indent + part for part in stub]
-        elif marker == END:
-            if indent is None:
-                _refuse(where, number, say("{end} without {begin}", begin=BEGIN, end=END))
-            indent = None
-        elif indent is None:
-            kept.append(line)
-        else:
-            answer.append(line)
-    if indent is not None:
-        _refuse(where, len(source.splitlines()), say("{begin} is never closed", begin=BEGIN))
-    return "\n".join(kept), answer
+def teacher_notebooks(folder: Path) -> list[tuple[Path, str]]:
+    """(notebook, language): ``folder/*.ipynb`` in English, ``folder/<language>/*.ipynb``."""
+    found = [(path, "en") for path in sorted(folder.glob("*.ipynb"))]
+    for edition in sorted(p for p in folder.iterdir() if p.is_dir()):
+        notebooks = sorted(edition.glob("*.ipynb"))
+        if edition.name.startswith(".") or not notebooks:  # .ipynb_checkpoints holds answers
+            continue
+        if edition.name not in CODE_STUB:
+            raise InputError(
+                say(
+                    "mxlearn course --student: {folder} holds notebooks, but mxlearn has stubs "
+                    "only for English (the top folder) and these editions: {known}.",
+                    folder=str(edition),
+                    known=", ".join(sorted(set(CODE_STUB) - {"en"})),
+                ),
+                fix=say("move those notebooks out of the course folder"),
+            )
+        found += [(path, edition.name) for path in notebooks]
+    return found
 
 
-def _refuse(where: str, line: int, problem: str) -> None:
-    raise InputError(
-        say("{where}, line {line}: {problem}.", where=where, line=line, problem=problem),
-        fix=say(
-            "put each answer between a line '### BEGIN SOLUTION' and a line "
-            "'### END SOLUTION', one region after another"
-        ),
-    )
+def read_teacher_notebook(path: Path):
+    try:
+        notebook = nbformat.read(path, as_version=4)
+        nbformat.validate(notebook)
+    except (OSError, ValueError, AttributeError, TypeError, KeyError, ValidationError) as problem:
+        # not JSON, not UTF-8, not a notebook (a list), or a notebook nbformat's schema refuses
+        raise InputError(
+            say(
+                "mxlearn course --student: {path} cannot be read as a notebook ({problem}).",
+                path=str(path),
+                problem=str(problem).splitlines()[0][:200],
+            ),
+            fix=say("open it in Jupyter and save it again, or restore it from version control"),
+        ) from None
+    return notebook
 
 
 def student_notebook(notebook, language: str, name: str) -> tuple[object, list[str]]:
     """The student copy of ``notebook`` (an nbformat node), and every answer line it left out."""
     student, answers = copy.deepcopy(notebook), []
     student.metadata.pop("widgets", None)  # saved widget state holds outputs
-    for index, cell in enumerate(student.cells):
+    for index, cell in enumerate(student.cells, start=1):
         where = say("{name}, cell {index}", name=name, index=index)
-        stub = CODE_STUB[language] if cell.cell_type == "code" else (TEXT_STUB[language],)
-        if BEGIN in cell.source or END in cell.source:
-            cell.source, lines = _stubbed(cell.source, stub, where)
-            answers += lines
-            cell.pop("attachments", None)
+        stub = CODE_STUB[language] if cell.cell_type == "code" else TEXT_STUB[language]
+        whole = cell.metadata.get("nbgrader", {}).get("solution") is True
+        made = student_cell(cell.source, stub, whole, where)
+        if made.replaced:
+            cell.source = made.source
+            answers += made.answer
+            if "attachments" in cell:
+                cell.attachments = kept_attachments(cell.attachments, made.source)
+                if not cell.attachments:
+                    del cell["attachments"]
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return student, [line for line in answers if line.strip()]
 
 
+def _refuse_unsafe_out(folder: Path, out: Path, targets: list[Path]) -> None:
+    """OUT must not be (or lie in, or write through a link into) the teacher's folder, must be a
+    folder, and may replace only an empty folder or an older student edition."""
+    teacher = folder.resolve()
+    places = [out.resolve(), *(t.resolve() for t in targets)]
+    if any(p == teacher or teacher in p.parents for p in places):
+        raise InputError(
+            say(
+                "mxlearn course --student {out}: that writes into the teacher's edition "
+                "({folder}) and would replace the answers.",
+                out=str(out),
+                folder=str(folder),
+            ),
+            fix="python -m mxlearn course --notebooks notebooks --student runs/student",
+        )
+    for place in [out, *{t.parent for t in targets}]:
+        if place.exists() and not place.is_dir():
+            raise InputError(
+                say("mxlearn course --student: {path} is a file, not a folder.", path=str(place)),
+                fix=say("choose another OUT, e.g. --student runs/student"),
+            )
+    if out.is_dir() and not (out / EDITION_MARK).exists() and any(out.iterdir()):
+        raise InputError(
+            say(
+                "mxlearn course --student {out}: that folder holds files and is not a student "
+                "edition written by mxlearn; writing the edition there would mix or lose them.",
+                out=str(out),
+            ),
+            fix=say("choose a new folder, e.g. --student runs/student, or empty that one"),
+        )
+
+
+def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
+    """Write the edition beside OUT, then swap it in: OUT is the old edition or the new one."""
+    building = out.parent / f".{out.name}.{os.getpid()}.writing"
+    replaced = out.parent / f".{out.name}.{os.getpid()}.old"
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        for leftover in (building, replaced):
+            shutil.rmtree(leftover, ignore_errors=True)
+        building.mkdir()
+        (building / EDITION_MARK).write_text(say("written by python -m mxlearn course --student\n"))
+        for target, notebook in editions:
+            path = building / target.relative_to(out)
+            path.parent.mkdir(parents=True, exist_ok=True)
+            nbformat.write(notebook, path)
+        if out.exists():
+            out.rename(replaced)
+        building.rename(out)
+    except OSError as problem:
+        shutil.rmtree(building, ignore_errors=True)
+        raise InputError(
+            say(
+                "mxlearn course --student: could not write the edition in {out} ({problem}); "
+                "nothing there was changed.",
+                out=str(out),
+                problem=f"{type(problem).__name__}: {problem.strerror or problem}",
+            ),
+            fix=say("choose a folder you can write, e.g. --student runs/student"),
+        ) from None
+    shutil.rmtree(replaced, ignore_errors=True)
+
+
 def write_student_edition(notebooks: str | Path, out: str | Path) -> list[Path]:
     """Write the student edition of every notebook in ``notebooks`` and ``notebooks/zh``."""
-    notebooks, out = Path(notebooks), Path(out)
-    sources = [(p, "en") for p in sorted(notebooks.glob("*.ipynb"))]
-    sources += [(p, "zh") for p in sorted((notebooks / "zh").glob("*.ipynb"))]
+    if not str(out).strip():
+        raise InputError(
+            say("mxlearn course --student: the folder name is empty."),
+            fix="python -m mxlearn course --notebooks notebooks --student runs/student",
+        )
+    folder, out = Path(notebooks), Path(out)
+    sources = teacher_notebooks(folder) if folder.is_dir() else []
     if not sources:
         raise InputError(
             say("mxlearn course --student: no notebooks in {folder}.", folder=str(notebooks)),
             fix="python -m mxlearn course --notebooks notebooks --student runs/student",
         )
-    if out.resolve() in (notebooks.resolve(), (notebooks / "zh").resolve()):
-        raise InputError(
-            say(
-                "mxlearn course --student {out}: that is the teacher's edition; writing there "
-                "would replace the answers.",
-                out=str(out),
-            ),
-            fix="python -m mxlearn course --student runs/student",
-        )
-    editions = []  # all made and checked before any is written: a refusal leaves no half
-    for source, language in sources:
-        target = out / source.relative_to(notebooks)
-        teacher = nbformat.read(source, as_version=4)
-        student, answers = student_notebook(teacher, language, str(source))
-        text = nbformat.writes(student)
-        _check_no_answer_left(text, answers, target)
-        editions.append((target, text))
-    for target, text in editions:
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(text, encoding="utf-8")
-    return [target for target, _ in editions]
-
-
-SHORTEST_SEARCHED = 8  # shorter answer lines (")", "pass") appear in any code
-
-
-def _check_no_answer_left(text: str, answers: list[str], target: Path) -> None:
-    """Every answer line is searched for, as written and as JSON writes it (escaped)."""
-    for line in answers:
-        body = line.strip()
-        if len(body) < SHORTEST_SEARCHED:
-            continue
-        if body in text or json.dumps(body, ensure_ascii=False)[1:-1] in text:
-            raise InputError(
-                say(
-                    "mxlearn course --student: the answer line {line!r} also appears outside "
-                    "its solution region, so {target} would give it away.",
-                    line=body,
-                    target=str(target),
-                ),
-                fix=say("move that line into the solution region, or reword it outside"),
-            )
+    targets = [out / source.relative_to(folder) for source, _ in sources]
+    _refuse_unsafe_out(folder, out, targets)
+    editions, answers = [], []
+    for (source, language), target in zip(sources, targets):
+        teacher = read_teacher_notebook(source)
+        student, lines = student_notebook(teacher, language, str(source))
+        editions.append((target, student))
+        answers += lines
+    check_no_answer_left(editions, answers)  # every file, for the answers of all of them
+    _write_whole(out, editions)
+    return targets
