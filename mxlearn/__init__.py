@@ -5,6 +5,7 @@ from ._compat import mx
 from .checkpoint import Checkpoint, load_checkpoint
 from .devices import auto_context, context_list, describe
 from .errors import MXLearnError
+from .exercises import hint
 from .language import current_language, set_language
 from .live import LivePlot
 from .metrics import MetricHistory, create_metric
@@ -38,6 +39,7 @@ __all__ = [
     "distributed",
     "describe",
     "errors",
+    "hint",
     "load_checkpoint",
     "models",
     "mx",

@@ -24,7 +24,8 @@ from __future__ import annotations
 import numpy as np
 
 from . import checkpoint as files
-from .errors import CheckFailed
+from .errors import CheckFailed, MXLearnError
+from .exercises import for_exercises
 from .language import say
 
 
@@ -38,6 +39,7 @@ def snapshot(mod) -> dict:
     return {k: v.asnumpy().copy() for k, v in {**args, **auxs}.items()}
 
 
+@for_exercises
 def parameters_changed(mod, before: dict) -> None:
     """After ``update``: every trained parameter moved."""
     now = snapshot(mod)
@@ -57,6 +59,7 @@ def parameters_changed(mod, before: dict) -> None:
     _ok(say("all {count} parameter arrays changed in the update.", count=len(trained)))
 
 
+@for_exercises
 def gradients_computed(mod) -> None:
     """After ``backward``: gradients are finite and not all zero."""
     group = mod.executor_group
@@ -94,6 +97,7 @@ def gradients_computed(mod) -> None:
     _ok(say("gradients of {count} parameter arrays are finite and not all zero.", count=len(grads)))
 
 
+@for_exercises
 def output_shape(mod, expected: tuple) -> None:
     """After ``bind`` (or ``forward``): the first output has the shape you expect."""
     name, shape = mod.output_shapes[0]
@@ -111,6 +115,7 @@ def output_shape(mod, expected: tuple) -> None:
     _ok(say("the output '{name}' is shaped {shape}.", name=name, shape=tuple(shape)))
 
 
+@for_exercises
 def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) -> None:
     """Before resuming: ``begin_epoch`` continues right after checkpoint ``checkpoint_epoch``."""
     if checkpoint_epoch not in files.saved_epochs(prefix):
@@ -160,6 +165,7 @@ def _labels(eval_iter) -> np.ndarray:
     return np.concatenate(found)
 
 
+@for_exercises
 def learned(mod, eval_iter, above: float | None = None) -> None:
     """After training: accuracy on ``eval_iter`` beats always guessing the most common class
     (and is above ``above`` when given)."""
@@ -212,6 +218,7 @@ def learned(mod, eval_iter, above: float | None = None) -> None:
     )
 
 
+@for_exercises
 def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
     """After ``predict``: one row per example of ``eval_iter`` (no padding), one column per
     class."""
@@ -238,6 +245,7 @@ def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
     )
 
 
+@for_exercises
 def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> None:
     """After ``set_params`` or a load: the module holds exactly these parameters."""
     now = snapshot(mod)
@@ -256,3 +264,88 @@ def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> N
             fix="mod.set_params(arg_params, aux_params)",
         )
     _ok(say("the module holds exactly these {count} parameter arrays.", count=len(given)))
+
+
+@for_exercises
+def score_matches(value, mod, eval_iter, metric) -> None:
+    """A number (or ``score``'s list of pairs) you computed equals ``mod.score(eval_iter,
+    metric)``: the check scores again and compares."""
+    expected = mod.score(eval_iter, metric)
+    if isinstance(value, list):
+        value = dict(value).get(expected[0][0])
+    if value is None or not np.isclose(float(value), expected[0][1], rtol=0, atol=1e-6):
+        raise CheckFailed(
+            say(
+                "You got {value}, but scoring '{name}' on these examples gives {expected:.4f}. "
+                "A different number comes from other examples (the padding of the last batch "
+                "counted, or another iterator), another metric, or a module trained since.",
+                value=value,
+                name=expected[0][0],
+                expected=expected[0][1],
+            ),
+        )
+    _ok(say("{name} = {value:.4f}, as score gives it.", name=expected[0][0], value=expected[0][1]))
+
+
+@for_exercises
+def checkpoints_kept(prefix: str, epochs: list) -> None:
+    """The checkpoints left on disk under ``prefix`` are exactly those of ``epochs``."""
+    saved = files.saved_epochs(prefix)
+    if saved != sorted(epochs):
+        raise CheckFailed(
+            say(
+                "The checkpoints of '{prefix}' on disk are {saved}, not {expected}. period says "
+                "after how many epochs one is saved, keep how many of the newest stay.",
+                prefix=prefix,
+                saved=saved,
+                expected=sorted(epochs),
+            ),
+        )
+    _ok(say("checkpoints {saved} of '{prefix}' are on disk.", saved=saved, prefix=prefix))
+
+
+@for_exercises
+def accepts_batch(mod, batch, num_classes: int) -> None:
+    """The module takes ``batch`` in a prediction forward and gives one row per example."""
+    rows = batch.data[0].shape[0]
+    try:
+        mod.forward(batch, is_train=False)
+    except MXLearnError as refused:
+        raise CheckFailed(
+            say("The module refuses this batch: {reason}", reason=refused.problem),
+            fix=refused.fix,
+        ) from None
+    shape = tuple(mod.get_outputs()[0].shape)
+    if shape != (rows, num_classes):
+        raise CheckFailed(
+            say(
+                "The module takes the batch but gives shape {shape}, not ({rows}, {classes}).",
+                shape=shape,
+                rows=rows,
+                classes=num_classes,
+            ),
+        )
+    _ok(
+        say(
+            "a batch shaped {shape} goes through: {rows} rows of {classes} class scores.",
+            shape=tuple(batch.data[0].shape),
+            rows=rows,
+            classes=num_classes,
+        )
+    )
+
+
+@for_exercises
+def on_devices(mod, contexts: list) -> None:
+    """The module is bound on exactly these devices (it splits each batch across them)."""
+    bound = list(mod.executor_group.contexts) if mod.binded else []
+    if bound != list(contexts):
+        raise CheckFailed(
+            say(
+                "The module is bound on {bound}, not on {expected}: the devices come from "
+                "Module(..., context=[...]), and a module not yet bound has none.",
+                bound=bound,
+                expected=list(contexts),
+            ),
+        )
+    _ok(say("bound on {count} devices: {bound}.", count=len(bound), bound=bound))

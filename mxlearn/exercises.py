@@ -1,0 +1,293 @@
+"""The course's exercises: their titles, graded hints, and how a check speaks about one.
+
+A check cell of the course passes ``exercise='03.2'`` to a check of :mod:`mxlearn.checks`.
+The check then names the exercise in its verdict, says "nothing to check yet" (not a Python
+error about ``None``) while the answer cell still holds the stub, and from the second failure on
+adds the next hint. ``mxlearn.hint('03.2')`` shows the next hint at any time. Hints say where
+to look and what to think about; none holds a line of the answer.
+
+For example, ``mxlearn.hint('03.2')`` prints "Exercise 03.2 (top-3 accuracy), hint 1 of 3: score
+takes one metric or a list of them; ..." and the next call hint 2 of 3.
+"""
+
+from __future__ import annotations
+
+import functools
+import inspect
+from collections.abc import Callable
+
+from .errors import CheckFailed, InputError, did_you_mean
+from .language import say
+
+_hints_given: dict[str, int] = {}  # per kernel: how many hints of each exercise were shown
+_failures: dict[str, int] = {}  # per kernel: how often each exercise's check failed
+
+
+def catalogue() -> dict[str, tuple[str, list[str]]]:
+    """Each exercise's title and hints, in the language mxlearn speaks now."""
+    found = {}
+    for notebook in (
+        _notebook_01,
+        _notebook_02,
+        _notebook_03,
+        _notebook_04,
+        _notebook_05,
+        _notebook_06,
+    ):
+        found.update(notebook())
+    return found
+
+
+def _notebook_01() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "01.1": (
+            say("your own module, step by step"),
+            [
+                say(
+                    "the steps are the ones this notebook took for mod, in the same order, now for my_mod and the iterators of batch 50."
+                ),
+                say(
+                    "bind needs the data and label shapes of my_train (its provide_data and provide_label)."
+                ),
+                say(
+                    "per batch: a training forward, then backward, then update; reset the iterator before each epoch."
+                ),
+            ],
+        ),
+        "01.2": (
+            say("a module for predictions only"),
+            [
+                say(
+                    "a module that never trains needs no labels: bind it with the data shapes only, and for_training=False."
+                ),
+                say("the data shape for batches of 64 letters is (64, 16)."),
+                say(
+                    "get_params() returns (arg_params, aux_params); set_params takes the same two."
+                ),
+            ],
+        ),
+    }
+
+
+def _notebook_02() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "02.1": (
+            say("stop when validation stops improving"),
+            [
+                say(
+                    "fit has a parameter that stops training after a number of epochs without a better validation accuracy."
+                ),
+                say("early stopping needs validation data: eval_data=val_iter."),
+                say("reset train_iter before fit if a cell above ran it to its end."),
+            ],
+        ),
+        "02.2": (
+            say("train on scaled features"),
+            [
+                say(
+                    "make the training iterator from the first 16000 rows of X_scaled and y, as validation_accuracy does."
+                ),
+                say("val_scaled already holds the scaled validation rows: pass it as eval_data."),
+                say(
+                    "scaled features learn at larger rates: try the rates the sweep above shows learning."
+                ),
+            ],
+        ),
+    }
+
+
+def _notebook_03() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "03.1": (
+            say("predict and count by hand"),
+            [
+                say(
+                    "predict returns one row of 26 class scores per validation letter, padding left out."
+                ),
+                say(
+                    "the predicted class of a row is the index of its largest score: argmax(axis=1)."
+                ),
+                say(
+                    "the true classes of the validation letters are the rows from 16000 on of labels_all."
+                ),
+            ],
+        ),
+        "03.2": (
+            say("top-3 accuracy"),
+            [
+                say(
+                    "score takes one metric or a list of them; its result is a list of (name, value) pairs."
+                ),
+                say(
+                    "mxlearn.create_metric makes a metric from its name and settings, such as top_k."
+                ),
+                say("take the value, not the pair: the second element of the first pair."),
+            ],
+        ),
+    }
+
+
+def _notebook_04() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "04.1": (
+            say("resume from checkpoint 5"),
+            [
+                say("checkpoint n is saved after n epochs: the next epoch to train is numbered n."),
+                say(
+                    "mx.model.load_checkpoint(prefix, epoch) returns the network and its two parameter dictionaries."
+                ),
+                say(
+                    "fit takes arg_params, aux_params and begin_epoch; num_epoch is where training ends."
+                ),
+            ],
+        ),
+        "04.2": (
+            say("keep every second checkpoint"),
+            [
+                say(
+                    "mxlearn.Checkpoint(prefix, period=..., keep=...) is what fit's checkpoint= takes."
+                ),
+                say("with period 2 the epochs saved are 2, 4 and 6; keep says how many stay."),
+                say("use the prefix the check names, so that it finds the files."),
+            ],
+        ),
+    }
+
+
+def _notebook_05() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "05.1": (
+            say("a MutableModule with a small cache"),
+            [
+                say("a MutableModule is bound once at its largest data shape: max_data_shapes."),
+                say("cache_size is a parameter of MutableModule itself, not of fit."),
+                say(
+                    "the largest images of this data set are 32x32, in batches of 16 with one channel."
+                ),
+            ],
+        ),
+        "05.2": (
+            say("room for 40x40 images"),
+            [
+                say(
+                    "a batch larger than the maximum in any dimension is refused: the maximum itself must grow."
+                ),
+                say(
+                    "a new MutableModule with a larger max_data_shapes, bound for prediction, is enough."
+                ),
+                say(
+                    "a convolutional network's weights fit any image size: set_params takes those mod trained."
+                ),
+            ],
+        ),
+    }
+
+
+def _notebook_06() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "06.1": (
+            say("two devices with kvstore='device'"),
+            [
+                say("a Module takes a list of contexts as its context: contexts, made above."),
+                say("kvstore is a parameter of fit."),
+                say(
+                    "train with the settings of the train function above, on pair_train and pair_val."
+                ),
+            ],
+        ),
+        "06.2": (
+            say("the two-device weights on one device"),
+            [
+                say(
+                    "a module bound on one context can take the weights another one trained: set_params."
+                ),
+                say("two.get_params() returns the weights the two-device run trained."),
+                say(
+                    "bind it for prediction only, with the data and label shapes pair_val provides."
+                ),
+            ],
+        ),
+    }
+
+
+def _title(exercise: str) -> str:
+    known = catalogue()
+    if exercise not in known:
+        raise InputError(
+            say("There is no exercise {exercise!r}.", exercise=exercise),
+            fix=did_you_mean(exercise, known) or say("exercises are named like '03.2'"),
+        )
+    return known[exercise][0]
+
+
+def _next_hint(exercise: str) -> str:
+    title, hints = catalogue()[exercise]
+    shown = min(_hints_given.get(exercise, 0) + 1, len(hints))
+    _hints_given[exercise] = shown
+    text = say(
+        "Exercise {exercise} ({title}), hint {n} of {total}: {hint}",
+        exercise=exercise,
+        title=title,
+        n=shown,
+        total=len(hints),
+        hint=hints[shown - 1],
+    )
+    if shown == len(hints):
+        text += " " + say("(the last hint: ask your teacher if it is not enough)")
+    return text
+
+
+def hint(exercise: str) -> None:
+    """Print the next hint of an exercise: each call gives one more, none gives the answer."""
+    _title(exercise)
+    print(_next_hint(exercise))
+
+
+def _unanswered(check: Callable, args: tuple, kwargs: dict) -> list[str]:
+    """The arguments still None that the check cannot do without (answers not made yet)."""
+    bound = inspect.signature(check).bind(*args, **kwargs)
+    parameters = inspect.signature(check).parameters
+    return [
+        name
+        for name, value in bound.arguments.items()
+        if value is None and parameters[name].default is not None
+    ]
+
+
+def for_exercises(check: Callable) -> Callable:
+    """Let ``check`` take ``exercise='03.2'`` and speak about that exercise."""
+
+    @functools.wraps(check)
+    def checked(*args, exercise: str | None = None, **kwargs):
+        if exercise is None:
+            return check(*args, **kwargs)
+        title = _title(exercise)
+        try:
+            missing = _unanswered(check, args, kwargs)
+            if missing:
+                raise CheckFailed(
+                    say(
+                        "nothing to check yet: {names} is still None, so the exercise's answer "
+                        "has not run.",
+                        names=", ".join(missing),
+                    ),
+                    fix=say(
+                        "replace '# YOUR CODE HERE' and 'raise NotImplementedError()' in the "
+                        "exercise's cell with your code, run it, then run this check again"
+                    ),
+                )
+            result = check(*args, **kwargs)
+        except CheckFailed as failure:
+            _failures[exercise] = _failures.get(exercise, 0) + 1
+            problem = say(
+                "Exercise {exercise} ({title}): {problem}",
+                exercise=exercise,
+                title=title,
+                problem=failure.problem,
+            )
+            if _failures[exercise] >= 2:
+                problem += "\n  " + _next_hint(exercise)
+            raise CheckFailed(problem, fix=failure.fix) from None
+        return result
+
+    return checked

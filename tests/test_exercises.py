@@ -1,0 +1,172 @@
+"""The course's exercises: each has an answer region and a locked check cell in both languages,
+hints that teach without giving the answer, and checks that speak about the exercise."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import nbformat
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import checks, mx
+from mxlearn.commands.answer_regions import student_cell
+from mxlearn.errors import CheckFailed, InputError
+from mxlearn.exercises import catalogue
+
+ROOT = Path(__file__).resolve().parents[1] / "notebooks"
+TEACHER = sorted(ROOT.glob("*.ipynb")) + sorted((ROOT / "zh").glob("*.ipynb"))
+
+
+@pytest.fixture(autouse=True)
+def english_after():
+    yield
+    mxlearn.set_language("en")
+
+
+def _exercise_cells(path):
+    cells = nbformat.read(path, as_version=4).cells
+    return [c for c in cells if "mxlearn" in c.metadata]
+
+
+def _answers(path) -> dict[str, list[str]]:
+    found = {}
+    for cell in _exercise_cells(path):
+        if cell.metadata["mxlearn"]["role"] == "answer":
+            made = student_cell(cell.source, ("#",), False, str(path))
+            found.setdefault(cell.metadata["mxlearn"]["exercise"], []).extend(made.answer)
+    return found
+
+
+@pytest.mark.parametrize("path", TEACHER, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_notebook_has_two_exercises_with_an_answer_region_and_a_locked_check(path):
+    cells = _exercise_cells(path)
+    ids = sorted({c.metadata["mxlearn"]["exercise"] for c in cells})
+    assert len(ids) >= 2 and all(i.startswith(path.name[:2] + ".") for i in ids)
+    for exercise in ids:
+        answer, check = [c for c in cells if c.metadata["mxlearn"]["exercise"] == exercise]
+        assert answer.metadata["nbgrader"]["solution"] and not answer.metadata["nbgrader"]["grade"]
+        assert "### BEGIN SOLUTION" in answer.source and "### END SOLUTION" in answer.source
+        grading = check.metadata["nbgrader"]
+        assert grading["grade"] and grading["locked"] and not grading["solution"]
+        assert grading["grade_id"] == "ex" + exercise.replace(".", "_")
+        assert "mxlearn.checks." in check.source
+        assert check.source.count(f"exercise='{exercise}'") == check.source.count("checks.")
+        assert exercise in catalogue()
+
+
+def test_every_exercise_of_the_catalogue_is_in_both_editions():
+    for edition in (ROOT, ROOT / "zh"):
+        found = {e for path in edition.glob("*.ipynb") for e in _answers(path)}
+        assert found == set(catalogue()), edition
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_hints_teach_in_the_notebooks_language_and_never_hold_an_answer_line(language):
+    mxlearn.set_language(language)
+    answers = {}
+    for path in ROOT.glob("*.ipynb"):
+        answers.update(_answers(path))
+    for exercise, (title, hints) in catalogue().items():
+        assert len(hints) >= 2 and title
+        if language == "zh":
+            assert all(any("\u4e00" <= ch <= "\u9fff" for ch in h) for h in [title, *hints])
+        for line in answers[exercise]:
+            body = line.strip()
+            if len(body) >= 8:
+                assert not any(body in h for h in hints), (exercise, body)
+
+
+def test_hint_gives_one_more_each_call_and_refuses_an_unknown_exercise(capsys):
+    total = len(catalogue()["02.2"][1])
+    for _ in range(total + 1):
+        mxlearn.hint("02.2")
+    lines = capsys.readouterr().out.splitlines()
+    assert [f"hint {n} of {total}" in line for n, line in enumerate(lines, 1)][:total] == [
+        True
+    ] * total
+    assert "ask your teacher" in lines[-1] and f"hint {total} of {total}" in lines[-1]
+    with pytest.raises(InputError, match="'02.2'"):
+        mxlearn.hint("2.2")
+
+
+def _trained_module(epochs=0):
+    mxlearn.seed(0)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256)
+    it = mx.io.NDArrayIter(X, y, batch_size=32)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4), context=mx.cpu())
+    mod.bind(it.provide_data, it.provide_label)
+    mod.init_params(mx.init.Xavier())
+    return mod, it
+
+
+def test_a_check_says_nothing_is_answered_yet_then_hints_from_the_second_failure():
+    with pytest.raises(CheckFailed) as first:
+        checks.learned(None, None, above=0.5, exercise="01.1")
+    assert "Exercise 01.1" in first.value.problem and "nothing to check yet" in first.value.problem
+    assert "hint" not in first.value.problem
+    with pytest.raises(CheckFailed) as second:
+        checks.learned(None, None, above=0.5, exercise="01.1")
+    assert "hint 1 of" in second.value.problem
+    mxlearn.set_language("zh")
+    with pytest.raises(CheckFailed) as chinese:
+        checks.learned(None, None, above=0.5, exercise="01.1")
+    assert "练习 01.1" in chinese.value.problem and "提示 2" in chinese.value.problem
+
+
+def test_a_failed_check_names_the_exercise_and_keeps_the_checks_fix():
+    mod, it = _trained_module()
+    with pytest.raises(CheckFailed) as failed:
+        checks.output_shape(mod, (64, 4), exercise="01.2")
+    assert failed.value.problem.startswith("Exercise 01.2 (a module for predictions only): ")
+    assert "(32, 4)" in failed.value.problem
+
+
+def test_score_matches_compares_with_score_itself(capsys):
+    mod, it = _trained_module()
+    accuracy = mod.score(it, "acc")[0][1]
+    checks.score_matches(accuracy, mod, it, "acc")
+    checks.score_matches(mod.score(it, "acc"), mod, it, "acc")
+    assert capsys.readouterr().out.count("OK: accuracy") == 2
+    with pytest.raises(CheckFailed, match="scoring 'accuracy'"):
+        checks.score_matches(accuracy + 0.01, mod, it, "acc")
+    with pytest.raises(CheckFailed, match="top_3_accuracy"):
+        checks.score_matches(accuracy, mod, it, mxlearn.create_metric("top_k_acc", top_k=3))
+
+
+def test_checkpoints_kept_reads_the_files(tmp_path):
+    mod, it = _trained_module()
+    prefix = str(tmp_path / "every2")
+    mod.init_optimizer()
+    for epoch in (4, 6):
+        mod.save_checkpoint(prefix, epoch)
+    checks.checkpoints_kept(prefix, [6, 4])
+    with pytest.raises(CheckFailed, match=r"on disk are \[4, 6\], not \[2, 4, 6\]"):
+        checks.checkpoints_kept(prefix, [2, 4, 6])
+
+
+def test_accepts_batch_runs_the_batch_and_explains_a_refusal():
+    net = mxlearn.models.conv_net(num_classes=3, channels=4)
+    small = mxlearn.MutableModule(net, max_data_shapes=[("data", (4, 1, 16, 16))])
+    small.bind([("data", (4, 1, 16, 16))], for_training=False)
+    small.init_params()
+    batch = mx.io.DataBatch([mx.nd.zeros((4, 1, 24, 24))], provide_data=[("data", (4, 1, 24, 24))])
+    with pytest.raises(CheckFailed, match="refuses this batch"):
+        checks.accepts_batch(small, batch, num_classes=3)
+    large = mxlearn.MutableModule(net, max_data_shapes=[("data", (4, 1, 24, 24))])
+    large.bind([("data", (4, 1, 24, 24))], for_training=False)
+    large.set_params(*small.get_params())
+    checks.accepts_batch(large, batch, num_classes=3)
+    assert np.isfinite(large.get_outputs()[0].asnumpy()).all()
+
+
+def test_on_devices_compares_the_bound_contexts():
+    contexts = [mx.cpu(0), mx.cpu(1)]
+    pair = mxlearn.Module(mxlearn.models.mlp(), context=contexts)
+    with pytest.raises(CheckFailed, match="not yet bound"):
+        checks.on_devices(pair, contexts)
+    pair.bind([("data", (32, 16))], [("softmax_label", (32,))])
+    checks.on_devices(pair, contexts)
+    with pytest.raises(CheckFailed, match="bound on"):
+        checks.on_devices(pair, [mx.cpu(0)])
