@@ -283,6 +283,37 @@ def test_course_notebook_runs_in_jupyterlab_with_every_widget_rendered(
     assert state["widgetsShown"] >= state["widgetViews"], state
 
 
+def test_a_student_notebook_runs_all_and_stops_only_at_the_exercises(jupyterlab, tmp_path):
+    """The student edition in JupyterLab: Run All runs every cell; the answer cells show the
+    stub's NotImplementedError, their checks say the exercise is not answered, nothing else
+    errors."""
+    from mxlearn.commands.student_edition import write_student_edition
+
+    edition = write_student_edition(COURSE[0].parent, tmp_path / "student")
+    shutil.copy(edition[0], jupyterlab[2] / "student.ipynb")
+    with _running_in_lab(jupyterlab, "student.ipynb") as page:
+        deadline = time.monotonic() + 420
+        state = page.evaluate(NOTEBOOK_STATE)
+        while time.monotonic() < deadline:
+            state = page.evaluate(NOTEBOOK_STATE)
+            if state["idle"] and not state["pending"] and not state["running"]:
+                break
+            time.sleep(0.5)
+        page.wait_for_timeout(1000)
+        state = page.evaluate(NOTEBOOK_STATE)
+        shown = page.evaluate(
+            "[...document.querySelectorAll('.jp-OutputArea-output')]"
+            ".map(e => e.innerText).join('\\n')"
+        )
+        page.screenshot(path=str(tmp_path / "student.png"), full_page=True)
+
+    assert state["pending"] == 0 and state["idle"], state
+    names = sorted({error.split(":")[0] for error in state["errors"]})
+    assert names == ["CheckFailed", "NotImplementedError"], state["errors"]
+    assert len(state["errors"]) == 4  # two exercises: each answer cell and its check
+    assert shown.count("YOUR CODE HERE") >= 2 and "nothing to check yet" in shown
+
+
 def test_a_misuse_shows_a_short_error_with_the_fix_in_jupyterlab(jupyterlab, tmp_path):
     """An MXLearnError in a notebook: at most 10 lines, the fix among them (issue 13)."""
     cells = ["import mxlearn", "mod = mxlearn.Module(mxlearn.models.mlp())\nmod.forward(None)"]

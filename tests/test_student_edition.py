@@ -57,6 +57,13 @@ def test_answers_become_stubs_and_everything_else_stays(tmp_path):
         "def step(batch):\n    # YOUR CODE HERE\n    raise NotImplementedError()\n    return mod"
     )
     assert student.cells[1].metadata["nbgrader"] == teacher.cells[1].metadata["nbgrader"]
+    # the stubbed cells raise until answered: Run All goes on past them
+    assert [c.metadata.get("tags") for c in student.cells] == [
+        None,
+        ["raises-exception"],
+        ["raises-exception"],
+        None,
+    ]
     assert [c.source for c in student.cells[::3]] == [c.source for c in teacher.cells[::3]]
     assert all(c.outputs == [] and c.execution_count is None for c in student.cells[1:])
     chinese = nbformat.read(written[1], as_version=4)

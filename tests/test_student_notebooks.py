@@ -51,7 +51,7 @@ def test_a_student_notebook_runs_and_every_exercise_fails_its_check(edition, nam
         nb,
         timeout=600,
         kernel_name="python3",
-        allow_errors=True,
+        allow_errors=False,  # only cells tagged raises-exception may raise
         resources={"metadata": {"path": str(tmp_path)}},
     )
     client.execute()
@@ -64,6 +64,8 @@ def test_a_student_notebook_runs_and_every_exercise_fails_its_check(edition, nam
     assert len(exercises) >= 4
     for index, cell in enumerate(nb.cells):
         role = cell.metadata.get("mxlearn", {}).get("role")
+        if role in ("answer", "check"):
+            assert "raises-exception" in cell.metadata["tags"]
         if role == "answer":
             assert errors.pop(index).ename == "NotImplementedError", cell.source
         elif role == "check":

@@ -6,7 +6,9 @@ edition. An exercise's answer sits between nbgrader's markers ``### BEGIN SOLUTI
 uses nbgrader can grade with it. The student edition replaces each answer by nbgrader's stub
 (``# YOUR CODE HERE`` and ``raise NotImplementedError()``, the comment in the notebook's
 language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line (``answer_regions``).
-It clears outputs, execution counts, saved widget state and the attachments an answer showed.
+It clears outputs, execution counts, saved widget state and the attachments an answer showed,
+and tags each stubbed code cell and each check cell ``raises-exception``: they raise until the
+student answers, and Run All then goes on past them instead of stopping at the first exercise.
 
 Everything is made and searched (``answer_leaks``) before anything is written; the edition is
 then written beside OUT and put in its place whole, so a refusal or a failed write leaves OUT
@@ -87,7 +89,17 @@ def student_notebook(notebook, language: str, name: str) -> tuple[object, list[s
                     del cell["attachments"]
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
+            if made.replaced or cell.metadata.get("nbgrader", {}).get("grade") is True:
+                _may_raise(cell)
     return student, [line for line in answers if line.strip()]
+
+
+def _may_raise(cell) -> None:
+    """Tag a cell that raises until the student answers (the stub, and the checks of its
+    answer): Run All in Jupyter, and nbclient, then go on past its error to the next cell."""
+    tags = cell.metadata.setdefault("tags", [])
+    if "raises-exception" not in tags:
+        tags.append("raises-exception")
 
 
 def _refuse_unsafe_out(folder: Path, out: Path, targets: list[Path]) -> None:
