@@ -1,4 +1,4 @@
-"""Command line: ``python -m mxlearn tour | course | doctor | launch``."""
+"""Command line: ``python -m mxlearn tour | course | grade | doctor | launch``."""
 
 from __future__ import annotations
 
@@ -15,7 +15,9 @@ from .language import say
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m mxlearn",
-        description=say("Command line: ``python -m mxlearn tour | course | doctor | launch``."),
+        description=say(
+            "Command line: ``python -m mxlearn tour | course | grade | doctor | launch``."
+        ),
     )
     commands = parser.add_subparsers(dest="command", required=True)
     tour = commands.add_parser("tour", help=say("the Module API walk-through, headless"))
@@ -32,6 +34,25 @@ def _parser() -> argparse.ArgumentParser:
         "--student",
         metavar="OUT",
         help=say("write the student edition (answers replaced by stubs) to OUT instead"),
+    )
+    grader = commands.add_parser(
+        "grade", help=say("run each student's notebook and grade its exercises (CSV and HTML)")
+    )
+    grader.add_argument(
+        "submissions", metavar="SUBMISSIONS", help=say("a folder of <student>/<notebook>.ipynb")
+    )
+    grader.add_argument(
+        "--out", default="grades.csv", help=say("the CSV to write, the HTML beside it (grades.csv)")
+    )
+    grader.add_argument(
+        "--timeout", type=float, default=600, help=say("seconds per notebook (600)")
+    )
+    grader.add_argument(
+        "--memory-mb", type=int, default=4096, help=say("memory per kernel, in MB (4096)")
+    )
+    grader.add_argument("--jobs", type=int, help=say("notebooks run at once (one per CPU)"))
+    grader.add_argument(
+        "--teacher", help=say("the teacher's edition, whose check cells are run (notebooks)")
     )
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
     launch = commands.add_parser(
@@ -74,6 +95,17 @@ def main(argv: list[str] | None = None) -> int:
 
             if any(run.error for run in run_course(args.notebooks, args.out or "runs/course")):
                 return 1
+        elif args.command == "grade":
+            from .commands.grade import grade  # nbclient comes with the dev extra
+
+            grade(
+                args.submissions,
+                args.out,
+                timeout=args.timeout,
+                memory_mb=args.memory_mb,
+                jobs=args.jobs,
+                teacher=args.teacher,
+            )
         elif args.command == "launch":
             result = run_job(
                 args.script, args.script_args, args.workers, args.servers, args.timeout

@@ -267,8 +267,8 @@ def for_exercises(check: Callable) -> Callable:
             if missing:
                 raise CheckFailed(
                     say(
-                        "nothing to check yet: {names} is still None, so the exercise's answer "
-                        "has not run.",
+                        "nothing to check yet: the check was given None as {names}, so the "
+                        "exercise's answer has not run.",
                         names=", ".join(missing),
                     ),
                     fix=say(

@@ -1,0 +1,243 @@
+"""The exercises of a notebook, and the grade of each from what a run of the notebook wrote.
+
+An exercise is named by its cells' ``mxlearn`` metadata (``{"exercise": "03.2", "role":
+"answer" | "check"}``), else by nbgrader's ``grade_id`` (a solution cell is an answer, a grade
+cell a check; an answer named only by nbgrader belongs to the check that follows it, as
+nbgrader lays them out). Before a run, each check cell of a submission is given the teacher's
+source again, so an edited check grades nothing; a check cell the student deleted makes the
+exercise ``failed``.
+"""
+
+from __future__ import annotations
+
+import copy
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import nbformat
+
+from ..language import say
+
+PASSED, FAILED, ERROR, TIMEOUT = "passed", "failed", "error", "timeout"
+STATUSES = (PASSED, FAILED, ERROR, TIMEOUT)
+FAILED_CHECKS = {"AssertionError", "CheckFailed"}  # the names a failed check raises under
+NOT_ANSWERED = "NotImplementedError"
+MESSAGE_CHARS = 300
+ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass
+class Exercise:
+    name: str
+    answers: list[int] = field(default_factory=list)  # cell positions
+    checks: list[int] = field(default_factory=list)
+
+    @property
+    def cells(self) -> list[int]:
+        return sorted(self.answers + self.checks)
+
+
+@dataclass
+class Prepared:
+    """A submission ready to run: its notebook with the teacher's checks, and its exercises."""
+
+    notebook: object
+    exercises: list[Exercise]  # in the order of the notebook
+    deleted: set[str]  # exercises whose check cell is missing
+
+
+def exercise_key(name: str) -> tuple:
+    """Sort "03.10" after "03.2": numbers by value, the rest as text."""
+    return tuple(
+        (0, int(p), "") if p.isdigit() else (1, 0, p) for p in re.findall(r"\d+|\D+", name)
+    )
+
+
+def _cell_role(cell) -> tuple[str | None, str | None, bool]:
+    """(exercise, 'answer' | 'check', named by mxlearn's metadata?) of a code cell."""
+    if cell.cell_type != "code":
+        return None, None, False
+    ours, nbgrader = cell.metadata.get("mxlearn") or {}, cell.metadata.get("nbgrader") or {}
+    role, name = ours.get("role"), ours.get("exercise")
+    if role not in ("answer", "check"):
+        if nbgrader.get("solution"):
+            role = "answer"
+        elif nbgrader.get("grade"):
+            role = "check"
+        else:
+            return None, None, False
+    named = bool(name)
+    name = name or nbgrader.get("grade_id")
+    return (str(name) if name else None), role, named
+
+
+def exercises_of(notebook, *, with_answers_only: bool = False) -> dict[str, Exercise]:
+    """The exercises of ``notebook`` that have a check cell (and, with ``with_answers_only``,
+    those whose answer cell says its exercise but whose check is gone), in notebook order."""
+    found: dict[str, Exercise] = {}
+    waiting: list[int] = []  # answers named only by nbgrader: they go to the next check
+    for index, cell in enumerate(notebook.cells):
+        name, role, named = _cell_role(cell)
+        if role == "check" and name:
+            exercise = found.setdefault(name, Exercise(name))
+            exercise.checks.append(index)
+            exercise.answers += waiting
+            waiting = []
+        elif role == "answer" and named:
+            found.setdefault(name, Exercise(name)).answers.append(index)
+        elif role == "answer":
+            waiting.append(index)
+    if with_answers_only:
+        return found
+    return {name: e for name, e in found.items() if e.checks}
+
+
+def read_notebook(path: Path):
+    """The notebook at ``path``, or the reason it cannot be read as one."""
+    try:
+        return nbformat.read(path, as_version=4), None
+    except Exception as problem:  # not JSON, not a notebook, not readable: all said the same
+        text = str(problem).strip().splitlines()
+        return None, f"{type(problem).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def teacher_copy(teacher: Path | None, name: str, submission=None):
+    """The teacher's edition of notebook ``name`` (in ``teacher`` or ``teacher/zh``) whose
+    exercises and cells best match ``submission``; None when there is none."""
+    if teacher is None:
+        return None
+    candidates = []
+    for path in (teacher / name, teacher / "zh" / name):
+        notebook, _ = read_notebook(path) if path.is_file() else (None, None)
+        if notebook is not None:
+            candidates.append(notebook)
+    if not candidates or submission is None:
+        return candidates[0] if candidates else None
+    names = set(exercises_of(submission, with_answers_only=True))
+    sources = {cell.source for cell in submission.cells}
+
+    def score(candidate) -> tuple[int, int]:
+        shared = len(names & set(exercises_of(candidate)))
+        return shared, sum(cell.source in sources for cell in candidate.cells)
+
+    return max(candidates, key=score)  # the first (English) one on a tie
+
+
+def prepare(submission, teacher) -> Prepared:
+    """``submission`` with the teacher's check sources, every cell's metadata and outputs gone
+    (a tag could otherwise let nbclient skip a check or allow its error)."""
+    notebook = copy.deepcopy(submission)
+    mine = exercises_of(notebook, with_answers_only=True)
+    deleted = set()
+    if teacher is None:
+        exercises = list(mine.values())
+        deleted = {e.name for e in exercises if not e.checks}
+    else:
+        exercises = []
+        for name, theirs in exercises_of(teacher).items():
+            exercise = mine.get(name, Exercise(name))
+            exercises.append(exercise)
+            if len(exercise.checks) < len(theirs.checks):
+                deleted.add(name)
+                continue
+            for own, original in zip(exercise.checks, theirs.checks):
+                notebook.cells[own].source = teacher.cells[original].source
+    for cell in notebook.cells:
+        cell.metadata = {}
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return Prepared(notebook, exercises, deleted)
+
+
+def _first_lines(text: str) -> str:
+    """The first meaningful line of an error's text (two, when the first leads into the next),
+    on one line and capped."""
+    lines = [line.strip() for line in ANSI.sub("", text).splitlines() if line.strip()]
+    kept = lines[:2] if len(lines) > 1 and lines[0].endswith(":") else lines[:1]
+    message = " ".join(kept)
+    return message if len(message) <= MESSAGE_CHARS else message[: MESSAGE_CHARS - 1] + "…"
+
+
+def _from_error(event: dict) -> tuple[str, str]:
+    name, value = event.get("ename", ""), _first_lines(event.get("evalue", ""))
+    if name == NOT_ANSWERED:
+        return FAILED, say("not answered: the code still raises NotImplementedError")
+    if name in FAILED_CHECKS:
+        return FAILED, value or say("{error} (with no message)", error=name)
+    return ERROR, f"{name}: {value}" if value else name
+
+
+@dataclass
+class Stop:
+    """Why the run ended before its last cell, and in which cell (counted from 1)."""
+
+    status: str
+    message: str
+
+
+def stop_of(events: list[dict], code_cells: list[int], timed_out: bool, limits: dict) -> Stop:
+    """Why the run stopped early (None-like Stop with status '' when it ran to the end)."""
+    done = {e["cell"] for e in events if "status" in e and e["status"] != "dead"}
+    unfinished = [index for index in code_cells if index not in done]
+    cell = unfinished[0] + 1 if unfinished else 0
+    memory = next((e for e in events if "memory" in e), None)
+    if memory is not None:
+        cell = memory["cell"] + 1 if memory.get("cell", -1) >= 0 else cell
+        return Stop(
+            ERROR,
+            say(
+                "the memory limit of {mb} MB was reached in cell {cell}; the kernel was stopped",
+                mb=memory["memory"],
+                cell=cell,
+            ),
+        )
+    if any(e.get("status") == "dead" for e in events):
+        return Stop(
+            ERROR,
+            say(
+                "the kernel died in cell {cell} (the code exited, crashed or ran out of memory)",
+                cell=cell,
+            ),
+        )
+    if timed_out:
+        return Stop(
+            TIMEOUT,
+            say(
+                "the notebook's time limit of {seconds:g} s ran out in cell {cell}",
+                seconds=limits["timeout"],
+                cell=cell,
+            ),
+        )
+    if unfinished:
+        return Stop(ERROR, say("the notebook could not be run: {problem}", problem=limits["tail"]))
+    return Stop("", "")
+
+
+def grades_from_run(
+    prepared: Prepared, events: list[dict], timed_out: bool, limits: dict
+) -> dict[str, tuple[str, str]]:
+    """{exercise: (status, message)} from the events of a run of ``prepared.notebook``."""
+    cells = prepared.notebook.cells
+    code_cells = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
+    results = {e["cell"]: e for e in events if e.get("status") in ("ok", "error")}
+    stop = stop_of(events, code_cells, timed_out, limits)
+    grades = {}
+    for exercise in prepared.exercises:
+        if exercise.name in prepared.deleted:
+            grades[exercise.name] = (
+                FAILED,
+                say("the check cell of this exercise was deleted from the notebook"),
+            )
+        elif all(index in results for index in exercise.cells):
+            errors = [results[i] for i in exercise.cells if results[i]["status"] == "error"]
+            grades[exercise.name] = _from_error(errors[0]) if errors else (PASSED, "")
+        else:
+            grades[exercise.name] = (stop.status or ERROR, stop.message)
+    return grades
+
+
+def last_line(text: str) -> str:
+    """The last meaningful line of a process's stderr, capped like a message."""
+    lines = [line.strip() for line in ANSI.sub("", text).splitlines() if line.strip()]
+    return _first_lines(lines[-1]) if lines else say("it ended without saying why")

@@ -1,0 +1,147 @@
+"""The HTML summary of a grade run, written beside its CSV (``grades.csv`` -> ``grades.html``).
+
+One self-contained page: no script, no style sheet or font from elsewhere. Every text that came
+from a submission (student and notebook names, error messages) is HTML-escaped. It shows the
+counts per status, a table per exercise (how many students in each status, and who is in each
+status but ``passed``), the most common failure messages, and every student x exercise.
+"""
+
+from __future__ import annotations
+
+import html
+from collections import Counter
+from pathlib import Path
+
+from ..atomic_write import atomic_write_bytes
+from ..language import current_language, say
+from .grade_exercises import PASSED, STATUSES, exercise_key
+
+MOST_COMMON = 15
+STYLE = """
+body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
+table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
+th, td { border: 1px solid #ccc; padding: 0.25em 0.6em; text-align: left; vertical-align: top; }
+th { background: #f3f3f3; }
+td.passed { background: #e3f5e1; } td.failed { background: #fde8e8; }
+td.error { background: #fff1d6; } td.timeout { background: #e6e9fb; }
+td.count { text-align: right; }
+"""
+
+
+def _e(value: object) -> str:
+    return html.escape(str(value), quote=True)
+
+
+def _key(grade) -> tuple:
+    return grade.notebook, exercise_key(grade.exercise)
+
+
+def _exercise_title(notebook: str, exercise: str) -> str:
+    return f"{_e(notebook)} — {_e(exercise)}" if exercise else _e(notebook)
+
+
+def _overview(grades, csv_name: str) -> list[str]:
+    counts = Counter(g.status for g in grades)
+    students = len({g.student for g in grades})
+    notebooks = len({(g.student, g.notebook) for g in grades})
+    said = say(
+        "{students} students, {notebooks} notebooks, {grades} grades (the same in {csv}).",
+        students=students,
+        notebooks=notebooks,
+        grades=len(grades),
+        csv=csv_name,
+    )
+    cells = "".join(f'<td class="{s} count">{counts.get(s, 0)}</td>' for s in STATUSES)
+    heads = "".join(f"<th>{s}</th>" for s in STATUSES)
+    return [f"<p>{_e(said)}</p>", f"<table><tr>{heads}</tr><tr>{cells}</tr></table>"]
+
+
+def _per_exercise(grades) -> list[str]:
+    parts = [f"<h2>{_e(say('Each exercise'))}</h2>"]
+    exercises = sorted(
+        {(g.notebook, g.exercise) for g in grades}, key=lambda k: (k[0], exercise_key(k[1]))
+    )
+    heads = (say("status"), say("students"), say("who"))
+    for notebook, exercise in exercises:
+        mine = [g for g in grades if (g.notebook, g.exercise) == (notebook, exercise)]
+        rows = []
+        for status in STATUSES:
+            names = sorted(g.student for g in mine if g.status == status)
+            who = ", ".join(_e(name) for name in names) if status != PASSED else ""
+            rows.append(
+                f'<tr><td class="{status}">{status}</td>'
+                f'<td class="count">{len(names)}</td><td>{who}</td></tr>'
+            )
+        parts += [
+            f"<h3>{_exercise_title(notebook, exercise)}</h3>",
+            "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>",
+            *rows,
+            "</table>",
+        ]
+    return parts
+
+
+def _common_messages(grades) -> list[str]:
+    counted = Counter((g.status, g.message) for g in grades if g.status != PASSED and g.message)
+    parts = [f"<h2>{_e(say('The most common failure messages'))}</h2>"]
+    if not counted:
+        return parts + [f"<p>{_e(say('None: every exercise passed.'))}</p>"]
+    heads = (say("times"), say("status"), say("message"), say("exercises"))
+    parts.append("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>")
+    for (status, message), count in counted.most_common(MOST_COMMON):
+        where = sorted(
+            {(g.notebook, g.exercise) for g in grades if (g.status, g.message) == (status, message)}
+        )
+        named = ", ".join(_exercise_title(n, e) for n, e in where)
+        parts.append(
+            f'<tr><td class="count">{count}</td><td class="{status}">{status}</td>'
+            f"<td>{_e(message)}</td><td>{named}</td></tr>"
+        )
+    return parts + ["</table>"]
+
+
+def _student_table(grades) -> list[str]:
+    columns = sorted(
+        {(g.notebook, g.exercise) for g in grades}, key=lambda k: (k[0], exercise_key(k[1]))
+    )
+    by_cell = {(g.student, g.notebook, g.exercise): g for g in grades}
+    heads = "".join(f"<th>{_exercise_title(n, e)}</th>" for n, e in columns)
+    parts = [
+        f"<h2>{_e(say('Every student and exercise'))}</h2>",
+        f"<table><tr><th>{_e(say('student'))}</th>{heads}</tr>",
+    ]
+    for student in sorted({g.student for g in grades}):
+        cells = []
+        for notebook, exercise in columns:
+            grade = by_cell.get((student, notebook, exercise))
+            if grade is None:
+                cells.append("<td></td>")
+            else:
+                cells.append(
+                    f'<td class="{grade.status}" title="{_e(grade.message)}">{grade.status}</td>'
+                )
+        parts.append(f"<tr><th>{_e(student)}</th>{''.join(cells)}</tr>")
+    return parts + ["</table>"]
+
+
+def report_page(grades, csv_name: str) -> str:
+    """The summary page of ``grades`` (objects with student, notebook, exercise, status and
+    message) as one HTML text."""
+    title = _e(say("Grades: {csv}", csv=csv_name))
+    body = [
+        f"<h1>{title}</h1>",
+        *_overview(grades, csv_name),
+        *_common_messages(grades),
+        *_per_exercise(grades),
+        *_student_table(grades),
+    ]
+    return (
+        f'<!DOCTYPE html>\n<html lang="{current_language()}">\n<head>\n<meta charset="utf-8">\n'
+        f"<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
+        + "\n".join(body)
+        + "\n</body>\n</html>\n"
+    )
+
+
+def write_report(path: Path, grades, csv_name: str) -> None:
+    atomic_write_bytes(str(path), report_page(grades, csv_name).encode("utf-8"))

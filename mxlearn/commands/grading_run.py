@@ -1,0 +1,281 @@
+"""One notebook's run for ``python -m mxlearn grade``: a process of its own, and its control.
+
+The grader starts this file as a separate Python process (by path, ``python -P grading_run.py
+NOTEBOOK FOLDER RESULTS MEMORY_MB``, so that neither mxlearn nor MXNet is imported here) in a
+session of its own. It starts a fresh ``python3`` kernel in FOLDER and runs each code cell of
+NOTEBOOK in turn, carrying on after errors, and appends one JSON line per event to RESULTS as it
+goes, so that whatever ran is known even when the process is killed:
+
+    {"kernel": PID, "pgid": PGID}              the kernel started
+    {"cell": I, "status": "ok"}                cell I ran without error
+    {"cell": I, "status": "error", "ename": ..., "evalue": ...}
+    {"cell": I, "status": "dead"}              the kernel died while cell I ran
+    {"memory": MB, "cell": I}                  the kernel used more than MB and was killed
+    {"done": true}                             every cell ran
+
+Outputs are dropped as they arrive (only errors are kept, each capped), so a cell that prints
+megabytes costs nothing. A watchdog thread sums the resident memory of the kernel and its
+children (psutil) and kills the kernel's process group past the limit; without psutil the
+kernel gets an address-space limit (RLIMIT_AS) instead, which is much coarser: it counts
+reserved memory too (about 1 GB for a kernel that trained with MXNet on 1 thread, 3.8 GB on 16).
+
+The grader's side (:func:`start`, :func:`finish`) waits for the whole notebook's time limit and
+then kills this process's group, the kernel's group and every process found below them.
+"""
+
+from __future__ import annotations
+
+import collections
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import dataclass, field
+
+KEPT_CHARS = 2000  # of an error's value
+POLL_SECONDS = 0.1  # the memory watchdog's period
+STDERR_KEPT = 16_000  # the last characters of the kernel's stderr, for a run that failed
+
+
+# ---------------------------------------------------------------------------------------------
+# The grader's side: start a run, wait for it with a time limit, leave no process behind.
+
+
+@dataclass(eq=False)  # each run is itself: kept in a set of the runs going on
+class Run:
+    process: subprocess.Popen
+    results: str
+    started: float
+    stderr_tail: collections.deque = field(default_factory=lambda: collections.deque())
+    reader: threading.Thread | None = None
+
+
+def start(notebook: str, folder: str, results: str, memory_mb: int, env: dict) -> Run:
+    """Start the run of ``notebook`` in ``folder`` (a process in a new session)."""
+    command = [sys.executable, "-P", os.path.abspath(__file__), notebook, folder, results]
+    process = subprocess.Popen(
+        [*command, str(memory_mb)],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=env,
+        cwd=folder,
+        start_new_session=True,
+    )
+    run = Run(process, results, time.monotonic())
+    run.reader = threading.Thread(target=_keep_tail, args=(process.stderr, run), daemon=True)
+    run.reader.start()
+    return run
+
+
+def _keep_tail(stream, run: Run) -> None:
+    """Read the run's stderr (its own and the kernel's) to the end, keeping only its tail."""
+    kept = 0
+    for chunk in iter(lambda: stream.read1(4096), b""):
+        run.stderr_tail.append(chunk)
+        kept += len(chunk)
+        while kept > STDERR_KEPT and len(run.stderr_tail) > 1:
+            kept -= len(run.stderr_tail.popleft())
+
+
+def finish(run: Run, timeout: float) -> tuple[bool, float, str]:
+    """Wait until the run ends or ``timeout`` seconds after its start; then stop every process
+    it started. (timed out?, seconds, the tail of its stderr)."""
+    timed_out = False
+    try:
+        run.process.wait(timeout=max(0.0, timeout - (time.monotonic() - run.started)))
+    except subprocess.TimeoutExpired:
+        timed_out = True
+    finally:
+        stop_all(run)
+    seconds = time.monotonic() - run.started
+    if run.reader is not None:
+        run.reader.join(timeout=5)
+    tail = b"".join(run.stderr_tail).decode("utf-8", "replace")
+    return timed_out, seconds, tail
+
+
+def stop_all(run: Run) -> None:
+    """Kill the run's process group, the kernel's group and every process below them."""
+    below = _descendants(run.process.pid)
+    groups = {run.process.pid}
+    for event in read_events(run.results):
+        if "pgid" in event:
+            groups.add(event["pgid"])
+    for group in groups:
+        _kill_group(group)
+    for pid in below:
+        _kill_group(pid, group=False)
+    run.process.wait()
+    if run.process.stderr is not None and run.reader is None:
+        run.process.stderr.close()
+
+
+def _kill_group(pid: int, group: bool = True) -> None:
+    try:
+        (os.killpg if group else os.kill)(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+def _descendants(pid: int) -> list[int]:
+    try:
+        import psutil
+    except ImportError:
+        return _descendants_from_proc(pid)
+    try:
+        return [p.pid for p in psutil.Process(pid).children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _descendants_from_proc(pid: int) -> list[int]:
+    children: dict[int, list[int]] = {}
+    for name in os.listdir("/proc") if os.path.isdir("/proc") else []:
+        try:
+            with open(f"/proc/{name}/stat") as f:
+                parent = int(f.read().rsplit(")", 1)[1].split()[1])
+        except (OSError, ValueError, IndexError):
+            continue
+        children.setdefault(parent, []).append(int(name))
+    found, todo = [], [pid]
+    while todo:
+        for child in children.get(todo.pop(), []):
+            found.append(child)
+            todo.append(child)
+    return found
+
+
+def read_events(path: str) -> list[dict]:
+    """The events a run wrote (a line cut short by a kill is left out)."""
+    events = []
+    try:
+        with open(path, encoding="utf-8") as f:
+            for line in f:
+                try:
+                    events.append(json.loads(line))
+                except ValueError:
+                    pass
+    except OSError:
+        pass
+    return events
+
+
+# ---------------------------------------------------------------------------------------------
+# The run itself (this file as a script): every code cell, one after another, in a fresh kernel.
+
+
+class _Events:
+    def __init__(self, path: str):
+        self.file = open(path, "a", encoding="utf-8")
+        self.lock = threading.Lock()
+        self.cell = -1  # the cell running now
+
+    def write(self, **event) -> None:
+        with self.lock:
+            self.file.write(json.dumps(event, ensure_ascii=False) + "\n")
+            self.file.flush()
+
+
+def _client_class():
+    from nbclient import NotebookClient
+
+    class OutputlessClient(NotebookClient):
+        """Drops every output and widget message: the grade needs only the errors."""
+
+        def output(self, outs, msg, display_id, cell_index):
+            return None
+
+        def handle_comm_msg(self, outs, msg, cell_index):
+            return None
+
+    return OutputlessClient
+
+
+def run(notebook_path: str, folder: str, results: str, memory_mb: int) -> None:
+    import nbformat
+    from nbclient.exceptions import CellExecutionError, DeadKernelError
+
+    notebook = nbformat.read(notebook_path, as_version=4)
+    events = _Events(results)
+    client = _client_class()(
+        notebook, timeout=None, kernel_name="python3", resources={"metadata": {"path": folder}}
+    )
+    with client.setup_kernel():
+        kernel = client.km.provisioner
+        events.write(kernel=kernel.pid, pgid=kernel.pgid or kernel.pid)
+        _watch_memory(kernel.pid, memory_mb, events)
+        for index, cell in enumerate(notebook.cells):
+            if cell.cell_type != "code":
+                continue
+            events.cell = index
+            try:
+                client.execute_cell(cell, index)
+            except CellExecutionError as failed:
+                value = str(failed.evalue)[:KEPT_CHARS]
+                events.write(cell=index, status="error", ename=failed.ename, evalue=value)
+            except DeadKernelError:
+                events.write(cell=index, status="dead")
+                break
+            else:
+                events.write(cell=index, status="ok")
+            cell.outputs = []
+        else:
+            events.write(done=True)
+        leftovers = _descendants(kernel.pid)
+    for pid in leftovers:  # what the notebook started and left running
+        _kill_group(pid, group=False)
+
+
+def _watch_memory(kernel_pid: int, memory_mb: int, events: _Events) -> None:
+    try:
+        import psutil
+    except ImportError:
+        return  # the address-space limit set before the kernel started stands instead
+    limit = memory_mb * 2**20
+
+    def watch() -> None:
+        try:
+            kernel = psutil.Process(kernel_pid)
+            while True:
+                used = kernel.memory_info().rss
+                used += sum(_rss(child) for child in kernel.children(recursive=True))
+                if used > limit:
+                    events.write(memory=memory_mb, cell=events.cell)
+                    _kill_group(kernel_pid)
+                    return
+                time.sleep(POLL_SECONDS)
+        except psutil.Error:
+            return  # the kernel is gone
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
+def _rss(process) -> int:
+    try:
+        return process.memory_info().rss
+    except Exception:  # it ended between the listing and the reading
+        return 0
+
+
+def _limit_address_space(memory_mb: int) -> None:
+    try:
+        import psutil  # noqa: F401  (the watchdog measures what is used: no limit needed)
+    except ImportError:
+        import resource
+
+        limit = memory_mb * 2**20
+        resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
+
+
+def main(argv: list[str]) -> None:
+    notebook, folder, results, memory_mb = argv
+    _limit_address_space(int(memory_mb))
+    run(notebook, folder, results, int(memory_mb))
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
