@@ -295,3 +295,13 @@ def test_a_missing_or_empty_submissions_folder_is_refused(tmp_path):
         grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=tmp_path / "nowhere")
     with pytest.raises(InputError, match="is a folder"):
         grade(tmp_path / "submitted", tmp_path)
+
+
+def test_nbgraders_assignment_folders_are_read_too(tmp_path):
+    teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
+    _notebook(tmp_path / "submitted" / "alice" / "week1" / NOTEBOOK)
+    grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
+    assert _rows(tmp_path / "grades.csv")[1:] == [
+        ("alice", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
+        ("alice", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
+    ]
