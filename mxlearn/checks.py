@@ -349,3 +349,32 @@ def on_devices(mod, contexts: list) -> None:
             ),
         )
     _ok(say("bound on {count} devices: {bound}.", count=len(bound), bound=bound))
+
+
+@for_exercises
+def best_epoch_recorded(tracker, mod) -> None:
+    """A callback's ``best_epoch`` and ``best_accuracy`` are the run's best validation epoch."""
+    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    if not values:
+        raise CheckFailed(
+            say("The module's history holds no validation accuracy: fit ran without eval_data."),
+            fix="fit(train_iter, eval_data=val_iter, ..., callbacks=[tracker])",
+        )
+    best = max(values)
+    got_epoch = getattr(tracker, "best_epoch", None)
+    got = getattr(tracker, "best_accuracy", None)
+    right = [e for e, v in zip(epochs, values) if v == best]
+    if got_epoch not in right or got is None or not np.isclose(float(got), best):
+        raise CheckFailed(
+            say(
+                "The callback holds best_epoch={epoch} and best_accuracy={accuracy}, but the "
+                "run's best validation accuracy was {best:.4f}, in epoch {right}. The hook that "
+                "runs after each epoch's validation, with the value in run.history, must keep "
+                "the larger one and its epoch; fit must get the callback (callbacks=[...]).",
+                epoch=got_epoch,
+                accuracy=got,
+                best=best,
+                right=right[0],
+            ),
+        )
+    _ok(say("the callback found the best epoch, {epoch} ({best:.4f}).", epoch=got_epoch, best=best))

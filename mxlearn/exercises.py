@@ -93,6 +93,18 @@ def _notebook_02() -> dict[str, tuple[str, list[str]]]:
                 ),
             ],
         ),
+        "02.3": (
+            say("a callback class"),
+            [
+                say(
+                    "a callback subclasses mxlearn.Callback and overrides the hooks it needs; each hook gets run and the epoch."
+                ),
+                say("on_validation_end runs once an epoch's validation values are in run.history."),
+                say(
+                    "run.history.last(metric, phase) reads the newest value of a curve; keep it when it beats the best so far."
+                ),
+            ],
+        ),
     }
 
 

@@ -170,3 +170,27 @@ def test_on_devices_compares_the_bound_contexts():
     checks.on_devices(pair, contexts)
     with pytest.raises(CheckFailed, match="bound on"):
         checks.on_devices(pair, [mx.cpu(0)])
+
+
+def test_best_epoch_recorded_compares_a_callback_with_the_history():
+    class First(mxlearn.Callback):  # a wrong answer: keeps the first epoch, not the best
+        def on_validation_end(self, run, epoch):
+            if epoch == 0:
+                self.best_epoch = epoch
+                self.best_accuracy = run.history.last("accuracy", "validation")
+
+    mxlearn.seed(1)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256)
+    it = mx.io.NDArrayIter(X, y, batch_size=32)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4), context=mx.cpu())
+    tracker = First()
+    mod.fit(
+        it, eval_data=it, num_epoch=4, optimizer_params={"learning_rate": 0.01}, callbacks=[tracker]
+    )
+    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    best = epochs[values.index(max(values))]
+    assert values[0] < max(values)  # this seeded run learns: epoch 0 is not its best
+    with pytest.raises(CheckFailed, match=f"in epoch {best}"):
+        checks.best_epoch_recorded(tracker, mod)
+    tracker.best_epoch, tracker.best_accuracy = best, max(values)
+    checks.best_epoch_recorded(tracker, mod)

@@ -50,6 +50,7 @@ NOT_SHOWN = {
     ("mxlearn/distributed.py", "import mxlearn"): "code a launched process runs",
     ("mxlearn/distributed.py", "python -m mxlearn launch"): "a command, the same in both languages",
     ("mxlearn/commands/student_edition.py", "python -m mxlearn course"): "a command, the same",
+    ("mxlearn/checks.py", "fit(train_iter, eval_data"): "a call, the same in both languages",
     ("mxlearn/live/figure.py", "offset points"): "a matplotlib setting",
     ("mxlearn/live/figure.py", "axes fraction"): "a matplotlib setting",
 }
