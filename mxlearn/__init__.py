@@ -6,6 +6,7 @@ from .checkpoint import Checkpoint, load_checkpoint
 from .devices import auto_context, context_list, describe
 from .errors import MXLearnError
 from .exercises import hint
+from .experiments.comparison import compare
 from .language import current_language, set_language
 from .live import LivePlot
 from .metrics import MetricHistory, create_metric
@@ -33,6 +34,7 @@ __all__ = [
     "context_list",
     "checkpoint",
     "checks",
+    "compare",
     "create_metric",
     "current_language",
     "datasets",

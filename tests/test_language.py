@@ -51,6 +51,9 @@ NOT_SHOWN = {
     ("mxlearn/distributed.py", "python -m mxlearn launch"): "a command, the same in both languages",
     ("mxlearn/commands/student_edition.py", "python -m mxlearn course"): "a command, the same",
     ("mxlearn/checks.py", "fit(train_iter, eval_data"): "a call, the same in both languages",
+    ("mxlearn/experiments/comparison.py", "lower center"): "a matplotlib setting",
+    ("mxlearn/experiments/comparison.py", "final "): "a table column, indexed like a metric name",
+    ("mxlearn/experiments/comparison.py", "best "): "a table column, indexed like a metric name",
     ("mxlearn/live/figure.py", "offset points"): "a matplotlib setting",
     ("mxlearn/live/figure.py", "axes fraction"): "a matplotlib setting",
 }

@@ -1,0 +1,1 @@
+"""The experiment bench: compare runs, find a learning rate, read the curves, look inside."""

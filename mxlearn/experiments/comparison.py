@@ -1,0 +1,156 @@
+"""``mxlearn.compare(a, b, ...)``: the curves of several runs overlaid, and a table of them.
+
+One subplot per metric (every metric any run measured), one colour per run; training is a solid
+line with circles and validation a dashed line with squares, each at "epochs completed" as in
+the live plot. The legend names each run with its optimizer settings when they are known.
+"""
+
+from __future__ import annotations
+
+import io
+import os
+import time
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+from matplotlib.lines import Line2D
+
+from ..cjk_font import cjk_font_name
+from ..errors import InputError
+from ..language import drawn_language, say, say_drawn
+from ..live.backends import choose_backend
+from ..metrics.directions import facts_of_name
+from .runs import Run, as_runs
+
+COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+PHASE_STYLE = {"train": dict(ls="-", marker="o"), "validation": dict(ls="--", marker="s")}
+
+
+class RunComparison:
+    def __init__(self, runs: list[Run]) -> None:
+        self.runs = runs
+        self.metrics: list[str] = []
+        for run in runs:
+            self.metrics += [m for m in run.history.metrics() if m not in self.metrics]
+        self.fig = self._draw()
+
+    def lines(self, metric: str) -> dict[tuple[str, str], tuple[list, list]]:
+        """(run label, phase) -> (epochs completed, values): what the figure draws."""
+        found = {}
+        for run in self.runs:
+            for phase in PHASE_STYLE:
+                epochs, values = run.history.series(metric, phase, "epoch")
+                if values:
+                    found[(run.label, phase)] = ([e + 1 for e in epochs], values)
+        return found
+
+    def _draw(self) -> Figure:
+        n = len(self.metrics)
+        fig = Figure(figsize=(min(5.0 * n, 15.0), 3.8), dpi=96)
+        FigureCanvasAgg(fig)
+        cjk = cjk_font_name() if drawn_language() == "zh" else None
+        font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
+        for ax, metric in zip(fig.subplots(1, n, squeeze=False)[0], self.metrics):
+            for (label, phase), (xs, ys) in self.lines(metric).items():
+                colour = COLOURS[[r.label for r in self.runs].index(label) % len(COLOURS)]
+                ax.plot(xs, ys, color=colour, ms=4, **PHASE_STYLE[phase])
+            ax.set_title(metric, fontdict=font)
+            ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
+            ax.grid(alpha=0.3)
+        handles = [
+            Line2D([], [], color=COLOURS[i % len(COLOURS)], lw=3) for i in range(len(self.runs))
+        ]
+        handles += [Line2D([], [], color="grey", ms=4, **PHASE_STYLE[p]) for p in PHASE_STYLE]
+        names = [r.label for r in self.runs] + [say_drawn("train (epoch)"), say_drawn("validation")]
+        fig.legend(
+            handles,
+            names,
+            loc="lower center",
+            ncol=min(4, len(names)),
+            prop={**font, "size": "small"},
+        )
+        fig.subplots_adjust(bottom=0.22 + 0.06 * (len(names) // 4), top=0.9, wspace=0.3)
+        return fig
+
+    def table(self):
+        """One row per run and metric: final training and validation values, and the best
+        validation value and its epoch (left empty for a metric whose direction is unknown)."""
+        import pandas as pd
+
+        rows = []
+        for run in self.runs:
+            for metric in self.metrics:
+                train = run.history.series(metric, "train", "epoch")[1]
+                epochs, values = run.history.series(metric, "validation", "epoch")
+                facts = facts_of_name(metric)
+                best = best_epoch = None
+                if values and facts is not None:
+                    index = int(np.argmax(values) if facts.higher_is_better else np.argmin(values))
+                    best, best_epoch = values[index], epochs[index]
+                rows.append(
+                    {
+                        "run": run.label,
+                        "metric": metric,
+                        "epochs": len(train),
+                        "final train": train[-1] if train else None,
+                        "final validation": values[-1] if values else None,
+                        "best validation": best,
+                        "best epoch": best_epoch,
+                    }
+                )
+        return pd.DataFrame(rows)
+
+    def png(self) -> bytes:
+        buffer = io.BytesIO()
+        self.fig.savefig(buffer, format="png")
+        return buffer.getvalue()
+
+    def save(self, path) -> str:
+        """Write the figure as PNG or SVG (by the file's extension)."""
+        path = os.fspath(path)
+        kind = os.path.splitext(path)[1].lower().lstrip(".")
+        if kind not in ("png", "svg"):
+            raise InputError(
+                say(
+                    "compare(...).save({path!r}): the figure is written as .png or .svg.", path=path
+                ),
+                fix="comparison.save('runs/plots/compare.png')",
+            )
+        folder = os.path.dirname(os.path.abspath(path))
+        os.makedirs(folder, exist_ok=True)
+        self.fig.savefig(path, format=kind)
+        return path
+
+    def show(self, backend: str | None = None) -> str | None:
+        """Show the figure where the code runs (as LivePlot chooses); in a terminal save a PNG
+        under runs/plots/ and print where, with the table."""
+        chosen = choose_backend(backend)
+        png = self.png()
+        if chosen == "console":
+            path = self.save(
+                os.path.join("runs", "plots", time.strftime("compare-%Y%m%d-%H%M%S.png"))
+            )
+            print(self.table().to_string(index=False))
+            print(say("Comparison plot saved to {path}", path=path), flush=True)
+            return path
+        from .showing import show_png
+
+        show_png(png, widget=chosen == "widget")
+        return None
+
+    def __repr__(self) -> str:
+        return say(
+            "<comparison of {count} runs: {labels}>",
+            count=len(self.runs),
+            labels="; ".join(r.label for r in self.runs),
+        )
+
+
+def compare(*runs, labels=None, show: bool = True, backend: str | None = None) -> RunComparison:
+    """Overlay the curves of several runs: modules trained with fit, ``MetricHistory`` objects,
+    or checkpoint prefixes (the history fit saved with them)."""
+    comparison = RunComparison(as_runs(runs, labels))
+    if show:
+        comparison.show(backend)
+    return comparison

@@ -1,0 +1,153 @@
+"""mxlearn.compare: the curves of several real runs overlaid, one line per run, phase and metric,
+with a table of their final and best values."""
+
+from __future__ import annotations
+
+import logging
+import xml.etree.ElementTree as ET
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.errors import InputError
+
+QUIET = logging.getLogger("quiet-compare")
+QUIET.setLevel(logging.WARNING)
+
+
+def _trained(rate, checkpoint=None, metrics="acc"):
+    mxlearn.seed(0)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=320)
+    train = mx.io.NDArrayIter(X[:256], y[:256], batch_size=32, shuffle=True)
+    val = mx.io.NDArrayIter(X[256:], y[256:], batch_size=32)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4), context=mx.cpu(), logger=QUIET)
+    mod.fit(
+        train,
+        eval_data=val,
+        num_epoch=3,
+        eval_metric=metrics,
+        optimizer_params={"learning_rate": rate},
+        checkpoint=checkpoint,
+    )
+    return mod
+
+
+@pytest.fixture(scope="module")
+def two_runs():
+    return _trained(0.01, metrics=["acc", "ce"]), _trained(0.5, metrics=["acc", "ce"])
+
+
+def test_one_line_per_run_phase_and_metric_with_the_histories_values(two_runs):
+    slow, fast = two_runs
+    comparison = mxlearn.compare(slow, fast, show=False)
+    assert comparison.metrics == ["accuracy", "cross-entropy"]
+    assert [len(ax.lines) for ax in comparison.fig.axes] == [4, 4]  # 2 runs x 2 phases
+    labels = [run.label for run in comparison.runs]
+    assert labels == ["run 1: sgd, learning_rate=0.01", "run 2: sgd, learning_rate=0.5"]
+    for run, mod in zip(comparison.runs, two_runs):
+        epochs, values = mod.history.series("accuracy", "validation", "epoch")
+        xs, ys = comparison.lines("accuracy")[(run.label, "validation")]
+        assert xs == [e + 1 for e in epochs] and ys == values
+    drawn = comparison.fig.axes[0].lines[1]  # the first run's validation accuracy
+    assert list(drawn.get_ydata()) == slow.history.series("accuracy", "validation", "epoch")[1]
+    assert drawn.get_linestyle() == "--"
+
+
+def test_histories_and_checkpoints_are_runs_too(tmp_path):
+    mod = _trained(0.1, checkpoint=str(tmp_path / "mlp"))
+    comparison = mxlearn.compare(
+        mod.history, str(tmp_path / "mlp"), labels=["history", "checkpoint"], show=False
+    )
+    assert (
+        comparison.lines("accuracy")[("history", "train")]
+        == comparison.lines("accuracy")[("checkpoint", "train")]
+    )
+    assert comparison.runs[1].settings == {"optimizer": "sgd", "params": {"learning_rate": 0.1}}
+
+
+def test_the_table_gives_final_and_best_values(two_runs):
+    table = mxlearn.compare(*two_runs, labels=["slow", "fast"], show=False).table()
+    assert list(table.columns) == [
+        "run",
+        "metric",
+        "epochs",
+        "final train",
+        "final validation",
+        "best validation",
+        "best epoch",
+    ]
+    for label, mod in zip(["slow", "fast"], two_runs):
+        row = table[(table.run == label) & (table.metric == "cross-entropy")].iloc[0]
+        epochs, values = mod.history.series("cross-entropy", "validation", "epoch")
+        assert row["best validation"] == min(values)  # a loss: lower is better
+        assert row["best epoch"] == epochs[int(np.argmin(values))]
+        assert row["final train"] == mod.history.last("cross-entropy", "train")
+
+
+def test_a_metric_of_unknown_direction_has_no_best(two_runs):
+    history = mxlearn.MetricHistory()
+    for epoch, value in enumerate([0.3, 0.2]):
+        history.record(
+            "my_score",
+            "validation",
+            "epoch",
+            epoch=epoch,
+            batch=1,
+            samples=1,
+            time=0.0,
+            value=value,
+        )
+    row = mxlearn.compare(history, show=False).table().iloc[0]
+    assert row["best validation"] is None and row["final validation"] == 0.2
+
+
+def test_save_writes_png_and_svg_and_refuses_other_kinds(two_runs, tmp_path):
+    comparison = mxlearn.compare(*two_runs, show=False)
+    assert (
+        comparison.save(tmp_path / "c.png") and (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
+    )
+    ET.parse(comparison.save(tmp_path / "plots" / "c.svg"))
+    with pytest.raises(InputError, match=r"\.png or \.svg"):
+        comparison.save(tmp_path / "c.jpg")
+
+
+def test_in_a_terminal_it_prints_the_table_and_saves_a_png(two_runs, tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    mxlearn.compare(*two_runs, labels=["slow", "fast"], backend="console")
+    printed = capsys.readouterr().out
+    assert (
+        "best validation" in printed and "Comparison plot saved to runs/plots/compare-" in printed
+    )
+    assert len(list((tmp_path / "runs" / "plots").glob("compare-*.png"))) == 1
+
+
+@pytest.mark.parametrize(
+    "runs, labels, words",
+    [
+        ((), None, "at least one run"),
+        ((42,), None, "run 1 is a int"),
+        ((mxlearn.MetricHistory(),), None, "no metric values"),
+        (("nowhere/mlp",), None, "nowhere/mlp"),
+    ],
+)
+def test_what_cannot_be_compared_is_refused(runs, labels, words):
+    with pytest.raises(mxlearn.MXLearnError, match=words):
+        mxlearn.compare(*runs, labels=labels, show=False)
+
+
+def test_labels_must_be_one_per_run(two_runs):
+    with pytest.raises(InputError, match="one label per run"):
+        mxlearn.compare(*two_runs, labels=["only one"], show=False)
+    with pytest.raises(InputError, match="one label per run"):
+        mxlearn.compare(*two_runs, labels="ab", show=False)
+
+
+def test_chinese_labels_in_a_chinese_run(two_runs):
+    mxlearn.set_language("zh")
+    try:
+        comparison = mxlearn.compare(*two_runs, show=False)
+    finally:
+        mxlearn.set_language("en")
+    assert comparison.runs[0].label.startswith("运行 1")
