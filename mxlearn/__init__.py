@@ -7,6 +7,7 @@ from .devices import auto_context, context_list, describe
 from .errors import MXLearnError
 from .exercises import hint
 from .experiments.comparison import compare
+from .experiments.layer_stats import LayerStats
 from .language import current_language, set_language
 from .live import LivePlot
 from .metrics import MetricHistory, create_metric
@@ -22,6 +23,7 @@ __all__ = [
     "Checkpoint",
     "EarlyStopping",
     "EpochReport",
+    "LayerStats",
     "LivePlot",
     "MetricHistory",
     "Module",

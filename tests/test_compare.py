@@ -118,7 +118,7 @@ def test_in_a_terminal_it_prints_the_table_and_saves_a_png(two_runs, tmp_path, m
     mxlearn.compare(*two_runs, labels=["slow", "fast"], backend="console")
     printed = capsys.readouterr().out
     assert (
-        "best validation" in printed and "Comparison plot saved to runs/plots/compare-" in printed
+        "best validation" in printed and "Plot saved to runs/plots/compare-" in printed
     )
     assert len(list((tmp_path / "runs" / "plots").glob("compare-*.png"))) == 1
 

@@ -7,9 +7,7 @@ the live plot. The legend names each run with its optimizer settings when they a
 
 from __future__ import annotations
 
-import io
 import os
-import time
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -102,9 +100,9 @@ class RunComparison:
         return pd.DataFrame(rows)
 
     def png(self) -> bytes:
-        buffer = io.BytesIO()
-        self.fig.savefig(buffer, format="png")
-        return buffer.getvalue()
+        from .showing import figure_png
+
+        return figure_png(self.fig)
 
     def save(self, path) -> str:
         """Write the figure as PNG or SVG (by the file's extension)."""
@@ -124,20 +122,12 @@ class RunComparison:
 
     def show(self, backend: str | None = None) -> str | None:
         """Show the figure where the code runs (as LivePlot chooses); in a terminal save a PNG
-        under runs/plots/ and print where, with the table."""
-        chosen = choose_backend(backend)
-        png = self.png()
-        if chosen == "console":
-            path = self.save(
-                os.path.join("runs", "plots", time.strftime("compare-%Y%m%d-%H%M%S.png"))
-            )
-            print(self.table().to_string(index=False))
-            print(say("Comparison plot saved to {path}", path=path), flush=True)
-            return path
-        from .showing import show_png
+        under runs/plots/ and print where, after the table."""
+        from .showing import show_figure
 
-        show_png(png, widget=chosen == "widget")
-        return None
+        if choose_backend(backend) == "console":
+            print(self.table().to_string(index=False))
+        return show_figure(self.fig, "compare", backend)
 
     def __repr__(self) -> str:
         return say(

@@ -1,0 +1,199 @@
+"""``mxlearn.LayerStats``: what happens inside the network, layer by layer, epoch by epoch.
+
+A callback (``fit(..., callbacks=[stats])``) that records for each layer (the parameters that
+share a name before ``_weight``, ``_bias``, ...) and each epoch:
+
+- ``grad_norm``: the L2 norm of the layer's gradient (all its parameters together, summed over
+  the devices as the optimizer sees it), averaged over the sampled batches of the epoch;
+- ``weight_norm``: the L2 norm of its parameters when the epoch ends;
+- ``update_ratio``: ||W after - W before|| / ||W before|| of one update, averaged over the
+  sampled batches: about 1e-3 is healthy, far below means the layer barely learns (vanishing
+  gradients), far above means steps too large.
+
+Every ``every`` batches it queues these reductions on the device; nothing is read until the
+epoch ends, so no batch waits for them. When a value turns NaN or infinite, it names the layer
+and the sampled batch where a gradient or a weight first did: of the layers whose gradient
+turned non-finite at once, the one nearest the output, where backpropagation met it first.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+import numpy as np
+
+from .._compat import mx
+from ..errors import InputError
+from ..language import say
+from ..training.callback import Callback, RunContext
+
+SUFFIXES = ("_weight", "_bias", "_gamma", "_beta")
+
+
+def layer_of(param: str) -> str:
+    for suffix in SUFFIXES:
+        if param.endswith(suffix):
+            return param[: -len(suffix)]
+    return param
+
+
+@dataclass(frozen=True)
+class NonFinite:
+    epoch: int
+    batch: int
+    layer: str
+    what: str  # 'gradient' or 'weights'
+
+    def __str__(self) -> str:
+        return say(
+            "The first non-finite value: the {what} of layer '{layer}', in epoch {epoch} by "
+            "batch {batch} (batches are sampled every few: it turned between the previous "
+            "sample and this one).",
+            what=say("gradient") if self.what == "gradient" else say("weights"),
+            layer=self.layer,
+            epoch=self.epoch,
+            batch=self.batch,
+        )
+
+
+class LayerStats(Callback):
+    """Per layer and epoch: gradient norm, weight norm and update-to-weight ratio."""
+
+    def __init__(self, every: int = 10) -> None:
+        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+            raise InputError(
+                say(
+                    "LayerStats(every={every!r}): every is a number of batches, 1 or more.",
+                    every=every,
+                ),
+                fix="mxlearn.LayerStats(every=10)",
+            )
+        self.every = every
+        self.rows: list[dict] = []  # one per epoch and layer, in the order of the network
+        self.non_finite: NonFinite | None = None
+        self._group = None
+
+    # ---------------------------------------------------------------- hooks
+    def _setup(self, run: RunContext) -> None:
+        group = run.module.executor_group
+        if group is self._group:
+            return
+        self._group = group
+        self.layers: dict[str, list[int]] = {}
+        for index, name in enumerate(group.param_names):
+            self.layers.setdefault(layer_of(name), []).append(index)
+        self._before: dict[int, mx.nd.NDArray] | None = None
+        self._sampled: list[tuple[int, mx.nd.NDArray, mx.nd.NDArray]] = []
+
+    def on_batch_end(self, run: RunContext, batch: int) -> None:
+        self._setup(run)
+        if self._before is not None:  # this batch is sampled: its gradient and its update
+            self._sampled.append((batch, *self._queue_norms()))
+            self._before = None
+        if (batch + 1) % self.every == 0:  # keep these weights: the next batch's "before"
+            self._before = {i: w[0].copy() for i, w in enumerate(self._group.param_arrays)}
+
+    def _queue_norms(self) -> tuple[mx.nd.NDArray, mx.nd.NDArray]:
+        """(gradient norms, update ratios), one per layer, still on the device."""
+        group, grads, ratios = self._group, [], []
+        for indices in self.layers.values():
+            squares, steps, sizes = [], [], []
+            for i in indices:
+                devices = group.grad_arrays[i]
+                total = devices[0] if len(devices) == 1 else _sum_on(devices)
+                squares.append(mx.nd.sum(mx.nd.square(total)).reshape((1,)))
+                weight, before = group.param_arrays[i][0], self._before[i]
+                steps.append(mx.nd.sum(mx.nd.square(weight - before)).reshape((1,)))
+                sizes.append(mx.nd.sum(mx.nd.square(before)).reshape((1,)))
+            grads.append(mx.nd.sqrt(mx.nd.add_n(*squares)))
+            ratios.append(mx.nd.sqrt(mx.nd.add_n(*steps) / mx.nd.add_n(*sizes)))
+        return mx.nd.concat(*grads, dim=0), mx.nd.concat(*ratios, dim=0)
+
+    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
+        self._setup(run)
+        self._read(epoch)
+
+    def on_train_end(self, run: RunContext) -> None:
+        if self._group is not None and self._sampled:  # a run stopped inside an epoch
+            self._read(run.epoch)
+        if self.non_finite is not None:
+            print(self.non_finite, flush=True)
+
+    # ---------------------------------------------------------------- reading
+    def _read(self, epoch: int) -> None:
+        """One wait for the epoch: every sampled batch's values, and the weights' norms now."""
+        weights = [
+            mx.nd.sqrt(
+                mx.nd.add_n(
+                    *[
+                        mx.nd.sum(mx.nd.square(self._group.param_arrays[i][0])).reshape((1,))
+                        for i in idx
+                    ]
+                )
+            )
+            for idx in self.layers.values()
+        ]
+        weight_norms = mx.nd.concat(*weights, dim=0).asnumpy()
+        batches = [b for b, _, _ in self._sampled]
+        grads = np.array([g.asnumpy() for _, g, _ in self._sampled]).reshape(len(batches), -1)
+        ratios = np.array([r.asnumpy() for _, _, r in self._sampled]).reshape(len(batches), -1)
+        self._sampled = []
+        self._find_non_finite(epoch, batches, grads, weight_norms)
+        for k, layer in enumerate(self.layers):
+            self.rows.append(
+                {
+                    "epoch": epoch,
+                    "layer": layer,
+                    "grad_norm": float(grads[:, k].mean()) if len(batches) else math.nan,
+                    "weight_norm": float(weight_norms[k]),
+                    "update_ratio": float(ratios[:, k].mean()) if len(batches) else math.nan,
+                    "batches": len(batches),
+                }
+            )
+
+    def _find_non_finite(self, epoch, batches, grads, weight_norms) -> None:
+        if self.non_finite is not None:
+            return
+        layers = list(self.layers)
+        for row, batch in zip(grads, batches):
+            bad = [k for k, value in enumerate(row) if not math.isfinite(value)]
+            if bad:  # backpropagation meets the layer nearest the output first
+                self.non_finite = NonFinite(epoch, batch, layers[max(bad)], "gradient")
+                return
+        bad = [k for k, value in enumerate(weight_norms) if not math.isfinite(value)]
+        if bad:
+            self.non_finite = NonFinite(
+                epoch, batches[-1] if batches else -1, layers[max(bad)], "weights"
+            )
+
+    # ---------------------------------------------------------------- results
+    def to_pandas(self):
+        import pandas as pd
+
+        return pd.DataFrame(
+            self.rows,
+            columns=["epoch", "layer", "grad_norm", "weight_norm", "update_ratio", "batches"],
+        )
+
+    def figure(self):
+        """The statistics drawn: one subplot each, one line per layer (a matplotlib Figure)."""
+        from .layer_plot import layer_figure
+
+        return layer_figure(self)
+
+    def plot(self, backend: str | None = None):
+        """Show the figure where the code runs (a PNG under runs/plots/ in a terminal)."""
+        from .showing import show_figure
+
+        return show_figure(self.figure(), "layers", backend)
+
+    def series(self, layer: str, column: str) -> tuple[list[int], list[float]]:
+        rows = [r for r in self.rows if r["layer"] == layer]
+        return [r["epoch"] for r in rows], [r[column] for r in rows]
+
+
+def _sum_on(devices: list) -> mx.nd.NDArray:
+    """The gradients of all devices added on the first one (what the kvstore sums)."""
+    first = devices[0]
+    return mx.nd.add_n(first, *[d.as_in_context(first.context) for d in devices[1:]])
