@@ -23,7 +23,7 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test test-py312 lab bench doctor student lint lock translations clean print-python312
+.PHONY: setup tour test test-py312 lab bench doctor student wheel lint lock translations clean print-python312
 
 setup: $(STAMP)
 
@@ -56,6 +56,11 @@ doctor: setup
 # The course as students get it (both languages): each answer replaced by nbgrader's stub.
 student: setup
 	$(BIN)/python -m mxlearn course --notebooks notebooks --student runs/student
+
+# What students install: mxlearn itself, without this repository (whose notebooks hold the
+# answers). dist/mxlearn-*.whl; see notebooks/TEACHING.md.
+wheel: setup
+	$(BIN)/python -m pip wheel --no-deps --quiet --wheel-dir dist .
 
 bench: setup
 	$(BIN)/python benchmarks/run.py

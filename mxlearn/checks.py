@@ -24,9 +24,20 @@ from __future__ import annotations
 import numpy as np
 
 from . import checkpoint as files
-from .errors import CheckFailed, MXLearnError
+from .errors import CheckFailed
 from .exercises import for_exercises
 from .language import say
+from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported here)
+    accepts_batch,
+    best_epoch_recorded,
+    checkpoints_kept,
+    for_prediction_only,
+    on_devices,
+    resumed_epochs,
+    score_matches,
+    stopped_early,
+    uses_kvstore,
+)
 
 
 def _ok(text: str) -> None:
@@ -264,117 +275,3 @@ def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> N
             fix="mod.set_params(arg_params, aux_params)",
         )
     _ok(say("the module holds exactly these {count} parameter arrays.", count=len(given)))
-
-
-@for_exercises
-def score_matches(value, mod, eval_iter, metric) -> None:
-    """A number (or ``score``'s list of pairs) you computed equals ``mod.score(eval_iter,
-    metric)``: the check scores again and compares."""
-    expected = mod.score(eval_iter, metric)
-    if isinstance(value, list):
-        value = dict(value).get(expected[0][0])
-    if value is None or not np.isclose(float(value), expected[0][1], rtol=0, atol=1e-6):
-        raise CheckFailed(
-            say(
-                "You got {value}, but scoring '{name}' on these examples gives {expected:.4f}. "
-                "A different number comes from other examples (the padding of the last batch "
-                "counted, or another iterator), another metric, or a module trained since.",
-                value=value,
-                name=expected[0][0],
-                expected=expected[0][1],
-            ),
-        )
-    _ok(say("{name} = {value:.4f}, as score gives it.", name=expected[0][0], value=expected[0][1]))
-
-
-@for_exercises
-def checkpoints_kept(prefix: str, epochs: list) -> None:
-    """The checkpoints left on disk under ``prefix`` are exactly those of ``epochs``."""
-    saved = files.saved_epochs(prefix)
-    if saved != sorted(epochs):
-        raise CheckFailed(
-            say(
-                "The checkpoints of '{prefix}' on disk are {saved}, not {expected}. period says "
-                "after how many epochs one is saved, keep how many of the newest stay.",
-                prefix=prefix,
-                saved=saved,
-                expected=sorted(epochs),
-            ),
-        )
-    _ok(say("checkpoints {saved} of '{prefix}' are on disk.", saved=saved, prefix=prefix))
-
-
-@for_exercises
-def accepts_batch(mod, batch, num_classes: int) -> None:
-    """The module takes ``batch`` in a prediction forward and gives one row per example."""
-    rows = batch.data[0].shape[0]
-    try:
-        mod.forward(batch, is_train=False)
-    except MXLearnError as refused:
-        raise CheckFailed(
-            say("The module refuses this batch: {reason}", reason=refused.problem),
-            fix=refused.fix,
-        ) from None
-    shape = tuple(mod.get_outputs()[0].shape)
-    if shape != (rows, num_classes):
-        raise CheckFailed(
-            say(
-                "The module takes the batch but gives shape {shape}, not ({rows}, {classes}).",
-                shape=shape,
-                rows=rows,
-                classes=num_classes,
-            ),
-        )
-    _ok(
-        say(
-            "a batch shaped {shape} goes through: {rows} rows of {classes} class scores.",
-            shape=tuple(batch.data[0].shape),
-            rows=rows,
-            classes=num_classes,
-        )
-    )
-
-
-@for_exercises
-def on_devices(mod, contexts: list) -> None:
-    """The module is bound on exactly these devices (it splits each batch across them)."""
-    bound = list(mod.executor_group.contexts) if mod.binded else []
-    if bound != list(contexts):
-        raise CheckFailed(
-            say(
-                "The module is bound on {bound}, not on {expected}: the devices come from "
-                "Module(..., context=[...]), and a module not yet bound has none.",
-                bound=bound,
-                expected=list(contexts),
-            ),
-        )
-    _ok(say("bound on {count} devices: {bound}.", count=len(bound), bound=bound))
-
-
-@for_exercises
-def best_epoch_recorded(tracker, mod) -> None:
-    """A callback's ``best_epoch`` and ``best_accuracy`` are the run's best validation epoch."""
-    epochs, values = mod.history.series("accuracy", "validation", "epoch")
-    if not values:
-        raise CheckFailed(
-            say("The module's history holds no validation accuracy: fit ran without eval_data."),
-            fix="fit(train_iter, eval_data=val_iter, ..., callbacks=[tracker])",
-        )
-    best = max(values)
-    got_epoch = getattr(tracker, "best_epoch", None)
-    got = getattr(tracker, "best_accuracy", None)
-    right = [e for e, v in zip(epochs, values) if v == best]
-    if got_epoch not in right or got is None or not np.isclose(float(got), best):
-        raise CheckFailed(
-            say(
-                "The callback holds best_epoch={epoch} and best_accuracy={accuracy}, but the "
-                "run's best validation accuracy was {best:.4f}, in epoch {right}. The hook that "
-                "runs after each epoch's validation, with the value in run.history, must keep "
-                "the larger one and its epoch; fit must get the callback (callbacks=[...]).",
-                epoch=got_epoch,
-                accuracy=got,
-                best=best,
-                right=right[0],
-            ),
-        )
-    _ok(say("the callback found the best epoch, {epoch} ({best:.4f}).", epoch=got_epoch, best=best))

@@ -222,14 +222,32 @@ def _notebook_06() -> dict[str, tuple[str, list[str]]]:
     }
 
 
-def _title(exercise: str) -> str:
+def exercise_name(exercise) -> str:
+    """'03.2' as given, or written a usual other way ('3.2', ' 03.2 '); refused otherwise."""
+    if not isinstance(exercise, str):
+        raise InputError(
+            say(
+                "An exercise is named by a string such as '03.2' (notebook 03, exercise 2); "
+                "got {given!r}.",
+                given=exercise,
+            ),
+            fix="mxlearn.hint('03.2')",
+        )
+    name = exercise.strip()
+    notebook, dot, number = name.partition(".")
+    if dot and notebook.isdigit() and number.isdigit():
+        name = f"{int(notebook):02d}.{int(number)}"
     known = catalogue()
-    if exercise not in known:
+    if name not in known:
         raise InputError(
             say("There is no exercise {exercise!r}.", exercise=exercise),
-            fix=did_you_mean(exercise, known) or say("exercises are named like '03.2'"),
+            fix=did_you_mean(name, known) or say("exercises are named like '03.2'"),
         )
-    return known[exercise][0]
+    return name
+
+
+def _title(exercise: str) -> str:
+    return catalogue()[exercise][0]
 
 
 def _next_hint(exercise: str) -> str:
@@ -251,8 +269,7 @@ def _next_hint(exercise: str) -> str:
 
 def hint(exercise: str) -> None:
     """Print the next hint of an exercise: each call gives one more, none gives the answer."""
-    _title(exercise)
-    print(_next_hint(exercise))
+    print(_next_hint(exercise_name(exercise)))
 
 
 def _unanswered(check: Callable, args: tuple, kwargs: dict) -> list[str]:
@@ -266,6 +283,45 @@ def _unanswered(check: Callable, args: tuple, kwargs: dict) -> list[str]:
     ]
 
 
+# What a check raises when it is given something of another kind than the exercise asks for
+# (a tuple for a number, an int for a module): a wrong answer, not a broken check.
+WRONG_KIND = (AttributeError, TypeError, ValueError, KeyError, IndexError)
+
+
+def _nothing_yet() -> CheckFailed:
+    return CheckFailed(
+        say(
+            "nothing to check yet: a value the check needs is still None, so the exercise's "
+            "answer has not run (or left it None)."
+        ),
+        fix=say(
+            "replace '# YOUR CODE HERE' and 'raise NotImplementedError()' in the exercise's cell "
+            "with your code, run it, then run this check again"
+        ),
+    )
+
+
+def _verdict(exercise: str, failure: CheckFailed, counted: bool) -> CheckFailed:
+    """The check's words about the exercise; its fix (which may be the answer) replaced by
+    the way to a hint, and from the second failure the next hint itself."""
+    problem = say(
+        "Exercise {exercise} ({title}): {problem}",
+        exercise=exercise,
+        title=_title(exercise),
+        problem=failure.problem,
+    )
+    fix = (
+        failure.fix
+        if not counted
+        else say("mxlearn.hint('{exercise}') gives a hint", exercise=exercise)
+    )
+    if counted:
+        _failures[exercise] = _failures.get(exercise, 0) + 1
+        if _failures[exercise] >= 2:
+            problem += "\n  " + _next_hint(exercise)
+    return CheckFailed(problem, fix=fix)
+
+
 def for_exercises(check: Callable) -> Callable:
     """Let ``check`` take ``exercise='03.2'`` and speak about that exercise."""
 
@@ -273,33 +329,22 @@ def for_exercises(check: Callable) -> Callable:
     def checked(*args, exercise: str | None = None, **kwargs):
         if exercise is None:
             return check(*args, **kwargs)
-        title = _title(exercise)
+        exercise = exercise_name(exercise)
+        if _unanswered(check, args, kwargs):
+            raise _verdict(exercise, _nothing_yet(), counted=False) from None
         try:
-            missing = _unanswered(check, args, kwargs)
-            if missing:
-                raise CheckFailed(
-                    say(
-                        "nothing to check yet: the check was given None as {names}, so the "
-                        "exercise's answer has not run.",
-                        names=", ".join(missing),
-                    ),
-                    fix=say(
-                        "replace '# YOUR CODE HERE' and 'raise NotImplementedError()' in the "
-                        "exercise's cell with your code, run it, then run this check again"
-                    ),
-                )
-            result = check(*args, **kwargs)
+            return check(*args, **kwargs)
         except CheckFailed as failure:
-            _failures[exercise] = _failures.get(exercise, 0) + 1
-            problem = say(
-                "Exercise {exercise} ({title}): {problem}",
-                exercise=exercise,
-                title=title,
-                problem=failure.problem,
+            raise _verdict(exercise, failure, counted=True) from None
+        except WRONG_KIND as error:
+            failure = CheckFailed(
+                say(
+                    "the check could not use what it was given ({error}): a value is not of the "
+                    "kind the exercise asks for (a module, a number, a list...). Read the task "
+                    "again.",
+                    error=f"{type(error).__name__}: {str(error)[:120]}",
+                )
             )
-            if _failures[exercise] >= 2:
-                problem += "\n  " + _next_hint(exercise)
-            raise CheckFailed(problem, fix=failure.fix) from None
-        return result
+            raise _verdict(exercise, failure, counted=True) from None
 
     return checked

@@ -87,8 +87,8 @@ def test_hint_gives_one_more_each_call_and_refuses_an_unknown_exercise(capsys):
         True
     ] * total
     assert "ask your teacher" in lines[-1] and f"hint {total} of {total}" in lines[-1]
-    with pytest.raises(InputError, match="'02.2'"):
-        mxlearn.hint("2.2")
+    with pytest.raises(InputError, match="There is no exercise '2.9'"):
+        mxlearn.hint("2.9")
 
 
 def _trained_module(epochs=0):
@@ -101,21 +101,53 @@ def _trained_module(epochs=0):
     return mod, it
 
 
-def test_a_check_says_nothing_is_answered_yet_then_hints_from_the_second_failure():
+def test_nothing_answered_yet_is_said_and_never_counted_toward_hints():
+    for _ in range(3):
+        with pytest.raises(CheckFailed) as stub:
+            checks.learned(None, None, above=0.5, exercise="01.1")
+        assert "Exercise 01.1" in stub.value.problem
+        assert "nothing to check yet" in stub.value.problem and "hint" not in stub.value.problem
+
+
+def test_a_hint_follows_from_the_second_real_failure_in_the_notebooks_language():
+    mod, it = _trained_module()
     with pytest.raises(CheckFailed) as first:
-        checks.learned(None, None, above=0.5, exercise="01.1")
-    assert "Exercise 01.1" in first.value.problem and "nothing to check yet" in first.value.problem
+        checks.output_shape(mod, (64, 4), exercise="05.2")
     assert "hint" not in first.value.problem
+    assert first.value.fix == "mxlearn.hint('05.2') gives a hint"  # not the check's own fix
     with pytest.raises(CheckFailed) as second:
-        checks.learned(None, None, above=0.5, exercise="01.1")
+        checks.output_shape(mod, (64, 4), exercise="05.2")
     assert "hint 1 of" in second.value.problem
     mxlearn.set_language("zh")
     with pytest.raises(CheckFailed) as chinese:
-        checks.learned(None, None, above=0.5, exercise="01.1")
-    assert "练习 01.1" in chinese.value.problem and "提示 2" in chinese.value.problem
+        checks.output_shape(mod, (64, 4), exercise="05.2")
+    assert "练习 05.2" in chinese.value.problem and "提示 2" in chinese.value.problem
 
 
-def test_a_failed_check_names_the_exercise_and_keeps_the_checks_fix():
+def test_a_value_of_the_wrong_kind_fails_the_check_instead_of_crashing_it():
+    mod, it = _trained_module()
+    with pytest.raises(CheckFailed, match="Exercise 03.2 .*TypeError"):
+        checks.score_matches(("accuracy", 0.5), mod, it, "acc", exercise="03.2")
+    with pytest.raises(CheckFailed, match="AttributeError"):
+        checks.learned(5, it, exercise="01.1")
+
+
+@pytest.mark.parametrize("given, name", [("3.2", "03.2"), (" 03.2 ", "03.2"), ("03.2", "03.2")])
+def test_exercise_names_written_the_usual_other_ways_are_understood(given, name, capsys):
+    mxlearn.hint(given)
+    assert f"Exercise {name} " in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("given", [None, 3.2, 1])
+def test_an_exercise_that_is_not_a_string_is_refused_with_the_way_to_write_it(given):
+    with pytest.raises(InputError, match="a string such as '03.2'"):
+        mxlearn.hint(given)
+    if given is not None:  # exercise=None is a check outside the exercises
+        with pytest.raises(InputError, match="a string such as '03.2'"):
+            checks.learned(None, None, exercise=given)
+
+
+def test_a_failed_check_names_the_exercise():
     mod, it = _trained_module()
     with pytest.raises(CheckFailed) as failed:
         checks.output_shape(mod, (64, 4), exercise="01.2")
@@ -135,13 +167,15 @@ def test_score_matches_compares_with_score_itself(capsys):
         checks.score_matches(accuracy, mod, it, mxlearn.create_metric("top_k_acc", top_k=3))
 
 
-def test_checkpoints_kept_reads_the_files(tmp_path):
+def test_checkpoints_kept_counts_complete_checkpoints_only(tmp_path):
     mod, it = _trained_module()
     prefix = str(tmp_path / "every2")
     mod.init_optimizer()
     for epoch in (4, 6):
-        mod.save_checkpoint(prefix, epoch)
+        mxlearn.checkpoint.save(mod, prefix, epoch)
     checks.checkpoints_kept(prefix, [6, 4])
+    (tmp_path / "every2-0008.params").write_bytes(b"")  # a file made by hand is no checkpoint
+    checks.checkpoints_kept(prefix, [4, 6])
     with pytest.raises(CheckFailed, match=r"on disk are \[4, 6\], not \[2, 4, 6\]"):
         checks.checkpoints_kept(prefix, [2, 4, 6])
 
@@ -194,3 +228,61 @@ def test_best_epoch_recorded_compares_a_callback_with_the_history():
         checks.best_epoch_recorded(tracker, mod)
     tracker.best_epoch, tracker.best_accuracy = best, max(values)
     checks.best_epoch_recorded(tracker, mod)
+
+
+def test_for_prediction_only_wants_no_labels_and_no_gradients():
+    net = mxlearn.models.mlp(num_classes=4)
+    trained = mxlearn.Module(net, context=mx.cpu())
+    trained.bind([("data", (8, 16))], [("softmax_label", (8,))])
+    with pytest.raises(CheckFailed, match="for_training=True"):
+        checks.for_prediction_only(trained)
+    predicting = mxlearn.Module(net, context=mx.cpu())
+    predicting.bind([("data", (8, 16))], for_training=False)
+    checks.for_prediction_only(predicting)
+
+
+def _history(validation, phase_epochs=None):
+    history = mxlearn.MetricHistory()
+    for epoch, value in enumerate(validation):
+        for phase in ("train", "validation"):
+            history.record(
+                "accuracy", phase, "epoch", epoch=epoch, batch=1, samples=1, time=0.0, value=value
+            )
+    return type("Trained", (), {"history": history})()
+
+
+def test_stopped_early_wants_the_end_patience_epochs_after_the_best():
+    checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=30)
+    with pytest.raises(CheckFailed, match="best validation accuracy came in epoch 3"):
+        checks.stopped_early(_history([0.5, 0.6, 0.7, 0.8]), patience=2, num_epoch=30)
+    with pytest.raises(CheckFailed, match="before num_epoch=4"):
+        checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=4)
+
+
+def test_resumed_epochs_reads_which_epochs_the_module_trained():
+    resumed = _history([0.1] * 8)
+    resumed.history.records = [r for r in resumed.history.records if r.epoch >= 5]
+    checks.resumed_epochs(resumed, begin_epoch=5, num_epoch=8)
+    with pytest.raises(CheckFailed, match=r"holds training epochs \[0, 1, 2, 3, 4, 5, 6, 7\]"):
+        checks.resumed_epochs(_history([0.1] * 8), begin_epoch=5, num_epoch=8)
+
+
+def test_uses_kvstore_reads_the_kind_fit_used():
+    mxlearn.seed(0)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64)
+    it = mx.io.NDArrayIter(X, y, batch_size=32)
+    pair = mxlearn.Module(mxlearn.models.mlp(num_classes=4), context=[mx.cpu(0), mx.cpu(1)])
+    pair.fit(it, num_epoch=1, kvstore="device")
+    checks.uses_kvstore(pair, "device")
+    with pytest.raises(CheckFailed, match="not by a kvstore of kind 'local'"):
+        checks.uses_kvstore(pair, "local")
+
+
+def test_a_tracker_must_be_a_callback_with_a_hook():
+    mod = _history([0.5, 0.7])
+
+    class Plain:
+        best_epoch, best_accuracy = 1, 0.7
+
+    with pytest.raises(CheckFailed, match="overrides none of mxlearn.Callback's hooks"):
+        checks.best_epoch_recorded(Plain(), mod)

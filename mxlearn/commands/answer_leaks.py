@@ -24,11 +24,16 @@ SHORTEST_SEARCHED = 8  # shorter lines (")", "pass", "x = 1") appear in any code
 TELLING = re.compile(r"[^\w\s]|\w+\s+\w+\s+\w+")
 
 
+def _spaced(text: str) -> str:
+    """Runs of spaces as one: an answer retyped with two spaces after a comma is the answer."""
+    return " ".join(text.split())
+
+
 def searched_lines(answers: list[str]) -> set[str]:
     """The answer lines worth searching for (the stub's own lines are in every edition)."""
     searched = set()
     for line in answers:
-        body = line.strip()
+        body = _spaced(line)
         if len(body) < SHORTEST_SEARCHED or not TELLING.search(body):
             continue
         if not any(body in stub for stub in STUB_LINES):
@@ -77,6 +82,7 @@ def check_no_answer_left(editions: list[tuple[Path, object]], answers: list[str]
     lines = searched_lines(answers)
     for target, notebook in editions:
         for where, text in notebook_texts(notebook):
+            text = _spaced(text)
             for line in lines:
                 if line in text:
                     raise InputError(

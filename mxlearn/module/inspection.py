@@ -74,6 +74,12 @@ class ModuleInspection:
         return dict(self._label_inputs)
 
     @property
+    def kvstore_type(self) -> str | None:
+        """The kind of kvstore that sums the gradients ('local', 'device', ...), None without."""
+        kvstore = getattr(self, "_kvstore", None)
+        return kvstore.type if kvstore is not None else None
+
+    @property
     def optimizer_settings(self) -> dict | None:
         """The optimizer's name and plain settings, as a checkpoint records them."""
         return self._optimizer_request.settings() if self._optimizer_request else None

@@ -1,0 +1,246 @@
+"""Checks of what a run or a step produced, for the course's exercises: a score computed by
+hand, the checkpoints kept, a batch a module accepts, the devices and kvstore it trained with,
+where training stopped or resumed, what a callback recorded. ``mxlearn.checks`` re-exports them.
+
+Like every check, each prints one line starting with "OK" or raises CheckFailed saying what is
+wrong; given ``exercise='03.2'`` it speaks about that exercise (:mod:`mxlearn.exercises`).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from .checkpoint import files
+from .errors import CheckFailed, MXLearnError
+from .exercises import for_exercises
+from .language import say
+
+
+def _ok(text: str) -> None:
+    print(say("OK: {text}", text=text))
+
+
+@for_exercises
+def score_matches(value, mod, eval_iter, metric) -> None:
+    """A number (or ``score``'s list of pairs) you computed equals ``mod.score(eval_iter,
+    metric)``: the check scores again and compares."""
+    expected = mod.score(eval_iter, metric)
+    if isinstance(value, list):
+        value = dict(value).get(expected[0][0])
+    if value is None or not np.isclose(float(value), expected[0][1], rtol=0, atol=1e-6):
+        raise CheckFailed(
+            say(
+                "You got {value}, but scoring '{name}' on these examples gives {expected:.4f}. "
+                "A different number comes from other examples (the padding of the last batch "
+                "counted, or another iterator), another metric, or a module trained since.",
+                value=value,
+                name=expected[0][0],
+                expected=expected[0][1],
+            ),
+        )
+    _ok(say("{name} = {value:.4f}, as score gives it.", name=expected[0][0], value=expected[0][1]))
+
+
+@for_exercises
+def checkpoints_kept(prefix: str, epochs: list) -> None:
+    """The checkpoints left on disk under ``prefix`` are exactly those of ``epochs``."""
+    # complete checkpoints whose files verify: a .params file alone (or an empty one) is none
+    saved = [e for e in files.manifested_epochs(prefix) if files.verifies(prefix, e)]
+    if saved != sorted(epochs):
+        raise CheckFailed(
+            say(
+                "The complete checkpoints of '{prefix}' on disk are {saved}, not {expected}. "
+                "period says after how many epochs one is saved, keep how many of the newest "
+                "stay.",
+                prefix=prefix,
+                saved=saved,
+                expected=sorted(epochs),
+            ),
+        )
+    _ok(say("checkpoints {saved} of '{prefix}' are on disk.", saved=saved, prefix=prefix))
+
+
+@for_exercises
+def accepts_batch(mod, batch, num_classes: int) -> None:
+    """The module takes ``batch`` in a prediction forward and gives one row per example."""
+    rows = batch.data[0].shape[0]
+    try:
+        mod.forward(batch, is_train=False)
+    except MXLearnError as refused:
+        raise CheckFailed(
+            say("The module refuses this batch: {reason}", reason=refused.problem),
+            fix=refused.fix,
+        ) from None
+    shape = tuple(mod.get_outputs()[0].shape)
+    if shape != (rows, num_classes):
+        raise CheckFailed(
+            say(
+                "The module takes the batch but gives shape {shape}, not ({rows}, {classes}).",
+                shape=shape,
+                rows=rows,
+                classes=num_classes,
+            ),
+        )
+    _ok(
+        say(
+            "a batch shaped {shape} goes through: {rows} rows of {classes} class scores.",
+            shape=tuple(batch.data[0].shape),
+            rows=rows,
+            classes=num_classes,
+        )
+    )
+
+
+@for_exercises
+def on_devices(mod, contexts: list) -> None:
+    """The module is bound on exactly these devices (it splits each batch across them)."""
+    bound = list(mod.executor_group.contexts) if mod.binded else []
+    if bound != list(contexts):
+        raise CheckFailed(
+            say(
+                "The module is bound on {bound}, not on {expected}: the devices come from "
+                "Module(..., context=[...]), and a module not yet bound has none.",
+                bound=bound,
+                expected=list(contexts),
+            ),
+        )
+    _ok(say("bound on {count} devices: {bound}.", count=len(bound), bound=bound))
+
+
+@for_exercises
+def best_epoch_recorded(tracker, mod) -> None:
+    """A callback's ``best_epoch`` and ``best_accuracy`` are the run's best validation epoch."""
+    if not _overrides_a_hook(tracker):
+        raise CheckFailed(
+            say(
+                "The tracker is a {kind} that overrides none of mxlearn.Callback's hooks, so fit "
+                "never asked it anything: its values were not recorded by a callback.",
+                kind=type(tracker).__name__,
+            ),
+        )
+    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    if not values:
+        raise CheckFailed(
+            say("The module's history holds no validation accuracy: fit ran without eval_data."),
+            fix="fit(train_iter, eval_data=val_iter, ..., callbacks=[tracker])",
+        )
+    best = max(values)
+    got_epoch = getattr(tracker, "best_epoch", None)
+    got = getattr(tracker, "best_accuracy", None)
+    right = [e for e, v in zip(epochs, values) if v == best]
+    if got_epoch not in right or got is None or not np.isclose(float(got), best):
+        raise CheckFailed(
+            say(
+                "The callback holds best_epoch={epoch} and best_accuracy={accuracy}, but the "
+                "run's best validation accuracy was {best:.4f}, in epoch {right}. The hook that "
+                "runs after each epoch's validation, with the value in run.history, must keep "
+                "the larger one and its epoch; fit must get the callback (callbacks=[...]).",
+                epoch=got_epoch,
+                accuracy=got,
+                best=best,
+                right=right[0],
+            ),
+        )
+    _ok(say("the callback found the best epoch, {epoch} ({best:.4f}).", epoch=got_epoch, best=best))
+
+
+def _overrides_a_hook(tracker) -> bool:
+    from .training.callback import Callback
+
+    hooks = [name for name in vars(Callback) if name.startswith("on_")]
+    return isinstance(tracker, Callback) and any(
+        getattr(type(tracker), hook) is not getattr(Callback, hook) for hook in hooks
+    )
+
+
+def _trained_epochs(mod) -> list[int]:
+    return sorted({r.epoch for r in mod.history.records if r.phase == "train"})
+
+
+@for_exercises
+def for_prediction_only(mod) -> None:
+    """The module is bound for predictions: no labels, no gradients."""
+    if not mod.binded or mod.for_training or mod.label_shapes:
+        raise CheckFailed(
+            say(
+                "The module is {state}: a module for predictions only is bound without label "
+                "shapes and with for_training=False (it keeps no gradients).",
+                state=say("not bound")
+                if not mod.binded
+                else say(
+                    "bound with for_training={training} and label shapes {labels}",
+                    training=mod.for_training,
+                    labels=mod.label_shapes,
+                ),
+            ),
+        )
+    _ok(say("bound for predictions only: no labels, no gradients."))
+
+
+@for_exercises
+def stopped_early(mod, patience: int, num_epoch: int) -> None:
+    """fit stopped by itself: before ``num_epoch``, ``patience`` epochs after the best
+    validation accuracy."""
+    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    if not values:
+        raise CheckFailed(
+            say("The module's history holds no validation accuracy: fit ran without eval_data."),
+        )
+    best = epochs[int(np.argmax(values))]
+    if epochs[-1] + 1 >= num_epoch or epochs[-1] - best != patience:
+        raise CheckFailed(
+            say(
+                "Training ran {count} epochs and its best validation accuracy came in epoch "
+                "{best}, {after} epochs before the end: stopping early after {patience} epochs "
+                "without a better one ends {patience} epochs after the best, before "
+                "num_epoch={num_epoch}.",
+                count=epochs[-1] + 1,
+                best=best,
+                after=epochs[-1] - best,
+                patience=patience,
+                num_epoch=num_epoch,
+            ),
+        )
+    _ok(
+        say(
+            "training stopped after epoch {last}, {patience} epochs after the best ({best}).",
+            last=epochs[-1],
+            patience=patience,
+            best=best,
+        )
+    )
+
+
+@for_exercises
+def resumed_epochs(mod, begin_epoch: int, num_epoch: int) -> None:
+    """The module trained exactly the epochs from ``begin_epoch`` up to ``num_epoch``."""
+    trained, expected = _trained_epochs(mod), list(range(begin_epoch, num_epoch))
+    if trained != expected:
+        raise CheckFailed(
+            say(
+                "This module's history holds training epochs {trained}, not {expected}: a run "
+                "resumed after checkpoint {begin} trains epochs {begin} to {last} in a module of "
+                "its own.",
+                trained=trained,
+                expected=expected,
+                begin=begin_epoch,
+                last=num_epoch - 1,
+            ),
+        )
+    _ok(say("it trained epochs {first} to {last}.", first=begin_epoch, last=num_epoch - 1))
+
+
+@for_exercises
+def uses_kvstore(mod, kind: str) -> None:
+    """The module's gradients were summed by a kvstore of this kind ('local', 'device')."""
+    used = mod.kvstore_type
+    if used != kind:
+        raise CheckFailed(
+            say(
+                "The module's gradients were summed by {used}, not by a kvstore of kind '{kind}': "
+                "fit takes the kind as kvstore=.",
+                used=repr(used) if used else say("no kvstore"),
+                kind=kind,
+            ),
+        )
+    _ok(say("gradients summed by the kvstore '{kind}'.", kind=kind))
