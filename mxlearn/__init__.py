@@ -12,9 +12,11 @@ from .language import current_language, set_language
 from .live import LivePlot
 from .metrics import MetricHistory, create_metric
 from .module import Module, MutableModule, resume
+from .network_view import NetworkView, show_network
 from .seeding import seed
 from .training import Callback, EarlyStopping, EpochReport, RunContext, StopTraining
 from .training.loop import TrainingInterrupted
+from .training.rate_finder import RateFinding, lr_find
 
 __version__ = "0.1.0"
 
@@ -28,6 +30,8 @@ __all__ = [
     "MetricHistory",
     "Module",
     "MutableModule",
+    "NetworkView",
+    "RateFinding",
     "RunContext",
     "StopTraining",
     "TrainingInterrupted",
@@ -45,9 +49,11 @@ __all__ = [
     "errors",
     "hint",
     "load_checkpoint",
+    "lr_find",
     "models",
     "mx",
     "resume",
     "seed",
     "set_language",
+    "show_network",
 ]

@@ -1,0 +1,295 @@
+"""Every layer of a network with its output shape and its parameters, found by MXNet's shape
+inference alone (no data, no binding, no Graphviz): what :func:`mxlearn.show_network` draws.
+
+Parameters and auxiliary states are counted apart: ``params`` are the learned arguments
+(weight, bias, gamma, beta...: what ``mod.get_params()[0]`` holds), ``aux`` the states a layer
+updates without gradients (BatchNorm's moving mean and variance: ``mod.get_params()[1]``).
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+
+import numpy as np
+
+from . import network
+from ._compat import mx
+from .errors import InputError, did_you_mean
+from .guards.arguments import engine_reason
+from .language import say
+
+BYTES_PER_VALUE = 4  # float32, MXNet's default type
+INPUT_OP = "Variable"  # how an input (data or label) is shown: it is made by mx.sym.Variable
+EXAMPLE_CALL = "mxlearn.show_network(net, data_shapes=[('data', (32, 16))])"
+
+
+@dataclass(frozen=True)
+class Layer:
+    """One operator of the network (or one of its data and label inputs)."""
+
+    name: str
+    op: str
+    shapes: tuple  # the shape of each visible output, batch size first
+    inputs: tuple = ()  # names of the layers that feed this one (parameters left out)
+    params: dict = field(default_factory=dict)  # learned argument name -> shape
+    aux: dict = field(default_factory=dict)  # auxiliary state name -> shape
+
+    @property
+    def shape(self) -> tuple:
+        """The output shape; for an operator with several outputs, a tuple of shapes."""
+        if len(self.shapes) == 1:
+            return self.shapes[0]
+        return tuple(self.shapes)
+
+    @property
+    def is_input(self) -> bool:
+        return self.op == INPUT_OP
+
+    @property
+    def param_count(self) -> int:
+        return sum(int(np.prod(s)) for s in self.params.values())
+
+    @property
+    def aux_count(self) -> int:
+        return sum(int(np.prod(s)) for s in self.aux.values())
+
+    @property
+    def output_bytes(self) -> int:
+        """Memory of this layer's outputs for one batch of the given shapes."""
+        return sum(int(np.prod(s)) for s in self.shapes) * BYTES_PER_VALUE
+
+    @property
+    def param_bytes(self) -> int:
+        """Memory of its parameters and auxiliary states together."""
+        return (self.param_count + self.aux_count) * BYTES_PER_VALUE
+
+
+def check_symbol(symbol) -> None:
+    if isinstance(symbol, mx.sym.Symbol):
+        return
+    fix = EXAMPLE_CALL
+    if isinstance(getattr(symbol, "symbol", None), mx.sym.Symbol):  # a Module: its network
+        fix = "mxlearn.show_network(mod.symbol, data_shapes=train_iter.provide_data)"
+    raise InputError(
+        say(
+            "show_network() draws a network built with mx.sym; got {kind}.",
+            kind=type(symbol).__name__,
+        ),
+        fix=fix,
+    )
+
+
+def given_shapes(symbol, data_shapes, label_shapes, shapes: dict) -> tuple[dict, set]:
+    """All shapes given, by name, and the names given as data or labels (inputs, not
+    parameters, whatever they are called)."""
+    found: dict[str, tuple] = {}
+    told_inputs = set()
+    for argument, value in (("data_shapes", data_shapes), ("label_shapes", label_shapes)):
+        for name, shape in _pairs(symbol, value, argument):
+            _add(found, name, shape)
+            told_inputs.add(name)
+    for name, shape in shapes.items():
+        _add(found, name, _shape(symbol, shape, name, name))
+    known = symbol.list_arguments() + symbol.list_auxiliary_states()
+    for name in found:
+        if name not in known:
+            raise InputError(
+                say(
+                    "show_network(): the network has no input '{name}'. {hint} The network "
+                    "reads: {inputs}.",
+                    name=name,
+                    hint=did_you_mean(name, network.input_names(symbol) or known),
+                    inputs=network.describe_inputs(symbol),
+                ),
+                fix=_fix_call(symbol),
+            )
+    return found, told_inputs
+
+
+def _add(found: dict, name: str, shape: tuple) -> None:
+    if name in found and found[name] != shape:
+        raise InputError(
+            say(
+                "show_network(): '{name}' is given two shapes, {first} and {second}.",
+                name=name,
+                first=found[name],
+                second=shape,
+            ),
+            fix=say(
+                "give each input one shape, in data_shapes, label_shapes or as {name}=...",
+                name=name,
+            ),
+        )
+    found[name] = shape
+
+
+def _pairs(symbol, value, argument: str) -> list[tuple[str, tuple]]:
+    """(name, shape) pairs from a list of pairs or DataDesc (an iterator's provide_data), a
+    dict, or one pair."""
+    if value is None:
+        return []
+    if isinstance(value, dict):
+        items = list(value.items())
+    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+        items = [value]  # one pair without its list
+    elif isinstance(value, (list, tuple)):
+        items = list(value)
+    else:
+        _refuse_form(symbol, value, argument)
+    pairs = []
+    for item in items:
+        if isinstance(item, mx.io.DataDesc):
+            pairs.append((item.name, _shape(symbol, item.shape, argument, item.name)))
+        elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
+            pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
+        else:
+            _refuse_form(symbol, value, argument)
+    return pairs
+
+
+def _shape(symbol, shape, argument: str, name: str) -> tuple:
+    if (
+        isinstance(shape, (list, tuple))
+        and shape
+        and all(
+            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in shape
+        )
+    ):
+        return tuple(int(n) for n in shape)
+    raise InputError(
+        say(
+            "show_network({argument}=...): {shape!r} is not a shape for '{name}': a shape is a "
+            "tuple of whole numbers above 0, batch size first, such as (32, 16).",
+            argument=argument,
+            shape=shape,
+            name=name,
+        ),
+        fix=_fix_call(symbol),
+    )
+
+
+def _refuse_form(symbol, given, argument: str):
+    raise InputError(
+        say(
+            "show_network({argument}={given!r}): expected a list of (name, shape) pairs such "
+            "as [('data', (32, 16))], which is what an iterator's provide_data gives, or a "
+            "dict {{'data': (32, 16)}}.",
+            argument=argument,
+            given=given,
+        ),
+        fix=_fix_call(symbol),
+    )
+
+
+def _fix_call(symbol, names=None) -> str:
+    """The call that gives a shape to each input (the shape an example: the letters' one)."""
+    names = names or network.input_names(symbol) or ["data"]
+    pairs = ", ".join(f"('{n}', (32, 16))" for n in names)
+    call = f"mxlearn.show_network(net, data_shapes=[{pairs}])"
+    return say(
+        "{call} with the shape of one batch, batch size first; or "
+        "data_shapes=train_iter.provide_data",
+        call=call,
+    )
+
+
+def network_layers(symbol, shapes: dict, told_inputs: set) -> list[Layer]:
+    """The network's layers in order: its data and label inputs, then each operator."""
+    args, aux = _inferred(symbol, shapes, "arguments")
+    outputs, _ = _inferred(symbol.get_internals(), shapes, "outputs")
+    labels = {li.name for li in network.label_inputs(symbol)}
+    inputs = told_inputs | labels | set(network.input_names(symbol))
+    unknown = [n for n, s in {**args, **aux}.items() if not _known(s)]
+    unknown += [n for n, s in outputs.items() if not _known(s) and n not in args]
+    if unknown:
+        _refuse_missing(symbol, [n for n in unknown if n in args or n in aux] or unknown, labels)
+    nodes = json.loads(symbol.tojson())["nodes"]
+    layers, counted = [], set()
+    for node in nodes:
+        name = node["name"]
+        if node["op"] == "null":
+            if name in inputs:
+                layers.append(Layer(name, INPUT_OP, (outputs[name],)))
+            continue
+        feeds, params, states = [], {}, {}
+        for source, *_ in node["inputs"]:
+            source_name = nodes[source]["name"]
+            if nodes[source]["op"] != "null" or source_name in inputs:
+                if source_name not in feeds:
+                    feeds.append(source_name)
+            elif source_name not in counted:  # a shared parameter counts once, where first used
+                counted.add(source_name)
+                if source_name in aux:
+                    states[source_name] = aux[source_name]
+                else:
+                    params[source_name] = args[source_name]
+        layers.append(
+            Layer(name, node["op"], _node_shapes(name, outputs), tuple(feeds), params, states)
+        )
+    return layers
+
+
+def _known(shape) -> bool:
+    return bool(shape) and all(n > 0 for n in shape)
+
+
+def _node_shapes(name: str, outputs: dict) -> tuple:
+    if f"{name}_output" in outputs:
+        return (outputs[f"{name}_output"],)
+    found, index = [], 0
+    while f"{name}_output{index}" in outputs:  # an operator with several outputs
+        found.append(outputs[f"{name}_output{index}"])
+        index += 1
+    return tuple(found)
+
+
+def _inferred(symbol, shapes: dict, kind: str) -> tuple[dict, dict]:
+    """Shapes by name: (arguments, auxiliary states), or (outputs, {}) for ``kind='outputs'``;
+    MXNet's refusal as one explained line."""
+    try:
+        arg_shapes, out_shapes, aux_shapes = symbol.infer_shape_partial(**shapes)
+    except mx.base.MXNetError as err:
+        reason = engine_reason(err)
+        fix = say(
+            "check the input shapes against the layers: {call} shows the same error",
+            call=f"net.infer_shape({', '.join(f'{n}={s}' for n, s in shapes.items())})",
+        )
+        if "4D" in reason.split():  # MXNet: "Input data should be 4D in batch-num_filter-y-x"
+            fix = say(
+                "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
+            )
+        raise InputError(
+            say(
+                "show_network(): MXNet cannot work out the shapes of this network for {shapes}: "
+                "{reason}",
+                shapes=", ".join(f"{n} {s}" for n, s in shapes.items()),
+                reason=reason,
+            ),
+            fix=fix,
+        ) from None
+    if kind == "outputs":
+        return dict(zip(symbol.list_outputs(), map(tuple, out_shapes))), {}
+    return (
+        dict(zip(symbol.list_arguments(), map(tuple, arg_shapes))),
+        dict(zip(symbol.list_auxiliary_states(), map(tuple, aux_shapes))),
+    )
+
+
+def _refuse_missing(symbol, unknown: list, labels: set) -> None:
+    data = [n for n in unknown if n in network.input_names(symbol)]
+    missing_labels = [n for n in unknown if n in labels]
+    if data or not missing_labels:
+        fix = _fix_call(symbol, data or None)
+    else:
+        pairs = ", ".join(f"('{n}', (32,))" for n in missing_labels)
+        fix = f"mxlearn.show_network(net, data_shapes=..., label_shapes=[{pairs}])"
+    raise InputError(
+        say(
+            "show_network(): no shape for {unknown}, so the layers' shapes cannot be worked out. "
+            "The network reads: {inputs}.",
+            unknown=", ".join(f"'{n}'" for n in (data or missing_labels or unknown)),
+            inputs=network.describe_inputs(symbol),
+        ),
+        fix=fix,
+    )

@@ -1,0 +1,381 @@
+"""``show_network(net, data_shapes=...)``: a network's layers, output shapes and parameter
+counts, drawn as SVG in pure Python, so it works where ``mx.viz.plot_network`` cannot (that
+one needs the Graphviz program and its Python package, which a student's machine rarely has).
+
+A notebook shows the drawing (``_repr_svg_``); ``print(view)`` shows the same as a text table,
+``view.table()`` as a pandas DataFrame. Layer and operator names are MXNet's, never translated:
+they are what the code says.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import unicodedata
+from xml.sax.saxutils import escape
+
+from .atomic_write import atomic_write
+from .errors import InputError
+from .language import say
+from .network_layers import BYTES_PER_VALUE, Layer, check_symbol, given_shapes, network_layers
+
+FONT = 12  # px; every text is monospace, so its width can be known without a font file
+LINE = 16  # px between two lines of text
+PAD = 8  # px inside a box
+GAP = 26  # px between two boxes: room for an arrow
+MARGIN = 16
+LANE = 12  # px between two arrows that go round the boxes (an edge that skips layers)
+COLUMNS = ("name", "op", "shape", "inputs", "params", "aux", "output_bytes", "param_bytes")
+# characters XML 1.0 cannot hold at all, even escaped
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
+
+
+def show_network(symbol, data_shapes=None, label_shapes=None, **shapes) -> NetworkView:
+    """Every layer of ``symbol`` with its output shape, parameter count and memory.
+
+    ``data_shapes`` (and ``label_shapes``, usually inferred) are ``[('data', (32, 16))]``,
+    ``{'data': (32, 16)}`` or an iterator's ``provide_data``; ``data=(32, 16)`` works too.
+
+    >>> from mxlearn import models
+    >>> view = show_network(models.mlp(), data_shapes=[('data', (32, 16))])
+    >>> [layer.shape for layer in view.layers][:3]
+    [(32, 16), (32, 64), (32, 64)]
+    >>> view.total_params  # 16*64 + 64 and 64*26 + 26
+    2778
+    """
+    check_symbol(symbol)
+    given, told_inputs = given_shapes(symbol, data_shapes, label_shapes, shapes)
+    return NetworkView(network_layers(symbol, given, told_inputs), given)
+
+
+class NetworkView:
+    """The layers of a network for given input shapes: drawn, tabulated or printed."""
+
+    def __init__(self, layers: list[Layer], shapes: dict):
+        self.layers = list(layers)
+        self.shapes = dict(shapes)  # the shapes it was worked out for, by input name
+
+    @property
+    def total_params(self) -> int:
+        """Learned parameters: the sizes of a bound module's ``arg_params``, summed."""
+        return sum(layer.param_count for layer in self.layers)
+
+    @property
+    def total_aux(self) -> int:
+        """Auxiliary states (BatchNorm's moving averages): the sizes of ``aux_params``."""
+        return sum(layer.aux_count for layer in self.layers)
+
+    @property
+    def total_param_bytes(self) -> int:
+        return (self.total_params + self.total_aux) * BYTES_PER_VALUE
+
+    @property
+    def total_output_bytes(self) -> int:
+        """Memory of every layer's output for one batch (what a forward pass keeps)."""
+        return sum(layer.output_bytes for layer in self.layers)
+
+    def table(self, total: bool = True):
+        """A DataFrame, one row per layer (and a last row of totals unless ``total=False``);
+        its columns are :data:`COLUMNS`, the same in every language."""
+        import pandas as pd  # only this needs pandas (slow to import)
+
+        rows = [
+            (layer.name, layer.op, layer.shape, list(layer.inputs), layer.param_count)
+            + (layer.aux_count, layer.output_bytes, layer.param_bytes)
+            for layer in self.layers
+        ]
+        if total:
+            rows.append(
+                (say("total"), "", None, [], self.total_params, self.total_aux)
+                + (self.total_output_bytes, self.total_param_bytes)
+            )
+        return pd.DataFrame(rows, columns=list(COLUMNS))
+
+    def svg(self) -> str:
+        """The drawing: one box per layer, top to bottom, an arrow along each edge."""
+        return draw_svg(self)
+
+    def _repr_svg_(self) -> str:
+        return self.svg()
+
+    def save(self, path: str | os.PathLike) -> str:
+        """Write the drawing to ``path`` (a .svg file); returns the path."""
+        path = os.fspath(path)
+        stem, suffix = os.path.splitext(path)
+        if suffix.lower() != ".svg":
+            refuse_format(path, stem, suffix)
+        text = self.svg()
+
+        def write(tmp: str) -> None:
+            with open(tmp, "w", encoding="utf-8") as f:
+                f.write(text)
+
+        atomic_write(path, write)
+        return path
+
+    def total_lines(self) -> list[str]:
+        lines = [
+            say(
+                "total: {count:,} parameters ({memory})",
+                count=self.total_params,
+                memory=memory_text(self.total_params * BYTES_PER_VALUE),
+            )
+        ]
+        if self.total_aux:
+            lines.append(
+                say(
+                    "and {count:,} auxiliary states ({memory}), in aux_params",
+                    count=self.total_aux,
+                    memory=memory_text(self.total_aux * BYTES_PER_VALUE),
+                )
+            )
+        lines.append(
+            say(
+                "output memory for one batch: {memory}",
+                memory=memory_text(self.total_output_bytes),
+            )
+        )
+        return lines
+
+    def __str__(self) -> str:
+        return text_table(self)
+
+    def __repr__(self) -> str:
+        return text_table(self)
+
+
+def refuse_format(path: str, stem: str, suffix: str) -> None:
+    svg_call = f"view.save('{os.path.basename(stem) or 'network'}.svg')"
+    if suffix.lower() == ".png":
+        raise InputError(
+            say(
+                "view.save({path!r}): a network is drawn as SVG, without any outside program; "
+                "turning it into a PNG would need an SVG renderer, which mxlearn does not "
+                "install.",
+                path=path,
+            ),
+            fix=say(
+                "{call}; a browser opens it, and a notebook shows the view itself",
+                call=svg_call,
+            ),
+        )
+    if not suffix:
+        problem = say("view.save({path!r}): the file name needs the .svg extension.", path=path)
+    else:
+        problem = say(
+            "view.save({path!r}): a network view is saved as an .svg file; {suffix} is not "
+            "a format it writes.",
+            path=path,
+            suffix=suffix,
+        )
+    raise InputError(problem, fix=svg_call)
+
+
+def memory_text(count: int) -> str:
+    """Bytes as a person reads them: 512 B, 4.3 KiB, 1.2 MiB."""
+    value = float(count)
+    for unit in ("B", "KiB", "MiB", "GiB"):
+        if value < 1024 or unit == "GiB":
+            return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
+        value /= 1024
+    return f"{count} B"  # not reached: GiB takes every larger size
+
+
+def shape_text(layer: Layer) -> str:
+    if len(layer.shapes) == 1:
+        return str(layer.shapes[0])
+    return ", ".join(str(s) for s in layer.shapes)
+
+
+def columns(text: str) -> int:
+    """Width of ``text`` in a terminal's (or a monospace font's) columns: a Chinese character
+    takes two."""
+    return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
+
+
+def text_width(text: str, size: float = FONT) -> float:
+    """Width of ``text`` in px, in a monospace font (a column is about 0.6 em)."""
+    return columns(text) * 0.6 * size
+
+
+def _padded(text: str, width: int, right: bool) -> str:
+    room = " " * max(0, width - columns(text))
+    return room + text if right else text + room
+
+
+def text_table(view: NetworkView) -> str:
+    """The layers as aligned columns of text, totals last, for ``print(view)``."""
+    has_aux = view.total_aux > 0
+    headings = [say("layer"), say("operator"), say("output"), say("parameters")]
+    headings += [say("auxiliary")] if has_aux else []
+    headings += [say("output memory"), say("parameter memory")]
+    rows = []
+    for layer in view.layers:
+        row = [layer.name, layer.op, shape_text(layer), f"{layer.param_count:,}"]
+        row += [f"{layer.aux_count:,}"] if has_aux else []
+        rows.append(row + [memory_text(layer.output_bytes), memory_text(layer.param_bytes)])
+    total = [say("total"), "", "", f"{view.total_params:,}"]
+    total += [f"{view.total_aux:,}"] if has_aux else []
+    total += [memory_text(view.total_output_bytes), memory_text(view.total_param_bytes)]
+    widths = [max(columns(r[i]) for r in [headings, *rows, total]) for i in range(len(headings))]
+    right = [i >= 3 for i in range(len(headings))]  # numbers line up on the right
+
+    def line(row):
+        return "  ".join(_padded(t, w, r) for t, w, r in zip(row, widths, right)).rstrip()
+
+    rule = "-" * columns(line(headings))
+    lines = [line(headings), rule, *map(line, rows), rule, line(total)]
+    lines.append(say("memory: float32 values; output memory is for one batch of these shapes"))
+    return "\n".join(lines)
+
+
+def box_lines(layer: Layer) -> list[tuple[str, str]]:
+    """The text of a layer's box, each line with its style (a CSS class)."""
+    lines = [(layer.name, "name"), (layer.op, "op")]
+    lines.append((say("output {shape}", shape=shape_text(layer)), "fact"))
+    if layer.param_count:
+        lines.append((say("parameters {count:,}", count=layer.param_count), "fact"))
+    if layer.aux_count:
+        lines.append((say("auxiliary states {count:,}", count=layer.aux_count), "fact"))
+    return lines
+
+
+def _xml(text: str) -> str:
+    return escape(_NOT_XML.sub("?", text))
+
+
+def _lanes(edges: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
+    """A lane (a column right of the boxes) for each edge that skips layers, so that two
+    arrows never run down the same column at the same height."""
+    lane_ends: list[int] = []
+    lanes = {}
+    for start, end in sorted(set(edges)):
+        free = [k for k, last in enumerate(lane_ends) if last <= start]
+        lane = free[0] if free else len(lane_ends)
+        if lane == len(lane_ends):
+            lane_ends.append(end)
+        lane_ends[lane] = end
+        lanes[(start, end)] = lane
+    return lanes
+
+
+def _edges(layers: list[Layer]) -> list[tuple[int, int]]:
+    index = {layer.name: i for i, layer in enumerate(layers)}
+    return [
+        (index[source], j)
+        for j, layer in enumerate(layers)
+        for source in layer.inputs
+        if source in index
+    ]
+
+
+def _box_svg(layer: Layer, x: float, top: float, width: float, height: float) -> list[str]:
+    kind = "input" if layer.is_input else "operator"
+    details = [layer.name, layer.op, shape_text(layer)]
+    details += [t for t, _ in box_lines(layer)[3:]]
+    details.append(say("output memory {memory}", memory=memory_text(layer.output_bytes)))
+    parts = [
+        f'<g class="layer {kind}">',
+        f"<title>{_xml(' | '.join(details))}</title>",
+        f'<rect class="layer {kind}" x="{x:.0f}" y="{top:.0f}" width="{width:.0f}" '
+        f'height="{height:.0f}" rx="5" {BOX_LOOK[kind]}/>',
+    ]
+    for k, (text, style) in enumerate(box_lines(layer)):
+        baseline = top + PAD + (k + 1) * LINE - 4
+        parts.append(
+            f'<text class="{style}" x="{x + PAD:.0f}" y="{baseline:.0f}"{TEXT_LOOK[style]}>'
+            f"{_xml(text)}</text>"
+        )
+    return parts + ["</g>"]
+
+
+def _arrow_down(centre: float, leave: float, tip: float) -> str:
+    """An arrow from a box straight down into the next one."""
+    head = f"{centre:.0f},{tip:.0f} {centre - 4:.0f},{tip - 7:.0f} {centre + 4:.0f},{tip - 7:.0f}"
+    return _edge_svg(f"M{centre:.0f},{leave:.0f} V{tip - 6:.0f}", head)
+
+
+def _arrow_around(right: float, leave: float, column: float, enter: float) -> str:
+    """An arrow out of a box's right side, down a lane, into a later box's right side."""
+    head = (
+        f"{right:.0f},{enter:.0f} {right + 7:.0f},{enter - 4:.0f} {right + 7:.0f},{enter + 4:.0f}"
+    )
+    return _edge_svg(f"M{right:.0f},{leave:.0f} H{column:.0f} V{enter:.0f} H{right + 6:.0f}", head)
+
+
+def _edge_svg(path: str, head: str) -> str:
+    return (
+        f'<g class="edge"><path d="{path}" {EDGE_LOOK}/><polygon points="{head}" fill="#555"/></g>'
+    )
+
+
+def _entries(lanes: dict, tops: list, bottoms: list) -> dict[tuple[int, int], float]:
+    """Where each arrow that goes round enters its box: several into one box one below the
+    other, the inner lane highest, so that no arrow crosses another on its way in."""
+    into: dict[int, list] = {}
+    for edge, lane in lanes.items():
+        into.setdefault(edge[1], []).append((lane, edge))
+    entries = {}
+    for end, arriving in into.items():
+        step = min(9.0, (bottoms[end] - tops[end] - 14) / len(arriving))
+        for k, (_, edge) in enumerate(sorted(arriving)):
+            entries[edge] = tops[end] + 8 + k * step
+    return entries
+
+
+# Presentation attributes, not a <style> sheet: a notebook puts the SVG inline in its page,
+# where a sheet's rules would restyle every other SVG there (matplotlib figures too).
+TEXT_LOOK = {"name": ' font-weight="bold"', "op": ' fill="#555"', "fact": ""}
+BOX_LOOK = {
+    "operator": 'fill="#eaf2fb" stroke="#4a78b0"',
+    "input": 'fill="#f2f2f2" stroke="#888"',
+}
+EDGE_LOOK = 'fill="none" stroke="#555" stroke-width="1.2"'
+
+
+def draw_svg(view: NetworkView) -> str:
+    """The SVG text of ``view``: sizes worked out from the text each box holds."""
+    boxes = [box_lines(layer) for layer in view.layers]
+    totals = view.total_lines()
+    box_width = PAD * 3 + max(text_width(t) for lines in boxes for t, _ in lines)
+    tops, bottoms, y = [], [], MARGIN
+    for lines in boxes:
+        tops.append(y)
+        bottoms.append(y + len(lines) * LINE + PAD * 2 - 4)
+        y = bottoms[-1] + GAP
+    edges = _edges(view.layers)
+    lanes = _lanes([(s, e) for s, e in edges if e != s + 1])
+    used = max(lanes.values(), default=-1) + 1
+    width = max(
+        MARGIN * 2 + box_width + (used * LANE + 10 if used else 0),
+        MARGIN * 2 + max(text_width(t) for t in totals),
+    )
+    height = y - GAP + LINE + len(totals) * LINE + MARGIN
+    right, centre = MARGIN + box_width, MARGIN + box_width / 2
+    parts = [
+        f'<svg xmlns="http://www.w3.org/2000/svg" width="{width:.0f}" height="{height:.0f}" '
+        f'viewBox="0 0 {width:.0f} {height:.0f}" font-family="monospace" font-size="{FONT}" '
+        'fill="#222">',
+        '<rect width="100%" height="100%" fill="white"/>',
+    ]
+    entries = _entries(lanes, tops, bottoms)
+    for start, end in edges:
+        if end == start + 1:
+            parts.append(_arrow_down(centre, bottoms[start], tops[end]))
+        else:
+            column = right + 10 + lanes[(start, end)] * LANE
+            parts.append(_arrow_around(right, bottoms[start] - 6, column, entries[(start, end)]))
+    for layer, top, bottom in zip(view.layers, tops, bottoms):
+        parts += _box_svg(layer, MARGIN, top, box_width, bottom - top)
+    rule = y - GAP + LINE / 2
+    parts.append(
+        f'<line class="rule" x1="{MARGIN}" y1="{rule:.0f}" x2="{width - MARGIN:.0f}" '
+        f'y2="{rule:.0f}" stroke="#bbb"/>'
+    )
+    for k, text in enumerate(totals):
+        baseline = rule + (k + 1) * LINE
+        parts.append(
+            f'<text class="total" x="{MARGIN}" y="{baseline:.0f}" font-weight="bold">'
+            f"{_xml(text)}</text>"
+        )
+    return "\n".join(parts + ["</svg>"])

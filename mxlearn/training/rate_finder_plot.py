@@ -1,0 +1,166 @@
+"""What the range test found, and how it is shown: the :class:`RateFinding`, its sentence,
+and its figure (the loss against the learning rate, on a log axis, with the suggested rate and
+the rate where the loss diverged marked).
+
+Drawn on matplotlib's Agg canvas (no pyplot: no window, no global figure list, no second copy
+shown by a notebook's inline backend). In a notebook the PNG goes into the cell's output; in a
+terminal or a script it is saved as a file whose path is printed, as a LivePlot's final
+figure is (the same choice of place: ``live.backends``).
+"""
+
+from __future__ import annotations
+
+import base64
+import io
+import os
+import time
+
+import numpy as np
+from matplotlib.backends.backend_agg import FigureCanvasAgg
+from matplotlib.figure import Figure
+
+from ..cjk_font import cjk_font_name
+from ..language import drawn_language, say, say_drawn
+from ..live.backends import choose_backend_quietly
+
+FIGSIZE = (6.0, 3.6)
+DPI = 96
+
+
+class RateFinding:
+    """What :func:`lr_find` measured: per batch the rate, the loss and its smoothed value."""
+
+    def __init__(self, rates, losses, smoothed, suggested, diverged_at) -> None:
+        self.rates = np.asarray(rates, dtype=np.float64)
+        self.losses = np.asarray(losses, dtype=np.float64)  # raw, one per batch
+        self.smoothed = np.asarray(smoothed, dtype=np.float64)
+        self.suggested: float | None = suggested
+        self.diverged_at: float | None = diverged_at
+
+    @property
+    def reason(self) -> str:
+        """Why this rate, in the language mxlearn speaks now."""
+        last = float(self.rates[-1])
+        if self.suggested is None and self.diverged_at is None:
+            return say(
+                "The smoothed loss did not fall between lr {start:.3g} and lr {last:.3g}: no "
+                "rate to suggest; the loss did not diverge either.",
+                start=float(self.rates[0]),
+                last=last,
+            )
+        if self.suggested is None:
+            return say(
+                "The smoothed loss did not fall before it diverged at lr {diverged:.3g}: no "
+                "rate to suggest; try a smaller start.",
+                diverged=self.diverged_at,
+            )
+        if self.diverged_at is None:
+            return say(
+                "Steepest descent of the smoothed loss at lr {suggested:.3g}; the loss did not "
+                "diverge up to lr {last:.3g}.",
+                suggested=self.suggested,
+                last=last,
+            )
+        return say(
+            "Steepest descent of the smoothed loss at lr {suggested:.3g}; the loss diverged at "
+            "lr {diverged:.3g}.",
+            suggested=self.suggested,
+            diverged=self.diverged_at,
+        )
+
+    def figure(self):
+        """The loss against the rate (log axis) as a matplotlib Figure (Agg: nothing shown)."""
+        return draw(self)
+
+    def plot(self, path: str | None = None) -> str | None:
+        """Show the figure where the code runs: in a notebook, as an image in the output;
+        elsewhere saved as a PNG (``path``, else runs/plots/lr-find-<time>.png), its path
+        printed and returned. No window opens."""
+        return show(self, path)
+
+    def __repr__(self) -> str:
+        return (
+            f"RateFinding(suggested={_short(self.suggested)}, "
+            f"diverged_at={_short(self.diverged_at)}, batches={len(self.rates)})"
+        )
+
+    def __str__(self) -> str:
+        return say(
+            "Learning-rate range test, {batches} batches from lr {start:.3g} to {last:.3g}: "
+            "{reason}",
+            batches=len(self.rates),
+            start=float(self.rates[0]),
+            last=float(self.rates[-1]),
+            reason=self.reason,
+        )
+
+
+def _short(rate: float | None) -> str:
+    return "None" if rate is None else f"{rate:.3g}"
+
+
+def draw(finding) -> Figure:
+    """A Figure of ``finding`` (a RateFinding): raw and smoothed loss, the two rates marked."""
+    figure = Figure(figsize=FIGSIZE, dpi=DPI)
+    FigureCanvasAgg(figure)
+    ax = figure.subplots()
+    cjk = cjk_font_name() if drawn_language() == "zh" else None
+    font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
+    rates, losses, smoothed = finding.rates, finding.losses, finding.smoothed
+    ax.plot(rates, losses, lw=0.8, color="tab:blue", alpha=0.35, label=say_drawn("loss"))
+    ax.plot(rates, smoothed, lw=1.6, color="tab:blue", label=say_drawn("smoothed loss"))
+    if finding.suggested is not None:
+        ax.axvline(
+            finding.suggested,
+            color="tab:green",
+            ls="--",
+            label=say_drawn("suggested lr {rate:.3g}", rate=finding.suggested),
+        )
+    if finding.diverged_at is not None:
+        ax.axvline(
+            finding.diverged_at,
+            color="tab:red",
+            ls=":",
+            label=say_drawn("diverged at lr {rate:.3g}", rate=finding.diverged_at),
+        )
+    ax.set_xscale("log")
+    finite = smoothed[np.isfinite(smoothed)]
+    if finite.size:  # up to the smoothed loss's top: an explosion's raw loss would squash it
+        low = float(min(np.min(finite), np.min(losses, initial=np.inf, where=np.isfinite(losses))))
+        high = float(np.max(finite))
+        margin = 0.1 * (high - low) or 0.1 * abs(high) or 0.1
+        ax.set_ylim(low - margin, high + margin)
+    ax.set_xlabel(say_drawn("learning rate (log scale)"), fontdict=font)
+    ax.set_ylabel(say_drawn("training loss (cross-entropy)"), fontdict=font)
+    ax.grid(alpha=0.3)
+    ax.legend(loc="best", prop={**font, "size": "small"})
+    figure.tight_layout()
+    return figure
+
+
+def png(figure: Figure) -> bytes:
+    buffer = io.BytesIO()
+    figure.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def show(finding, path: str | None = None) -> str | None:
+    """In a notebook: the figure in the cell's output (None returned). Elsewhere: the figure
+    saved as a PNG at ``path`` (default runs/plots/lr-find-<time>.png), its path printed and
+    returned."""
+    image = png(draw(finding))
+    if path is None and choose_backend_quietly() in ("widget", "display"):
+        from IPython.display import display  # only a notebook gets here
+
+        bundle = {
+            "image/png": base64.b64encode(image).decode("ascii"),
+            "text/plain": say("<learning-rate plot>"),
+        }
+        display(bundle, raw=True)
+        return None
+    path = path or os.path.join("runs", "plots", time.strftime("lr-find-%Y%m%d-%H%M%S.png"))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    with open(path, "wb") as f:
+        f.write(image)
+    print(say("Learning-rate plot saved to {path}", path=path), flush=True)
+    return path
