@@ -52,7 +52,8 @@ def _parser() -> argparse.ArgumentParser:
     )
     grader.add_argument("--jobs", type=int, help=say("notebooks run at once (one per CPU)"))
     grader.add_argument(
-        "--teacher", help=say("the teacher's edition, whose check cells are run (notebooks)")
+        "--teacher",
+        help=say("the teacher's edition, whose check cells are run (default: notebooks/ here)"),
     )
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
     launch = commands.add_parser(

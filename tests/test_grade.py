@@ -13,7 +13,8 @@ import nbformat
 import pytest
 
 from mxlearn.commands.grade import grade
-from mxlearn.commands.grade_exercises import prepare, teacher_copy
+from mxlearn.commands.grade_exercises import prepare
+from mxlearn.commands.grade_inputs import read_teacher, teacher_copy
 from mxlearn.errors import InputError
 
 NOTEBOOK = "01_exercises.ipynb"
@@ -34,6 +35,13 @@ CHECK_2 = (
 STUB_1 = "# YOUR CODE HERE\nraise NotImplementedError()"
 STUB_2 = "def double(n):\n    # YOUR CODE HERE\n    raise NotImplementedError()"
 NOT_ANSWERED = "not answered: the code still raises NotImplementedError"
+NO_CHECK = (
+    "no check cell of this exercise is in the notebook (deleted, its metadata lost when cells "
+    "were copied into a new notebook, or the notebook was handed out before this exercise "
+    "existed)"
+)
+NOT_HANDED_IN = "not handed in"
+HEADER = ("student", "notebook", "exercise", "status", "message")
 TOKEN = f"mxlearn-grade-test-{uuid.uuid4().hex}"  # in the command line of what a notebook starts
 SPAWN = f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{TOKEN}'])\n"
 
@@ -112,10 +120,9 @@ def temporary(tmp_path, monkeypatch):
     return tmp_path
 
 
-def _empty(tmp_path):
-    """A teacher's folder without the notebook: the submissions' own checks run."""
-    (tmp_path / "notebooks").mkdir()
-    return tmp_path / "notebooks"
+def _teacher(tmp_path, **cells):
+    """The teacher's folder, with the teacher's edition of NOTEBOOK."""
+    return _notebook(tmp_path / "notebooks" / NOTEBOOK, **cells).parent
 
 
 def _nothing_left(tmp_path):
@@ -155,7 +162,6 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
     died = "the kernel died in cell 3 (the code exited, crashed or ran out of memory)"
     memory = "the memory limit of 1024 MB was reached in cell 3; the kernel was stopped"
     timeout = "the notebook's time limit of 30 s ran out in cell 5"
-    deleted = "the check cell of this exercise was deleted from the notebook"
     unreadable = "not a readable notebook: NotJSONError: Notebook does not appear to be JSON: '{\"cells\": ['"
     rows = _rows(out)
     assert rows == [
@@ -173,7 +179,7 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
         ("frank", NOTEBOOK, "01.1", "passed", ""),
         ("frank", NOTEBOOK, "01.2", "passed", ""),
         ("grace", NOTEBOOK, "01.1", "passed", ""),
-        ("grace", NOTEBOOK, "01.2", "failed", deleted),
+        ("grace", NOTEBOOK, "01.2", "failed", NO_CHECK),
         ("heidi", NOTEBOOK, "01.1", "failed", "x should be 42"),  # its edited check restored
         ("heidi", NOTEBOOK, "01.2", "failed", NOT_ANSWERED),
         ("ivan<script>", NOTEBOOK, "01.1", "error", unreadable),
@@ -211,7 +217,8 @@ def test_the_whole_run_keeps_to_the_time_limit_and_leaves_no_process(temporary):
     )
     _notebook(submitted / "blocked" / NOTEBOOK, answer_1=blocked)
     started = time.monotonic()
-    grading = grade(submitted, tmp_path / "grades.csv", timeout=6, jobs=2, teacher=_empty(tmp_path))
+    teacher = _teacher(tmp_path)
+    grading = grade(submitted, tmp_path / "grades.csv", timeout=6, jobs=2, teacher=teacher)
     assert time.monotonic() - started < 6 + 10
     assert {(g.student, g.status) for g in grading.grades} == {
         ("blocked", "timeout"),
@@ -243,12 +250,9 @@ def test_mxnet_trains_under_the_default_memory_limit(temporary):
     )
     submitted = tmp_path / "submitted"
     _notebook(submitted / "alice" / NOTEBOOK, answer_1=answer, check_1=check, check_2=None)
-    grading = grade(submitted, tmp_path / "grades.csv", jobs=1, teacher=_empty(tmp_path))
-    # no teacher's copy: the submission's own checks, and its exercises (01.2 has no check)
-    assert [(g.exercise, g.status, g.message) for g in grading.grades] == [
-        ("01.1", "passed", ""),
-        ("01.2", "failed", "the check cell of this exercise was deleted from the notebook"),
-    ]
+    teacher = _teacher(tmp_path, answer_1=answer, check_1=check, check_2=None)
+    grading = grade(submitted, tmp_path / "grades.csv", jobs=1, teacher=teacher)
+    assert [(g.exercise, g.status, g.message) for g in grading.grades] == [("01.1", "passed", "")]
 
 
 def test_the_teachers_copy_is_the_edition_the_submission_matches(tmp_path):
@@ -258,8 +262,8 @@ def test_the_teachers_copy_is_the_edition_the_submission_matches(tmp_path):
     student = nbformat.read(
         _notebook(tmp_path / "s" / NOTEBOOK, check_1="pass", title="# 练习"), as_version=4
     )
-    chosen = teacher_copy(teacher, NOTEBOOK, student)
-    assert chosen.cells[0].source == "# 练习"
+    name, chosen = teacher_copy(read_teacher(teacher), NOTEBOOK, student)
+    assert name == NOTEBOOK and chosen.cells[0].source == "# 练习"
     prepared = prepare(student, chosen)
     assert prepared.notebook.cells[3].source == chinese  # the student's "pass" is gone
     assert [e.name for e in prepared.exercises] == ["01.1", "01.2"]
@@ -272,12 +276,15 @@ def test_the_teachers_copy_is_the_edition_the_submission_matches(tmp_path):
         ({"timeout": 0}, "--timeout 0 is not a positive number"),
         ({"memory_mb": -1}, "--memory-mb -1 is not a positive number"),
         ({"jobs": 0}, "--jobs 0 is not a positive number"),
+        ({"timeout": float("inf")}, "--timeout inf is not a finite number"),
     ],
 )
 def test_settings_that_cannot_work_are_refused(tmp_path, settings, words):
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
     with pytest.raises(InputError, match=words) as refused:
-        grade(tmp_path / "submitted", tmp_path / "grades.csv", **settings)
+        grade(
+            tmp_path / "submitted", tmp_path / "grades.csv", teacher=_teacher(tmp_path), **settings
+        )
     assert refused.value.fix and not (tmp_path / "grades.csv").exists()
 
 
@@ -294,14 +301,145 @@ def test_a_missing_or_empty_submissions_folder_is_refused(tmp_path):
     with pytest.raises(InputError, match="teacher's folder"):
         grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=tmp_path / "nowhere")
     with pytest.raises(InputError, match="is a folder"):
-        grade(tmp_path / "submitted", tmp_path)
+        grade(tmp_path / "submitted", tmp_path, teacher=_teacher(tmp_path))
+
+
+def test_without_the_teachers_edition_nothing_is_graded(tmp_path, monkeypatch):
+    _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
+    monkeypatch.chdir(tmp_path)  # no notebooks/ here
+    with pytest.raises(InputError, match="--teacher DIR") as refused:
+        grade("submitted", "grades.csv")
+    assert "--teacher" in refused.value.fix
+    (tmp_path / "notebooks").mkdir()
+    with pytest.raises(InputError, match="holds no notebook"):
+        grade("submitted", "grades.csv")
+    assert not (tmp_path / "grades.csv").exists()
+
+
+def test_an_out_that_could_destroy_a_file_is_refused(tmp_path):
+    teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
+    handed_in = _notebook(submitted / "alice" / NOTEBOOK)
+    before = handed_in.read_bytes()
+    notes, page = tmp_path / "notes.csv", tmp_path / "g.html"
+    notes.write_text("name,score\nalice,10\n")
+    page.write_text("<p>my own page</p>")
+    cases = [
+        (handed_in, "inside SUBMISSIONS"),
+        (submitted / "grades.csv", "inside SUBMISSIONS"),
+        (tmp_path / "grades.txt", "does not end in .csv"),
+        (notes, "not a CSV of grades"),
+        (tmp_path / "g.csv", "not a summary of grades"),
+    ]
+    for out, words in cases:
+        with pytest.raises(InputError, match=words) as refused:
+            grade(submitted, out, teacher=teacher)
+        assert refused.value.fix
+    assert handed_in.read_bytes() == before and not (submitted / "grades.csv").exists()
+    assert notes.read_text() == "name,score\nalice,10\n"
+    assert page.read_text() == "<p>my own page</p>"
+
+
+def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
+    tmp_path = temporary
+    teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
+    rewrite = (  # runs first (jobs=1): later runs keep the checks read before it
+        "import nbformat\n"
+        f"path = {str(teacher / NOTEBOOK)!r}\n"
+        "nb = nbformat.read(path, as_version=4)\n"
+        "for cell in nb.cells:\n"
+        "    if cell.metadata.get('mxlearn', {}).get('role') == 'check':\n"
+        "        cell.source = 'pass'\n"
+        "nbformat.write(nb, path)\n"
+        "x = 42"
+    )
+    _notebook(submitted / "aaron" / NOTEBOOK, answer_1=rewrite)
+    _notebook(submitted / "bob" / NOTEBOOK, answer_1="x = 0")
+    renamed = "01_exercises (1).ipynb"  # a browser's download name
+    _notebook(submitted / "carol" / renamed, answer_1="x = 0", check_1="pass")
+    stale = _notebook(submitted / "dan" / NOTEBOOK)
+    notebook = nbformat.read(stale, as_version=4)
+    stale_cells = [_cell(STUB_1, "01.1", "answer"), _cell(CHECK_1, "01.1", "check")]
+    notebook.cells[2:2] = stale_cells  # left above a pasted copy: they fail, the copy passes
+    nbformat.write(notebook, stale)
+    _notebook(submitted / "erin" / NOTEBOOK, check_2=None)
+    (submitted / "frank").mkdir()
+    _notebook(submitted / "grace" / ".ipynb_checkpoints" / "01_exercises-checkpoint.ipynb")
+    _notebook(submitted / "heidi" / NOTEBOOK)
+    (submitted / "heidi" / "loop").symlink_to(".")  # neither followed nor an assignment
+    _notebook(submitted / "ivan" / "week1" / NOTEBOOK)  # nbgrader's layout: handed in too
+    _notebook(submitted / ".hidden" / NOTEBOOK)
+    _notebook(submitted / "stray.ipynb")
+
+    grading = grade(submitted, tmp_path / "grades.csv", timeout=60, jobs=1, teacher=teacher)
+
+    rewritten = nbformat.read(teacher / NOTEBOOK, as_version=4)
+    assert [c.source for c in rewritten.cells if "role" in str(c.metadata)][1::2] == ["pass"] * 2
+    assert _rows(grading.csv) == [
+        HEADER,
+        ("aaron", NOTEBOOK, "01.1", "passed", ""),
+        ("aaron", NOTEBOOK, "01.2", "passed", ""),
+        ("bob", NOTEBOOK, "01.1", "failed", "x should be 42"),
+        ("bob", NOTEBOOK, "01.2", "passed", ""),
+        ("carol", renamed, "01.1", "failed", "x should be 42"),  # the teacher's check
+        ("carol", renamed, "01.2", "passed", ""),
+        ("dan", NOTEBOOK, "01.1", "passed", ""),
+        ("dan", NOTEBOOK, "01.2", "passed", ""),
+        ("erin", NOTEBOOK, "01.1", "passed", ""),
+        ("erin", NOTEBOOK, "01.2", "failed", NO_CHECK),
+        ("frank", NOTEBOOK, "01.1", "failed", NOT_HANDED_IN),
+        ("frank", NOTEBOOK, "01.2", "failed", NOT_HANDED_IN),
+        ("grace", NOTEBOOK, "01.1", "failed", NOT_HANDED_IN),
+        ("grace", NOTEBOOK, "01.2", "failed", NOT_HANDED_IN),
+        ("heidi", NOTEBOOK, "01.1", "passed", ""),
+        ("heidi", NOTEBOOK, "01.2", "passed", ""),
+        ("ivan", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
+        ("ivan", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
+    ]
+    printed = capsys.readouterr().out
+    assert f"{submitted / 'stray.ipynb'} is not in a student's folder: not graded" in printed
+
+
+def _other_notebook(path):
+    """A notebook whose exercise (09.1) the teacher does not have; its own check passes."""
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [_cell("x = 0", "09.1", "answer"), _cell("pass", "09.1", "check")]
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(notebook, path)
+
+
+def test_a_notebook_the_teacher_does_not_have_is_not_run(tmp_path):
+    teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
+    long = "n" * 240 + ".ipynb"
+    _other_notebook(submitted / "alice" / "notes.ipynb")
+    _other_notebook(submitted / "bob" / long)
+    grade(submitted, tmp_path / "grades.csv", teacher=teacher)
+    rows = _rows(tmp_path / "grades.csv")
+    untrusted = (
+        f"no teacher's copy of notes.ipynb (none of that name or with its exercises in "
+        f"{teacher}): its own check cells cannot be trusted, so it was not run"
+    )
+    # notebooks of no teacher's copy are scratch: nobody else is missing them
+    assert rows[1:2] == [("alice", "notes.ipynb", "09.1", "error", untrusted)]
+    assert rows[2][:4] == ("bob", long, "09.1", "error")
+    assert rows[2][4].startswith(f"no teacher's copy of {long[:100]}")
+    assert len(rows[2][4]) == 300 and rows[2][4].endswith("…")
+    assert len(rows) == 3
 
 
 def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     _notebook(tmp_path / "submitted" / "alice" / "week1" / NOTEBOOK)
-    grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
-    assert _rows(tmp_path / "grades.csv")[1:] == [
+    (tmp_path / "submitted" / "alice" / "linked").symlink_to("week1")  # not an assignment
+    out = tmp_path / "grades.csv"
+    out.write_text(",".join(HEADER) + "\nold,grades,,,\n")  # a CSV of grades: replaced
+    umask = os.umask(0o027)
+    try:
+        grade(tmp_path / "submitted", out, teacher=teacher.parent)
+    finally:
+        os.umask(umask)
+    assert _rows(out)[1:] == [
         ("alice", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
         ("alice", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
     ]
+    assert os.stat(out).st_mode & 0o777 == 0o640  # as any file the teacher writes
+    assert os.stat(tmp_path / "grades.html").st_mode & 0o777 == 0o640

@@ -50,6 +50,7 @@ NOT_SHOWN = {
     ("mxlearn/distributed.py", "import mxlearn"): "code a launched process runs",
     ("mxlearn/distributed.py", "python -m mxlearn launch"): "a command, the same in both languages",
     ("mxlearn/commands/student_edition.py", "python -m mxlearn course"): "a command, the same",
+    ("mxlearn/commands/grade_inputs.py", "python -m mxlearn grade"): "a command, the same",
     ("mxlearn/checks.py", "fit(train_iter, eval_data"): "a call, the same in both languages",
     ("mxlearn/experiments/comparison.py", "lower center"): "a matplotlib setting",
     ("mxlearn/experiments/comparison.py", "final "): "a table column, indexed like a metric name",

@@ -1,20 +1,23 @@
 """``python -m mxlearn grade SUBMISSIONS --out grades.csv``: run every student's notebook and
-grade each exercise by its check cell.
+grade each exercise by the teacher's check cell.
 
 SUBMISSIONS holds ``<student>/<notebook>.ipynb`` (or ``<student>/<assignment>/<notebook>.ipynb``,
-as nbgrader's ``submitted/`` folder does). Each notebook runs in a fresh kernel, in a temporary
-copy of the folder it sits in (what it writes or deletes there touches nothing real), every
-cell even after an error. Its check cells are first given the teacher's source again (the same
-file name in ``--teacher`` or ``--teacher/zh``, the copy whose exercises match); when the
-teacher has no such notebook, the submission's own check cells are run as they are.
+as nbgrader's ``submitted/`` folder does). The teacher's edition (``--teacher``, else
+``notebooks`` in the working folder; without either the command is refused) is read once,
+before the first run. Each notebook runs in a fresh kernel, in a temporary copy of the folder it
+sits in (symlinks copied as symlinks), every cell even after an error, its check cells given the
+teacher's source again. A notebook the teacher has no copy of (by its file name, or by the
+exercises in its cells) is not run: its own checks cannot be trusted.
 
-Each exercise is then ``passed``, ``failed`` (its check failed, or it was not answered, or its
-check cell was deleted), ``error`` (another exception; the kernel died or passed the memory
-limit) or ``timeout`` (the notebook's time ran out before the exercise finished). The grades go
+Each exercise is then ``passed`` (its check passed), ``failed`` (its check failed, or it was not
+answered, or no check cell of it is in the notebook, or the student did not hand the notebook
+in), ``error`` (another exception; the kernel died or passed the memory limit; no teacher's
+copy) or ``timeout`` (the notebook's time ran out before the exercise finished). The grades go
 to a CSV (``student,notebook,exercise,status,message``) and an HTML summary beside it.
 
-The copy protects the submission's folder, not the machine: a notebook runs with the grader's
-rights, so grade only what you would run yourself.
+The copy protects the submission's own folder only: a notebook runs with the grader's rights
+and can read, change or delete anything the grader can. Grade only what you would run
+yourself.
 """
 
 from __future__ import annotations
@@ -26,6 +29,7 @@ import sys
 import tempfile
 import threading
 import time
+from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -33,24 +37,35 @@ from pathlib import Path
 import nbformat
 
 from ..atomic_write import atomic_write
-from ..errors import InputError
 from ..language import say
 from . import grading_run
 from .grade_exercises import (
     ERROR,
+    FAILED,
     PASSED,
     STATUSES,
+    capped,
     exercise_key,
     exercises_of,
     grades_from_run,
     last_line,
     prepare,
     read_notebook,
+)
+from .grade_inputs import (
+    HEADER,
+    Submission,
+    Teacher,
+    loose_notebooks,
+    refuse_out,
+    refuse_settings,
+    refuse_submissions,
+    students,
     teacher_copy,
+    teacher_folder,
 )
 from .grade_report import write_report
 
-HEADER = ("student", "notebook", "exercise", "status", "message")
 DEFAULT_TIMEOUT = 600.0  # seconds per notebook: the course notebooks take 4-13 s on 2 CPU cores
 DEFAULT_MEMORY_MB = 4096
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
@@ -66,13 +81,6 @@ class Grade:
 
 
 @dataclass
-class Submission:
-    student: str
-    notebook: str  # its path under the student's folder, e.g. 03_predict.ipynb
-    path: Path
-
-
-@dataclass
 class Grading:
     """What a grade run wrote, and each notebook's grades and seconds."""
 
@@ -83,86 +91,6 @@ class Grading:
 
     def counts(self) -> dict[str, int]:
         return {status: sum(g.status == status for g in self.grades) for status in STATUSES}
-
-
-def find_submissions(folder: Path) -> list[Submission]:
-    """``<student>/<notebook>.ipynb`` and ``<student>/<assignment>/<notebook>.ipynb``."""
-    found = []
-    for student in sorted(p for p in folder.iterdir() if p.is_dir() and _shown(p)):
-        paths = list(student.glob("*.ipynb")) + list(student.glob("*/*.ipynb"))
-        for path in sorted(p for p in paths if _shown(p.parent) and _shown(p)):
-            found.append(Submission(student.name, path.relative_to(student).as_posix(), path))
-    return found
-
-
-def _shown(path: Path) -> bool:
-    return not path.name.startswith(".")  # .ipynb_checkpoints and other hidden copies
-
-
-def _refuse_settings(submissions: Path, out: Path, settings: dict) -> list[Submission]:
-    for name, value in settings.items():
-        if not value > 0:
-            raise InputError(
-                say(
-                    "mxlearn grade: --{name} {value} is not a positive number.",
-                    name=name,
-                    value=value,
-                ),
-                fix=say(
-                    "python -m mxlearn grade {folder} --{name} N, with N > 0",
-                    folder=str(submissions),
-                    name=name,
-                ),
-            )
-    if not submissions.is_dir():
-        raise InputError(
-            say("mxlearn grade: the folder {folder} does not exist.", folder=str(submissions)),
-            fix=say("python -m mxlearn grade FOLDER, with FOLDER/<student>/<notebook>.ipynb"),
-        )
-    found = find_submissions(submissions)
-    if not found:
-        raise InputError(
-            say(
-                "mxlearn grade: {folder} holds no <student>/<notebook>.ipynb.",
-                folder=str(submissions),
-            ),
-            fix=say(
-                "put each student's notebooks in a folder of their own: "
-                "{folder}/alice/03_predict.ipynb",
-                folder=str(submissions),
-            ),
-        )
-    if out.is_dir():
-        raise InputError(
-            say(
-                "mxlearn grade: --out {out} is a folder; it names the CSV file to write.",
-                out=str(out),
-            ),
-            fix=say(
-                "name a file in that folder: "
-                "python -m mxlearn grade {folder} --out {out}/grades.csv",
-                folder=str(submissions),
-                out=str(out),
-            ),
-        )
-    return found
-
-
-def _teacher_folder(teacher: str | Path | None) -> Path | None:
-    if teacher is None:
-        default = Path("notebooks")
-        return default if default.is_dir() else None
-    if not Path(teacher).is_dir():
-        raise InputError(
-            say(
-                "mxlearn grade: the teacher's folder {folder} does not exist.", folder=str(teacher)
-            ),
-            fix=say(
-                "name the folder of the teacher's edition: "
-                "python -m mxlearn grade SUBMISSIONS --teacher notebooks"
-            ),
-        )
-    return Path(teacher)
 
 
 def kernel_environment(jobs: int) -> dict[str, str]:
@@ -181,42 +109,52 @@ class _Grader:
     """Grades one notebook at a time per thread; keeps the runs going so that an interrupted
     grader stops them all."""
 
-    def __init__(self, teacher: Path | None, timeout: float, memory_mb: int, jobs: int):
+    def __init__(self, teacher: Teacher, timeout: float, memory_mb: int, jobs: int):
         self.teacher, self.timeout, self.memory_mb = teacher, timeout, memory_mb
         self.env = kernel_environment(jobs)
         self.running: set = set()
         self.stopped = False
         self.lock = threading.Lock()
 
-    def grade(self, submission: Submission) -> tuple[list[Grade], float]:
+    def grade(self, submission: Submission) -> tuple[list[Grade], float, tuple | None]:
+        """The submission's grades, seconds, and (folder, teacher's file name) of what it is."""
         started = time.monotonic()
         notebook, problem = read_notebook(submission.path)
-        name = submission.path.name
+        name, teacher = teacher_copy(self.teacher, submission.path.name, notebook)
         if notebook is None:
-            teacher = teacher_copy(self.teacher, name)
             names = list(exercises_of(teacher)) if teacher is not None else [""]
             message = say("not a readable notebook: {problem}", problem=problem)
             grades = {exercise: (ERROR, message) for exercise in names}
+        elif teacher is None:
+            names = list(exercises_of(notebook, with_answers_only=True)) or [""]
+            message = say(
+                "no teacher's copy of {notebook} (none of that name or with its exercises in "
+                "{teacher}): its own check cells cannot be trusted, so it was not run",
+                notebook=submission.notebook,
+                teacher=str(self.teacher.folder),
+            )
+            grades = {exercise: (ERROR, message) for exercise in names}
         else:
-            prepared = prepare(notebook, teacher_copy(self.teacher, name, notebook))
+            prepared = prepare(notebook, teacher)
             try:
                 grades = self._run(submission, prepared) if prepared.exercises else {}
-            except OSError as problem:  # e.g. a file in the folder that cannot be copied
+            except Exception as problem:  # e.g. a file in the folder that cannot be copied
                 said = say("the notebook could not be run: {problem}", problem=problem)
                 grades = {exercise.name: (ERROR, said) for exercise in prepared.exercises}
         rows = [
-            Grade(submission.student, submission.notebook, e, s, m) for e, (s, m) in grades.items()
+            Grade(submission.student, submission.notebook, e, s, capped(m))
+            for e, (s, m) in grades.items()
         ]
-        return rows, time.monotonic() - started
+        # only a notebook of the course is missed by whoever did not hand it in (not a scratch)
+        which = _handed_in(submission, name) if teacher is not None else None
+        return rows, time.monotonic() - started, which
 
     def _run(self, submission: Submission, prepared) -> dict[str, tuple[str, str]]:
         with tempfile.TemporaryDirectory(
             prefix="mxlearn-grade-", ignore_cleanup_errors=True
         ) as tmp:
             work, notebook = Path(tmp) / "work", Path(tmp) / "notebook.ipynb"
-            shutil.copytree(
-                submission.path.parent, work, symlinks=False, ignore_dangling_symlinks=True
-            )
+            shutil.copytree(submission.path.parent, work, symlinks=True)
             nbformat.write(prepared.notebook, notebook)
             results = str(Path(tmp) / "results.jsonl")
             run = grading_run.start(str(notebook), str(work), results, self.memory_mb, self.env)
@@ -241,6 +179,12 @@ class _Grader:
             grading_run.stop_all(run)
 
 
+def _handed_in(submission: Submission, name: str | None) -> tuple[str, str]:
+    """(assignment folder or "", the teacher's file name, else the submission's own)."""
+    folder = Path(submission.notebook).parent.as_posix()
+    return ("" if folder == "." else folder), name or submission.path.name
+
+
 def grade(
     submissions: str | Path,
     out: str | Path = "grades.csv",
@@ -253,28 +197,59 @@ def grade(
     """Grade every notebook in ``submissions``; write ``out`` (CSV) and its HTML summary."""
     submissions, out = Path(submissions), Path(out)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
-    settings = {"timeout": timeout, "memory-mb": memory_mb, "jobs": jobs}
-    found = _refuse_settings(submissions, out, settings)
-    grader = _Grader(_teacher_folder(teacher), float(timeout), int(memory_mb), int(jobs))
-    grades, seconds = [], {}
+    refuse_settings(submissions, {"timeout": timeout, "memory-mb": memory_mb, "jobs": jobs})
+    found = refuse_submissions(submissions)
+    refuse_out(submissions, out)
+    grader = _Grader(teacher_folder(teacher, submissions), float(timeout), int(memory_mb), jobs)
+    for loose in loose_notebooks(submissions):
+        line = say("{path} is not in a student's folder: not graded", path=str(loose))
+        print(f"  {line}", flush=True)
+    grades, seconds, handed_in = [], {}, {}
     with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
         futures = {pool.submit(grader.grade, s): s for s in found}
         try:
             for future in as_completed(futures):
                 submission = futures[future]
-                rows, took = future.result()
+                rows, took, which = future.result()
                 grades += rows
                 seconds[(submission.student, submission.notebook)] = took
+                if which is not None:
+                    graded = handed_in.setdefault(which, {}).setdefault(submission.student, [])
+                    graded += [row.exercise for row in rows]
                 _print_notebook(submission, rows, took)
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             grader.stop_everything()
             raise
+    grades += _not_handed_in([p.name for p in students(submissions)], handed_in)
     grades.sort(key=lambda g: (g.student, g.notebook, exercise_key(g.exercise)))
     grading = Grading(out, out.with_suffix(".html"), grades, seconds)
     _write(grading)
     _print_summary(grading)
     return grading
+
+
+def _not_handed_in(everyone: list[str], handed_in: dict[tuple, dict]) -> list[Grade]:
+    """A ``failed`` row for each exercise of each notebook someone handed in and a student
+    did not (an empty folder, a checkpoint's copy only). ``handed_in``: {(folder, file name):
+    {student: the exercises graded}}; a notebook handed in in any folder is handed in."""
+    exercises: dict[str, dict] = {}  # per file name, in order
+    who: dict[str, set] = {}
+    places: dict[str, Counter] = {}
+    for (folder, name), graded in handed_in.items():
+        exercises.setdefault(name, {}).update((e, None) for g in graded.values() for e in g)
+        who.setdefault(name, set()).update(graded)
+        places.setdefault(name, Counter())[f"{folder}/{name}" if folder else name] += len(graded)
+    rows = []
+    for name in sorted(exercises):
+        shown = min(places[name], key=lambda place: (-places[name][place], place))  # most used
+        for student in sorted(set(everyone) - who[name]):
+            said = say("{student}/{notebook}: not handed in", student=student, notebook=shown)
+            print(f"  {said}", flush=True)
+            rows += [
+                Grade(student, shown, e, FAILED, say("not handed in")) for e in exercises[name]
+            ]
+    return rows
 
 
 def _write(grading: Grading) -> None:
@@ -289,6 +264,10 @@ def _write(grading: Grading) -> None:
 
     atomic_write(str(grading.csv), write)
     write_report(grading.html, grading.grades, grading.csv.name)
+    mask = os.umask(0o022)  # read back; atomic_write's temporary file was made 0600
+    os.umask(mask)
+    for path in (grading.csv, grading.html):
+        os.chmod(path, 0o666 & ~mask)
 
 
 def _print_notebook(submission: Submission, rows: list[Grade], seconds: float) -> None:

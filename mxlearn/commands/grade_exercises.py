@@ -3,9 +3,11 @@
 An exercise is named by its cells' ``mxlearn`` metadata (``{"exercise": "03.2", "role":
 "answer" | "check"}``), else by nbgrader's ``grade_id`` (a solution cell is an answer, a grade
 cell a check; an answer named only by nbgrader belongs to the check that follows it, as
-nbgrader lays them out). Before a run, each check cell of a submission is given the teacher's
-source again, so an edited check grades nothing; a check cell the student deleted makes the
-exercise ``failed``.
+nbgrader lays them out). Before a run, every check cell of a submission is given the teacher's
+source again, so an edited check grades nothing; the last of them (as many as the teacher has)
+grade the exercise, so a stale copy left above a pasted one does not. An exercise whose check
+cell is missing is ``failed``; one whose checks passed is ``passed``, whatever another of its
+cells raised.
 """
 
 from __future__ import annotations
@@ -44,7 +46,7 @@ class Prepared:
 
     notebook: object
     exercises: list[Exercise]  # in the order of the notebook
-    deleted: set[str]  # exercises whose check cell is missing
+    missing: dict[str, tuple[int, int]]  # exercise: (check cells found, the teacher's)
 
 
 def exercise_key(name: str) -> tuple:
@@ -102,52 +104,47 @@ def read_notebook(path: Path):
         return None, f"{type(problem).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def teacher_copy(teacher: Path | None, name: str, submission=None):
-    """The teacher's edition of notebook ``name`` (in ``teacher`` or ``teacher/zh``) whose
-    exercises and cells best match ``submission``; None when there is none."""
-    if teacher is None:
-        return None
-    candidates = []
-    for path in (teacher / name, teacher / "zh" / name):
-        notebook, _ = read_notebook(path) if path.is_file() else (None, None)
-        if notebook is not None:
-            candidates.append(notebook)
-    if not candidates or submission is None:
-        return candidates[0] if candidates else None
-    names = set(exercises_of(submission, with_answers_only=True))
-    sources = {cell.source for cell in submission.cells}
-
-    def score(candidate) -> tuple[int, int]:
-        shared = len(names & set(exercises_of(candidate)))
-        return shared, sum(cell.source in sources for cell in candidate.cells)
-
-    return max(candidates, key=score)  # the first (English) one on a tie
-
-
 def prepare(submission, teacher) -> Prepared:
     """``submission`` with the teacher's check sources, every cell's metadata and outputs gone
     (a tag could otherwise let nbclient skip a check or allow its error)."""
     notebook = copy.deepcopy(submission)
     mine = exercises_of(notebook, with_answers_only=True)
-    deleted = set()
-    if teacher is None:
-        exercises = list(mine.values())
-        deleted = {e.name for e in exercises if not e.checks}
-    else:
-        exercises = []
-        for name, theirs in exercises_of(teacher).items():
-            exercise = mine.get(name, Exercise(name))
-            exercises.append(exercise)
-            if len(exercise.checks) < len(theirs.checks):
-                deleted.add(name)
-                continue
-            for own, original in zip(exercise.checks, theirs.checks):
-                notebook.cells[own].source = teacher.cells[original].source
+    exercises, missing = [], {}
+    for name, theirs in exercises_of(teacher).items():
+        own = mine.get(name, Exercise(name))
+        total = len(theirs.checks)
+        if len(own.checks) < total:
+            missing[name] = (len(own.checks), total)
+        for place, index in enumerate(own.checks):  # a stale copy above gets them too
+            original = theirs.checks[max(0, place - len(own.checks) + total)]
+            notebook.cells[index].source = teacher.cells[original].source
+        exercises.append(Exercise(name, own.answers, own.checks[-total:]))
     for cell in notebook.cells:
         cell.metadata = {}
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return Prepared(notebook, exercises, deleted)
+    return Prepared(notebook, exercises, missing)
+
+
+def _missing_checks(found: int, total: int) -> str:
+    if found == 0:
+        return say(
+            "no check cell of this exercise is in the notebook (deleted, its metadata lost when "
+            "cells were copied into a new notebook, or the notebook was handed out before this "
+            "exercise existed)"
+        )
+    return say(
+        "only {found} of the {total} check cells of this exercise are in the notebook (deleted, "
+        "or their metadata lost when cells were copied into a new notebook)",
+        found=found,
+        total=total,
+    )
+
+
+def capped(text: str) -> str:
+    """``text`` on one line, at most MESSAGE_CHARS characters long."""
+    line = " ".join(str(text).splitlines())
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
 
 def _first_lines(text: str) -> str:
@@ -155,8 +152,7 @@ def _first_lines(text: str) -> str:
     on one line and capped."""
     lines = [line.strip() for line in ANSI.sub("", text).splitlines() if line.strip()]
     kept = lines[:2] if len(lines) > 1 and lines[0].endswith(":") else lines[:1]
-    message = " ".join(kept)
-    return message if len(message) <= MESSAGE_CHARS else message[: MESSAGE_CHARS - 1] + "…"
+    return capped(" ".join(kept))
 
 
 def _from_error(event: dict) -> tuple[str, str]:
@@ -224,17 +220,23 @@ def grades_from_run(
     stop = stop_of(events, code_cells, timed_out, limits)
     grades = {}
     for exercise in prepared.exercises:
-        if exercise.name in prepared.deleted:
-            grades[exercise.name] = (
-                FAILED,
-                say("the check cell of this exercise was deleted from the notebook"),
-            )
+        if exercise.name in prepared.missing:
+            grades[exercise.name] = (FAILED, _missing_checks(*prepared.missing[exercise.name]))
+        elif all(results.get(i, {}).get("status") == "ok" for i in exercise.checks):
+            grades[exercise.name] = (PASSED, "")
         elif all(index in results for index in exercise.cells):
-            errors = [results[i] for i in exercise.cells if results[i]["status"] == "error"]
-            grades[exercise.name] = _from_error(errors[0]) if errors else (PASSED, "")
+            grades[exercise.name] = _failure(exercise, results)
         else:
             grades[exercise.name] = (stop.status or ERROR, stop.message)
     return grades
+
+
+def _failure(exercise: Exercise, results: dict[int, dict]) -> tuple[str, str]:
+    """The grade of an exercise whose check did not pass: "not answered" when one of its
+    answer cells still raises NotImplementedError, else its first error."""
+    errors = [results[i] for i in exercise.cells if results[i]["status"] == "error"]
+    stubs = [e for e in errors if e["cell"] in exercise.answers and e.get("ename") == NOT_ANSWERED]
+    return _from_error((stubs or errors)[0])
 
 
 def last_line(text: str) -> str:

@@ -17,6 +17,7 @@ from ..language import current_language, say
 from .grade_exercises import PASSED, STATUSES, exercise_key
 
 MOST_COMMON = 15
+MARK = '<meta name="generator" content="mxlearn grade">'  # what is_report looks for
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
 table { border-collapse: collapse; margin: 0.5em 0 1.5em; }
@@ -137,10 +138,21 @@ def report_page(grades, csv_name: str) -> str:
     ]
     return (
         f'<!DOCTYPE html>\n<html lang="{current_language()}">\n<head>\n<meta charset="utf-8">\n'
+        f"{MARK}\n"
         f"<title>{title}</title>\n<style>{STYLE}</style>\n</head>\n<body>\n"
         + "\n".join(body)
         + "\n</body>\n</html>\n"
     )
+
+
+def is_report(path: Path) -> bool:
+    """Whether ``path`` is a summary page this module wrote (and may be written over)."""
+    try:
+        with open(path, "rb") as f:
+            head = f.read(4096).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return MARK in head or "td.timeout { background: #e6e9fb; }" in head  # or an older page
 
 
 def write_report(path: Path, grades, csv_name: str) -> None:

@@ -1,0 +1,263 @@
+"""What ``python -m mxlearn grade`` reads and refuses before any notebook runs.
+
+The submissions: ``SUBMISSIONS/<student>/<notebook>.ipynb`` and
+``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb``; hidden files and folders
+(``.ipynb_checkpoints``) are never submissions, nor is a symlinked assignment folder.
+
+The teacher's edition: every notebook of ``--teacher`` and ``--teacher/zh``, read once, before
+the first run (a notebook runs with the grader's rights: it could rewrite the teacher's files,
+but not the checks already read). A submission gets the teacher's notebook of its file name or,
+failing that (``01_module_step_by_step (1).ipynb``, a browser's download name), the one that
+shares the most exercises with it.
+
+The settings and ``--out``: an ``--out`` inside SUBMISSIONS, not ending in ``.csv``, or naming a
+file the grader did not write (a CSV whose first line is not the grades' header, a page that is
+not a grades summary) is refused, so that no file is lost to a mistyped command.
+"""
+
+from __future__ import annotations
+
+import math
+import os
+from dataclasses import dataclass
+from pathlib import Path
+
+from ..errors import InputError
+from ..language import say
+from .grade_exercises import exercises_of, read_notebook
+from .grade_report import is_report
+
+HEADER = ("student", "notebook", "exercise", "status", "message")
+
+
+@dataclass
+class Submission:
+    student: str
+    notebook: str  # its path under the student's folder, e.g. 03_predict.ipynb
+    path: Path
+
+
+@dataclass
+class Teacher:
+    """The teacher's edition as it was read at the start: each file name's notebooks (the
+    English edition first, then the Chinese one)."""
+
+    folder: Path
+    editions: dict[str, list]
+
+
+def shown(path: Path) -> bool:
+    return not path.name.startswith(".")  # .ipynb_checkpoints and other hidden copies
+
+
+def students(folder: Path) -> list[Path]:
+    """Every student's folder, with or without a notebook in it."""
+    return sorted(p for p in folder.iterdir() if p.is_dir() and shown(p))
+
+
+def find_submissions(folder: Path) -> list[Submission]:
+    """``<student>/<notebook>.ipynb`` and ``<student>/<assignment>/<notebook>.ipynb``."""
+    found = []
+    for student in students(folder):
+        places = [student] + sorted(
+            p for p in student.iterdir() if p.is_dir() and not p.is_symlink() and shown(p)
+        )
+        paths = [path for place in places for path in place.glob("*.ipynb")]
+        for path in sorted(p for p in paths if shown(p) and p.is_file()):
+            found.append(Submission(student.name, path.relative_to(student).as_posix(), path))
+    return found
+
+
+def loose_notebooks(folder: Path) -> list[Path]:
+    """Notebooks at the top of SUBMISSIONS, in no student's folder."""
+    return sorted(p for p in folder.glob("*.ipynb") if shown(p))
+
+
+def read_teacher(folder: Path) -> Teacher:
+    editions: dict[str, list] = {}
+    for place in (folder, folder / "zh"):
+        for path in sorted(place.glob("*.ipynb")) if place.is_dir() else []:
+            notebook, _ = read_notebook(path) if shown(path) else (None, None)
+            if notebook is not None:
+                editions.setdefault(path.name, []).append(notebook)
+    return Teacher(folder, editions)
+
+
+def teacher_copy(teacher: Teacher, name: str, submission=None) -> tuple[str | None, object]:
+    """(file name, notebook) of the teacher's edition for a submission named ``name``: the
+    notebook of that name, else the one sharing the most exercises with ``submission``; of its
+    editions, the one whose exercises and cells best match. (None, None) when there is none."""
+    names = set(exercises_of(submission, with_answers_only=True)) if submission else set()
+    if name not in teacher.editions:
+        shared = {
+            file: max(len(names & set(exercises_of(edition))) for edition in editions)
+            for file, editions in teacher.editions.items()
+        }
+        best = max(shared, key=shared.__getitem__, default=None)
+        if best is None or shared[best] == 0:
+            return None, None
+        name = best
+    candidates = teacher.editions[name]
+    if submission is None:
+        return name, candidates[0]
+    sources = {cell.source for cell in submission.cells}
+
+    def score(candidate) -> tuple[int, int]:
+        shared = len(names & set(exercises_of(candidate)))
+        return shared, sum(cell.source in sources for cell in candidate.cells)
+
+    return name, max(candidates, key=score)  # the first (English) one on a tie
+
+
+def refuse_settings(submissions: Path, settings: dict) -> None:
+    for name, value in settings.items():
+        if not value > 0:
+            said = say(
+                "mxlearn grade: --{name} {value} is not a positive number.", name=name, value=value
+            )
+        elif not math.isfinite(value):
+            said = say(
+                "mxlearn grade: --{name} {value} is not a finite number.", name=name, value=value
+            )
+        else:
+            continue
+        raise InputError(
+            said,
+            fix=say(
+                "python -m mxlearn grade {folder} --{name} N, with N > 0",
+                folder=str(submissions),
+                name=name,
+            ),
+        )
+
+
+def refuse_submissions(submissions: Path) -> list[Submission]:
+    if not submissions.is_dir():
+        raise InputError(
+            say("mxlearn grade: the folder {folder} does not exist.", folder=str(submissions)),
+            fix=say("python -m mxlearn grade FOLDER, with FOLDER/<student>/<notebook>.ipynb"),
+        )
+    found = find_submissions(submissions)
+    if not found:
+        raise InputError(
+            say(
+                "mxlearn grade: {folder} holds no <student>/<notebook>.ipynb.",
+                folder=str(submissions),
+            ),
+            fix=say(
+                "put each student's notebooks in a folder of their own: "
+                "{folder}/alice/03_predict.ipynb",
+                folder=str(submissions),
+            ),
+        )
+    return found
+
+
+def _is_grades_csv(path: Path) -> bool:
+    try:
+        with open(path, "rb") as f:
+            first = f.readline(200)
+    except OSError:
+        return False
+    return first.rstrip(b"\r\n") == ",".join(HEADER).encode()
+
+
+def _refuse_a_folder(folder: str, out: Path) -> None:
+    if out.is_dir():
+        raise InputError(
+            say(
+                "mxlearn grade: --out {out} is a folder; it names the CSV file to write.",
+                out=str(out),
+            ),
+            fix=say(
+                "name a file in that folder: "
+                "python -m mxlearn grade {folder} --out {out}/grades.csv",
+                folder=folder,
+                out=str(out),
+            ),
+        )
+
+
+def refuse_out(submissions: Path, out: Path) -> None:
+    """Refuse an ``--out`` whose writing could destroy a file that is not a grader's."""
+    folder, html = str(submissions), out.with_suffix(".html")
+    _refuse_a_folder(folder, out)
+    elsewhere = say(
+        "write the grades elsewhere: python -m mxlearn grade {folder} --out grades.csv",
+        folder=folder,
+    )
+    real, inside = out.resolve(), submissions.resolve()
+    if real == inside or inside in real.parents:
+        raise InputError(
+            say(
+                "mxlearn grade: --out {out} is inside SUBMISSIONS ({folder}); the grades are "
+                "not written among the notebooks they grade.",
+                out=str(out),
+                folder=folder,
+            ),
+            fix=elsewhere,
+        )
+    if out.suffix.lower() != ".csv":
+        raise InputError(
+            say(
+                "mxlearn grade: --out {out} does not end in .csv; it names the CSV file to "
+                "write (and the .html summary beside it).",
+                out=str(out),
+            ),
+            fix=f"python -m mxlearn grade {folder} --out {out.with_suffix('.csv')}",
+        )
+    if (out.exists() or out.is_symlink()) and not _is_grades_csv(out):
+        raise InputError(
+            say(
+                "mxlearn grade: --out {out} exists and is not a CSV of grades (its first line "
+                "is not {header}); it is left as it is.",
+                out=str(out),
+                header=",".join(HEADER),
+            ),
+            fix=elsewhere,
+        )
+    if (html.exists() or html.is_symlink()) and not is_report(html):
+        raise InputError(
+            say(
+                "mxlearn grade: {html}, where the summary of --out {out} goes, exists and is "
+                "not a summary of grades; it is left as it is.",
+                html=str(html),
+                out=str(out),
+            ),
+            fix=elsewhere,
+        )
+
+
+def teacher_folder(teacher: str | Path | None, submissions: Path) -> Teacher:
+    """The teacher's edition (``--teacher``, else ``notebooks``), read now, once."""
+    if teacher is None and not Path("notebooks").is_dir():
+        raise InputError(
+            say(
+                "mxlearn grade: give --teacher DIR, the teacher's edition whose check cells are "
+                "run: there is no notebooks folder in {here}, and a submission's own check "
+                "cells cannot be trusted.",
+                here=os.getcwd(),
+            ),
+            fix=f"python -m mxlearn grade {submissions} --teacher DIR",
+        )
+    folder = Path("notebooks" if teacher is None else teacher)
+    fix = say(
+        "name the folder of the teacher's edition: "
+        "python -m mxlearn grade SUBMISSIONS --teacher notebooks"
+    )
+    if not folder.is_dir():
+        raise InputError(
+            say("mxlearn grade: the teacher's folder {folder} does not exist.", folder=str(folder)),
+            fix=fix,
+        )
+    read = read_teacher(folder)
+    if not read.editions:
+        raise InputError(
+            say(
+                "mxlearn grade: the teacher's folder {folder} holds no notebook, so no check "
+                "can be run.",
+                folder=str(folder),
+            ),
+            fix=fix,
+        )
+    return read
