@@ -33,6 +33,7 @@ def catalogue() -> dict[str, tuple[str, list[str]]]:
         _notebook_04,
         _notebook_05,
         _notebook_06,
+        _notebook_07,
     ):
         found.update(notebook())
     return found
@@ -217,6 +218,37 @@ def _notebook_06() -> dict[str, tuple[str, list[str]]]:
                 say(
                     "bind it for prediction only, with the data and label shapes pair_val provides."
                 ),
+            ],
+        ),
+    }
+
+
+def _notebook_07() -> dict[str, tuple[str, list[str]]]:
+    return {
+        "07.1": (
+            say("SGD against Adam"),
+            [
+                say(
+                    "train(...) already makes the SGD run; the Adam run needs a module of its own and a fit call."
+                ),
+                say(
+                    "fit takes the optimizer by name (optimizer=...) and its settings in optimizer_params."
+                ),
+                say(
+                    "mxlearn.compare takes the two modules themselves: their settings come with them."
+                ),
+            ],
+        ),
+        "07.2": (
+            say("fix the memorising network with dropout"),
+            [
+                say(
+                    "copy the big network of section 4 under a new name and add a layer after each hidden activation."
+                ),
+                say(
+                    "mx.sym.Dropout(x, name=..., p=0.5) drops half of the values while training, none while predicting."
+                ),
+                say("train(...) takes the symbol, the number of rows and of epochs as arguments."),
             ],
         ),
     }

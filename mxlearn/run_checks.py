@@ -244,3 +244,36 @@ def uses_kvstore(mod, kind: str) -> None:
             ),
         )
     _ok(say("gradients summed by the kvstore '{kind}'.", kind=kind))
+
+
+@for_exercises
+def runs_compared(comparison, optimizers: list) -> None:
+    """``mxlearn.compare`` was given runs trained with these optimizers, in this order."""
+    runs = getattr(comparison, "runs", None)
+    if runs is None:
+        raise CheckFailed(
+            say(
+                "This is a {kind}, not what mxlearn.compare returns.",
+                kind=type(comparison).__name__,
+            ),
+        )
+    used = [(run.settings or {}).get("optimizer") for run in runs]
+    if used != list(optimizers):
+        raise CheckFailed(
+            say(
+                "The comparison holds runs trained with {used}, not {expected}: compare the "
+                "modules themselves (their settings come with them), in that order.",
+                used=used,
+                expected=list(optimizers),
+            ),
+        )
+    _ok(say("{count} runs compared: {used}.", count=len(runs), used=", ".join(used)))
+
+
+@for_exercises
+def no_finding(mod, kind: str) -> None:
+    """``mod.history.diagnose()`` reports no finding of this kind (e.g. 'overfitting')."""
+    found = [f for f in mod.history.diagnose() if f.kind == kind]
+    if found:
+        raise CheckFailed(say("The curves still show it: {finding}", finding=found[0].text))
+    _ok(say("no {kind} in the curves.", kind=kind))

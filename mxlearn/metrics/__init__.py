@@ -4,7 +4,9 @@ device-side values, MetricHistory (pure data) and the recorder that fills it."""
 
 from .catalogue import F1, MAE, MSE, RMSE, create_metric
 from .deferred import DeferredMetric
+from .diagnosis import diagnose
 from .directions import MetricFacts, facts_of, facts_of_name, improves
+from .findings import Finding
 from .history import MetricHistory
 from .recorder import TrainingRecorder
 
@@ -14,9 +16,11 @@ __all__ = [
     "MSE",
     "RMSE",
     "DeferredMetric",
+    "Finding",
     "MetricHistory",
     "TrainingRecorder",
     "create_metric",
+    "diagnose",
     "MetricFacts",
     "facts_of",
     "facts_of_name",

@@ -133,6 +133,15 @@ class MetricHistory:
         r = self.last_record(metric, phase, kind)
         return None if r is None else r.value
 
+    def diagnose(self, lang: str | None = None) -> list:
+        """What the curves show: overfitting, a learning rate too high, a plateau, underfitting
+        or no learning, each with its epochs, numbers and one next step (an empty list for a run
+        that went well, or one the history cannot judge). ``lang``: 'en', 'zh' or None (the
+        language mxlearn speaks now). See :mod:`mxlearn.metrics.diagnosis`."""
+        from .diagnosis import diagnose  # imported when asked: reading curves is rarely needed
+
+        return diagnose(self, lang)
+
     # ---------------------------------------------------------------- export
     def to_pandas(self):
         """A DataFrame with one row per value and the columns of :data:`COLUMNS`."""

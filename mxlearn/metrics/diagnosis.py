@@ -1,0 +1,441 @@
+"""Reading the curves of a run: ``diagnose(history)`` says what went wrong, if anything.
+
+Five kinds of finding (:data:`findings.KINDS`), from the epoch values of the training and
+validation curves and the batch values of a loss: overfitting (validation worse for several
+epochs since its best while training improves), learning rate too high (batch losses far above
+the running level, or training values falling back), not learning (no better than at the start
+for the whole run), underfitting (training accuracy leveled off at a poor value, validation
+close to it) and plateau (training accuracy hardly moving, far from perfect).
+
+It never guesses: a metric whose direction mxlearn does not know (a custom one) is not read,
+and a kind the history cannot tell (too few epochs, no validation, no first batches, no
+accuracy-like metric to judge "poor") is not reported. A healthy run (the letters MLP at
+learning rate 0.1 for 10 epochs) gives none. The thresholds were set from seeded runs of the
+letters MLP; each says why it is what it is.
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import dataclass
+
+from ..errors import InputError
+from ..language import current_language, say
+from . import findings
+from .directions import facts_of_name
+from .findings import Finding
+
+# A validation value has to stay worse than its best for this many epochs: the healthy letters
+# MLP's validation accuracy drops 5 points for a single epoch and recovers (and it is
+# EarlyStopping's default patience, the next step we suggest).
+PATIENCE = 3
+# Differences smaller than these are noise. Accuracy-like values (bounded): 1 point (4,000
+# validation rows give a standard error of about 0.7 point at 75%); losses: 2% of the value.
+BOUNDED_MARGIN = 0.01
+LOSS_MARGIN = 0.02
+LOSS_FLOOR = 0.01  # ...and never less than 1% of the loss's first epoch value (see allowed)
+# A batch loss over twice the higher of the starting level (the lowest of the first 5 batches:
+# a network hardly changed yet, and a spike among them does not raise it) and the median of the
+# 20 batches before it is a spike. The median of its neighbours alone is not enough: late in
+# healthy training a batch of 32 rows reaches 3 times it. In seeded runs of the letters MLP
+# whose batches do not overshoot (learning rate 1e-6, or 0.1 with batches of 16, 32 or 100
+# rows; uniform or Xavier start) no batch reached 1.9 times that higher level; at learning
+# rates 10 and 20 every run had batches 2.1 to 7.5 times above it. (At 2 and 5 most runs
+# collapse to guessing without such a spike: they are found as not learning, whose next step
+# tries a rate 10 times smaller too.)
+SPIKE_RATIO = 2.0
+START_BATCHES = 5
+SPIKE_WINDOW = 20
+# An epoch whose training value is worse than the one before by more than these (see allowed)
+# is a step back: epoch means of training values are smooth in healthy runs (the letters MLP's
+# training loss never rose 1% from one epoch to the next); two steps back is oscillation.
+STEP_BACK = {"bounded": 0.02, "loss": 0.03}
+STEPS_BACK = 2
+# The last training value this far behind the best: the run has lost what it had learned.
+DECLINE = {"bounded": 0.05, "loss": 0.10}
+DECLINE_EPOCHS = 2  # ...at each of the last 2 epochs: not one bad epoch
+# Not learning: a training loss never 3% below its starting level (a run at learning rate 1e-6
+# stays within 0.01% of it; a slow run at 1e-3 is 5% below after 10 epochs), and an accuracy
+# never 5 points (or 3 standard errors of its start) above its own: both, when both are
+# measured. A slow start (lr 0.01: the loss 1.6% lower after 3 epochs, the accuracy from 0.05
+# to 0.13) is learning; shuffled labels (accuracy from 0.02 to 0.045 by memorising) are not.
+STILL_LOSS_SHARE = 0.03
+STILL_ACCURACY = 0.05
+NOT_LEARNING_EPOCHS = 3  # "for the whole run" means little before 3 epochs
+# Plateau and underfitting judge accuracy-like values in [0, 1], where "poor" has a meaning:
+GOOD = 0.9  # a network fitting 9 in 10 training rows is not called poor
+WINDOW = 3  # the mean of the last 3 epochs, against the mean of the 3 before...
+SLOW_SHARE = 0.05  # ...gained less than 5% of what was left to 1: a plateau
+# Leveled off (rather than slow from the start): earlier, a window gained at least 5 points on
+# the one before it, and the last gained at most a quarter of the best such gain.
+CLEAR_PROGRESS = 0.05
+LEVELED_SHARE = 0.25
+CLOSE = 0.05  # training and validation within 5 points: the network does not overfit
+
+
+@dataclass
+class Curve:
+    """One metric's epoch values in one phase, with what mxlearn knows of the metric."""
+
+    metric: str
+    higher_is_better: bool
+    bounded: bool  # a known range: accuracy, F1, MCC...; False: a loss
+    epochs: list[int]
+    values: list[float]
+    rows: int | None = None  # rows per epoch, for a training curve (its values are means)
+
+    @property
+    def fraction(self) -> bool:
+        """Accuracy-like: larger is better and values lie in [0, 1], so 1 is perfect."""
+        facts = facts_of_name(self.metric)
+        return facts is not None and facts.value_range == (0.0, 1.0) and self.higher_is_better
+
+    def gain(self, new: float, old: float) -> float:
+        """How much better ``new`` is than ``old`` (negative: worse)."""
+        return new - old if self.higher_is_better else old - new
+
+    def noise(self, reference: float) -> float:
+        return self.allowed({"bounded": BOUNDED_MARGIN, "loss": LOSS_MARGIN}, reference)
+
+    def allowed(self, table: dict, reference: float) -> float:
+        """A difference that counts: for a bounded value, absolute, and at least 3 standard
+        errors of an accuracy over an epoch's rows (a small epoch's mean moves more); for a
+        loss, a share of the value, and at least a share of the loss's own scale (its first
+        epoch's value), so that the jitter of a loss near 0 at the end of a good run does not
+        count as a change."""
+        if self.bounded:
+            p = min(max(abs(reference), 0.01), 0.99)
+            sampled = 3 * math.sqrt(p * (1 - p) / self.rows) if self.rows else 0.0
+            return max(table["bounded"], sampled)
+        return max(table["loss"] * abs(reference), LOSS_FLOOR * abs(self.values[0]))
+
+    def best_index(self) -> int:
+        pick = max if self.higher_is_better else min
+        return self.values.index(pick(self.values))
+
+    def value_at(self, epoch: int) -> float | None:
+        return self.values[self.epochs.index(epoch)] if epoch in self.epochs else None
+
+
+def diagnose(history, lang: str | None = None) -> list[Finding]:
+    """What the curves of ``history`` (a MetricHistory) show, as a list of findings: empty for
+    a run that went well, or one the history cannot judge. ``lang``: 'en', 'zh' or None (the
+    language mxlearn speaks now).
+
+    Examples
+    --------
+    >>> from mxlearn import MetricHistory
+    >>> h = MetricHistory()
+    >>> for epoch, value in enumerate([0.5, 0.7, 0.8, 0.85]):
+    ...     h.record("accuracy", "train", "epoch", epoch=epoch, batch=10, samples=0, time=0.0,
+    ...              value=value)
+    >>> diagnose(h)
+    []
+    """
+    findings.check_language(lang)
+    if not isinstance(getattr(history, "records", None), list):
+        raise InputError(
+            say(
+                "diagnose() reads a MetricHistory (mod.history after fit); got {kind}.",
+                kind=type(history).__name__,
+            ),
+            fix="mod.history.diagnose()",
+        )
+    with findings.speaking(lang):
+        language = current_language()
+        train, validation = curves(history, "train"), curves(history, "validation")
+        batches = first_batches(history)
+        high_rate = learning_rate_too_high(train, batches)
+        still = None if high_rate else not_learning(train, batches)
+        found = [f for f in (high_rate, still, overfitting(train, validation)) if f]
+        # a flat curve is explained by steps too large, or by a network that never learned:
+        # "plateau" or "underfitting" would then send the student after the wrong cause. One
+        # step back (too few to call oscillation) leaves it open: a run at lr 0.2 with batches
+        # of 64 crept along with one, and "raise the learning rate" would have been wrong.
+        smooth = not any(steps_back(curve) for curve in train.values())
+        if high_rate is None and still is None and smooth:
+            slow = plateau_or_underfitting(train, validation)
+            found += [slow] if slow else []
+        for finding in found:
+            finding.language = language
+        return found
+
+
+def curves(history, phase: str) -> dict[str, Curve]:
+    """The epoch curves of ``phase`` whose direction mxlearn knows, by metric name (the latest
+    value of an epoch recorded twice, as after a resume, counts)."""
+    by_metric: dict[str, dict[int, float]] = {}
+    seen: dict[int, int] = {}  # epoch -> training samples seen at its end
+    for r in history.records:
+        if r.phase == phase and r.kind == "epoch" and math.isfinite(r.value):
+            by_metric.setdefault(r.metric, {})[r.epoch] = r.value
+            seen[r.epoch] = r.samples
+    counts = [seen[e] for e in sorted(seen)]
+    steps = [b - a for a, b in zip(counts, counts[1:]) if b > a] or counts[:1]
+    rows = int(statistics.median(steps)) if phase == "train" and steps and steps[0] else None
+    found = {}
+    for metric, values in by_metric.items():
+        facts = facts_of_name(metric)
+        if facts is None:  # a custom metric: better when higher or lower? never guessed
+            continue
+        epochs = sorted(values)
+        found[metric] = Curve(
+            metric,
+            facts.higher_is_better,
+            facts.value_range is not None,
+            epochs,
+            [values[e] for e in epochs],
+            rows,
+        )
+    return found
+
+
+def first_batches(history) -> dict[str, list]:
+    """Each metric's training batch records, when they start at the first batch of the first
+    epoch recorded: that batch's value is the network's before any update (MXNet measures a
+    batch's outputs before the update they lead to)."""
+    batches: dict[str, list] = {}
+    for r in history.records:
+        if r.phase == "train" and r.kind == "batch":
+            batches.setdefault(r.metric, []).append(r)
+    first_epoch = min((r.epoch for r in history.records), default=None)  # a run cut short too
+    return {
+        metric: rows
+        for metric, rows in batches.items()
+        if rows[0].batch == 0 and rows[0].epoch == first_epoch and facts_of_name(metric)
+    }
+
+
+# ---------------------------------------------------------------- overfitting
+def overfitting(train: dict[str, Curve], validation: dict[str, Curve]) -> Finding | None:
+    """The metric whose validation value turned worse earliest while training improved: a
+    validation loss when one was measured (it turns first and moves smoothly; an accuracy that
+    dips while the loss does not rise is noise: runs on 2,000 rows at lr 0.1 swing by 7 points
+    from epoch to epoch and recover), else an accuracy-like value."""
+    losses = {m: c for m, c in validation.items() if not c.higher_is_better}
+    seen = [
+        shown
+        for metric, curve in (losses or validation).items()
+        if metric in train and (shown := _worse_since_best(train[metric], curve))
+    ]
+    if not seen:
+        return None
+    best_epoch, metric, numbers, epochs = min(seen, key=lambda s: s[0])
+    text, step = findings.overfitting_words(metric, **numbers)
+    return Finding("overfitting", metric, epochs, numbers, text, step)
+
+
+def jitter(curve: Curve) -> float:
+    """The epoch-to-epoch noise of a curve: the median size of its second differences (which a
+    steady trend does not have) over sqrt(6), the standard deviation they have for noise of
+    standard deviation 1."""
+    v = curve.values
+    bends = [abs(v[i + 1] - 2 * v[i] + v[i - 1]) for i in range(1, len(v) - 1)]
+    return statistics.median(bends) / math.sqrt(6) if bends else 0.0
+
+
+def _worse_since_best(train: Curve, validation: Curve):
+    best = validation.best_index()
+    after = validation.values[best + 1 :]
+    if len(after) < PATIENCE:
+        return None
+    best_value, latest = validation.values[best], validation.values[-1]
+    # worse by more than the margin, and than twice the curve's own jitter
+    noise = max(validation.noise(best_value), 2 * jitter(validation))
+    # the latest and the typical epoch since the best are both worse: not one unlucky epoch
+    if validation.gain(latest, best_value) > -noise:
+        return None
+    if validation.gain(statistics.median(after), best_value) > -noise:
+        return None
+    best_epoch, latest_epoch = validation.epochs[best], validation.epochs[-1]
+    train_then, train_now = train.value_at(best_epoch), train.value_at(latest_epoch)
+    if train_then is None or train_now is None:
+        return None
+    if train.gain(train_now, train_then) < train.noise(train_then):  # training improved too
+        return None
+    numbers = dict(
+        first=validation.epochs[best + 1],
+        best_epoch=best_epoch,
+        best=best_value,
+        latest_epoch=latest_epoch,
+        latest=latest,
+        train_then=train_then,
+        train_now=train_now,
+    )
+    return best_epoch, validation.metric, numbers, tuple(validation.epochs[best + 1 :])
+
+
+# ---------------------------------------------------------------- learning rate too high
+def learning_rate_too_high(train: dict[str, Curve], batches: dict[str, list]) -> Finding | None:
+    """Spikes in a batch loss first (the clearest sign), then epoch values that fall back."""
+    losses = [name for name in batches if not facts_of_name(name).higher_is_better]
+    for metric in losses:
+        spikes = _spikes(batches[metric])
+        if spikes:
+            epochs = tuple(sorted(set(spikes.pop("epochs"))))
+            text, step = findings.spikes_words(metric, **spikes)
+            return Finding("learning_rate_too_high", metric, epochs, spikes, text, step)
+    ordered = sorted(train.values(), key=lambda c: c.higher_is_better)  # losses first
+    for curve in ordered:
+        finding = _decline(curve) or _oscillation(curve)
+        if finding:
+            return finding
+    return None
+
+
+def _spikes(rows: list) -> dict | None:
+    values = [r.value for r in rows]
+    start = starting_level(rows)
+    if not (math.isfinite(start) and start > 0):
+        return None
+    spiked = []  # (value, level, record)
+    for i in range(1, len(values)):
+        recent = [v for v in values[max(0, i - SPIKE_WINDOW) : i] if math.isfinite(v)]
+        level = max(start, statistics.median(recent)) if recent else start
+        if not math.isfinite(values[i]) or values[i] > SPIKE_RATIO * level:
+            spiked.append((values[i], level, rows[i]))
+    if not spiked:
+        return None
+    # a NaN or infinite loss is the highest of all
+    largest, level, record = max(spiked, key=lambda s: s[0] if math.isfinite(s[0]) else math.inf)
+    return dict(
+        count=len(spiked),
+        ratio=SPIKE_RATIO,
+        largest=largest,
+        epoch=record.epoch,
+        level=level,
+        start=start,
+        epochs=[s[2].epoch for s in spiked],
+    )
+
+
+def _decline(curve: Curve) -> Finding | None:
+    best = curve.best_index()
+    best_value, latest = curve.values[best], curve.values[-1]
+    last = curve.values[-DECLINE_EPOCHS:]
+    if best >= len(curve.values) - DECLINE_EPOCHS:
+        return None
+    if any(curve.gain(v, best_value) > -curve.allowed(DECLINE, best_value) for v in last):
+        return None
+    numbers = dict(
+        best_epoch=curve.epochs[best],
+        best=best_value,
+        latest_epoch=curve.epochs[-1],
+        latest=latest,
+    )
+    text, step = findings.decline_words(curve.metric, **numbers)
+    epochs = tuple(curve.epochs[best + 1 :])
+    return Finding("learning_rate_too_high", curve.metric, epochs, numbers, text, step)
+
+
+def steps_back(curve: Curve) -> list[tuple[int, float]]:
+    """(epoch, by how much) of each epoch worse than the one before by more than STEP_BACK."""
+    return [
+        (curve.epochs[i], -curve.gain(curve.values[i], curve.values[i - 1]))
+        for i in range(1, len(curve.values))
+        if curve.gain(curve.values[i], curve.values[i - 1])
+        < -curve.allowed(STEP_BACK, curve.values[i - 1])
+    ]
+
+
+def _oscillation(curve: Curve) -> Finding | None:
+    back = steps_back(curve)
+    # each step back in a run that otherwise improves is a change of direction twice over
+    if len(back) < STEPS_BACK:
+        return None
+    epochs = tuple(e for e, _ in back)
+    largest = max(size for _, size in back)
+    text, step = findings.oscillation_words(curve.metric, len(back), epochs, largest)
+    numbers = dict(count=len(back), largest=largest)
+    return Finding("learning_rate_too_high", curve.metric, epochs, numbers, text, step)
+
+
+# ---------------------------------------------------------------- not learning
+def not_learning(train: dict[str, Curve], batches: dict[str, list]) -> Finding | None:
+    """Every training curve with a known start (a loss, an accuracy-like value) no better than
+    at the start, over the whole run: a loss alone can hardly move in the first epochs of a
+    slow start while the accuracy already rises, and that run is learning."""
+    judged = [
+        c
+        for c in train.values()
+        if c.metric in batches and (c.fraction or not c.higher_is_better)
+        and len(c.values) >= NOT_LEARNING_EPOCHS
+    ]  # fmt: skip
+    if not judged or not all(_still(c, batches[c.metric]) for c in judged):
+        return None
+    curve = min(judged, key=lambda c: c.higher_is_better)  # a loss's start says more: ln(K)
+    numbers = dict(
+        count=len(curve.values),
+        start=starting_level(batches[curve.metric]),
+        batches=min(START_BATCHES, len(batches[curve.metric])),
+        best=curve.values[curve.best_index()],
+        latest=curve.values[-1],
+    )
+    is_loss = not curve.higher_is_better
+    text, step = findings.not_learning_words(
+        curve.metric, is_loss, share=STILL_LOSS_SHARE, **numbers
+    )
+    return Finding("not_learning", curve.metric, tuple(curve.epochs), numbers, text, step)
+
+
+def starting_level(rows: list) -> float:
+    """The value of the network before it could change much, from the first batches: for a
+    loss the lowest (a spike among them must not raise it), for a score their mean (one batch
+    of 100 rows is a small sample; five are a larger one)."""
+    first = [r.value for r in rows[:START_BATCHES] if math.isfinite(r.value)]
+    if not first:
+        return math.nan
+    return statistics.fmean(first) if facts_of_name(rows[0].metric).higher_is_better else min(first)
+
+
+def _still(curve: Curve, rows: list) -> bool:
+    start = starting_level(rows)
+    if not math.isfinite(start):
+        return False
+    best = curve.values[curve.best_index()]
+    if not curve.higher_is_better:
+        return start > 0 and best >= (1 - STILL_LOSS_SHARE) * start
+    if best >= GOOD:
+        return False
+    # the start is an accuracy over the first batches' rows (samples counts the rows seen, so
+    # the first batch's is its size)
+    measured = rows[0].samples * min(START_BATCHES, len(rows))
+    p = min(max(start, 0.01), 0.99)
+    spread = 3 * math.sqrt(p * (1 - p) / max(measured, 1))
+    return best <= start + max(STILL_ACCURACY, spread)
+
+
+# ---------------------------------------------------------------- plateau and underfitting
+def plateau_or_underfitting(
+    train: dict[str, Curve], validation: dict[str, Curve]
+) -> Finding | None:
+    """Judged on the first accuracy-like metric: the only kind for which "poor" is known; on
+    means over windows of epochs, as one epoch of a small data set moves a lot."""
+    curve = next((c for c in train.values() if c.fraction), None)
+    if curve is None or len(curve.values) < 2 * WINDOW:
+        return None  # a window to see the last gain, and one before it to compare with
+    values, epochs, n = curve.values, curve.epochs, len(curve.values)
+
+    def mean(start: int) -> float:
+        return statistics.fmean(values[start : start + WINDOW])
+
+    before, after = mean(n - 2 * WINDOW), mean(n - WINDOW)
+    if after >= GOOD or after - before >= SLOW_SHARE * (1 - before):
+        return None
+    # the best gain between two windows before the last: did it learn, then stop?
+    earlier = max((mean(i + WINDOW) - mean(i) for i in range(n - 3 * WINDOW + 1)), default=0.0)
+    leveled_off = earlier >= CLEAR_PROGRESS and after - before <= LEVELED_SHARE * earlier
+    window = dict(
+        window=WINDOW, first=epochs[n - WINDOW], last=epochs[-1], before=before, after=after
+    )
+    concerned = tuple(epochs[n - WINDOW :])
+    checked = validation.get(curve.metric)
+    seen = [checked.value_at(e) for e in concerned] if checked else [None]
+    if leveled_off and None not in seen and abs(after - statistics.fmean(seen)) <= CLOSE:
+        validated = statistics.fmean(seen)
+        text, step = findings.underfitting_words(curve.metric, validation=validated, **window)
+        numbers = dict(window, validation=validated)
+        return Finding("underfitting", curve.metric, concerned, numbers, text, step)
+    text, step = findings.plateau_words(curve.metric, leveled_off=leveled_off, **window)
+    return Finding("plateau", curve.metric, concerned, window, text, step)

@@ -1,0 +1,271 @@
+"""What a diagnosis of the curves says: a :class:`Finding` (what is seen, the numbers that show
+it, and one next experiment), the words of each kind, and the language they are said in.
+
+The detection itself (which curves, which thresholds) is in ``diagnosis.py``; this file only
+puts numbers it was given into sentences, so that the English and the Chinese of a finding
+always hold the same numbers.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from dataclasses import dataclass, field
+
+from ..errors import InputError
+from ..language import current_language, say, sentences, set_language
+
+KINDS = ("overfitting", "learning_rate_too_high", "plateau", "underfitting", "not_learning")
+LANGUAGES = (None, "en", "zh")
+
+
+@dataclass
+class Finding:
+    """One thing the curves of a run show.
+
+    ``kind`` is one of :data:`KINDS`; ``epochs`` the epochs it concerns (numbered as fit logs
+    them, from 0); ``numbers`` the values that show it; ``text`` says what is seen, with those
+    numbers, and ``next_step`` the one experiment to try next, both in ``language``.
+    """
+
+    kind: str
+    metric: str
+    epochs: tuple[int, ...]
+    numbers: dict[str, float | int]
+    text: str
+    next_step: str
+    language: str = field(default="en")
+
+    def __str__(self) -> str:
+        with speaking(self.language):  # the label in the language of the text it introduces
+            return say("{text}\n  Next step: {step}", text=self.text, step=self.next_step)
+
+
+def check_language(lang) -> None:
+    if lang not in LANGUAGES:
+        raise InputError(
+            say(
+                "diagnose(lang={lang!r}): give 'en' (English), 'zh' (Chinese) or None (the "
+                "language mxlearn speaks now).",
+                lang=lang,
+            ),
+            fix="mod.history.diagnose(lang='zh')",
+        )
+
+
+@contextlib.contextmanager
+def speaking(lang: str | None):
+    """Say things in ``lang`` inside the block, then speak as before, even after an error.
+
+    language.py has no such switch, and its choice (set_language's or the environment's) is its
+    own: it is restored through its public calls. ``set_language(None)`` gives the choice back
+    to MXLEARN_LANG; when that does not give the language spoken before, it is set again.
+    """
+    before = current_language()
+    if lang is None or lang == before:
+        yield
+        return
+    set_language(lang)
+    try:
+        yield
+    finally:
+        set_language(None)
+        if current_language() != before:
+            set_language(before)
+
+
+# ---------------------------------------------------------------- the words of each kind
+def overfitting_words(
+    metric: str, first: int, best_epoch: int, best: float, latest_epoch: int, latest: float,
+    train_then: float, train_now: float,
+) -> tuple[str, str]:  # fmt: skip
+    text = say(
+        "Overfitting from epoch {first}: validation {metric} was best at epoch {best_epoch} "
+        "({best:.4g}) and is {latest:.4g} at epoch {latest_epoch}, while training {metric} kept "
+        "improving ({train_then:.4g} -> {train_now:.4g}).",
+        metric=metric,
+        first=first,
+        best_epoch=best_epoch,
+        best=best,
+        latest=latest,
+        latest_epoch=latest_epoch,
+        train_then=train_then,
+        train_now=train_now,
+    )
+    step = say(
+        "Train again with early_stopping=mxlearn.EarlyStopping('{metric}', patience=3): it "
+        "stops once validation {metric} has not improved for 3 epochs and puts back the "
+        "weights of the best epoch (epoch {best_epoch} here).",
+        metric=metric,
+        best_epoch=best_epoch,
+    )
+    return text, step
+
+
+def spikes_words(
+    metric: str, count: int, ratio: float, largest: float, epoch: int, level: float, start: float
+) -> tuple[str, str]:
+    text = say(
+        "Learning rate too high: in {count} of the training batches, {metric} rose over "
+        "{ratio:g} times the running level, the highest to {largest:.4g} in epoch {epoch} (level "
+        "{level:.4g}; {start:.4g} at the start). Steps that large overshoot: the loss jumps "
+        "above where training started.",
+        metric=metric,
+        count=count,
+        ratio=ratio,
+        largest=largest,
+        epoch=epoch,
+        level=level,
+        start=start,
+    )
+    return text, say("Train again from fresh weights with a learning rate 10 times smaller.")
+
+
+def decline_words(
+    metric: str, best_epoch: int, best: float, latest_epoch: int, latest: float
+) -> tuple[str, str]:
+    text = say(
+        "Learning rate too high: training {metric} got worse, from its best {best:.4g} at "
+        "epoch {best_epoch} to {latest:.4g} at epoch {latest_epoch}; with a learning rate "
+        "that suits the network, the training value keeps improving.",
+        metric=metric,
+        best_epoch=best_epoch,
+        best=best,
+        latest_epoch=latest_epoch,
+        latest=latest,
+    )
+    return text, smaller_rate_step(metric)
+
+
+def oscillation_words(
+    metric: str, count: int, epochs: tuple[int, ...], largest: float
+) -> tuple[str, str]:
+    text = say(
+        "Learning rate too high: training {metric} got worse from one epoch to the next {count} "
+        "times (at epochs {epochs}), by up to {largest:.4g}: it oscillates instead of settling.",
+        metric=metric,
+        count=count,
+        epochs=", ".join(str(e) for e in epochs),
+        largest=largest,
+    )
+    return text, smaller_rate_step(metric)
+
+
+def smaller_rate_step(metric: str) -> str:
+    return say(
+        "Train again from fresh weights with a learning rate 3 times smaller and compare "
+        "training {metric} epoch by epoch.",
+        metric=metric,
+    )
+
+
+def plateau_words(
+    metric: str, window: int, first: int, last: int, before: float, after: float,
+    leveled_off: bool,
+) -> tuple[str, str]:  # fmt: skip
+    text = say(
+        "Plateau: training {metric} averaged {after:.4g} over epochs {first}-{last}, only "
+        "{gain:+.3g} on the {window} epochs before ({before:.4g}), and is still far from 1.",
+        metric=metric,
+        after=after,
+        first=first,
+        last=last,
+        gain=after - before,
+        window=window,
+        before=before,
+    )
+    if leveled_off:  # it learned, then stopped: too small a network is the first suspect
+        return text, wider_network_step(metric, after)
+    return text, say(
+        "Train again with a learning rate 3 times larger and compare training {metric} after "
+        "the same number of epochs: steps this small move the weights too slowly.",
+        metric=metric,
+    )
+
+
+def underfitting_words(
+    metric: str, window: int, first: int, last: int, before: float, after: float,
+    validation: float,
+) -> tuple[str, str]:  # fmt: skip
+    text = say(
+        "Underfitting: training {metric} has leveled off, averaging {after:.4g} over epochs "
+        "{first}-{last} ({gain:+.3g} on the {window} epochs before), and validation {metric} is "
+        "close to it ({validation:.4g}): the network fits its own training rows hardly better "
+        "than unseen ones.",
+        metric=metric,
+        after=after,
+        first=first,
+        last=last,
+        gain=after - before,
+        window=window,
+        validation=validation,
+    )
+    return text, wider_network_step(metric, after)
+
+
+def wider_network_step(metric: str, reached: float) -> str:
+    return say(
+        "Train a network with 4 times as many hidden units (num_hidden) with the same settings: "
+        "if its training {metric} rises well past {reached:.4g}, this network was too small.",
+        metric=metric,
+        reached=reached,
+    )
+
+
+def not_learning_words(
+    metric: str, is_loss: bool, count: int, start: float, batches: int, best: float,
+    latest: float, share: float,
+) -> tuple[str, str]:  # fmt: skip
+    if is_loss:
+        text = say(
+            "Not learning: training {metric} has stayed within {share:.0%} of its level at the "
+            "start ({start:.4g}, the lowest of the first {batches} batches) for all {count} "
+            "epochs (best {best:.4g}, latest {latest:.4g}).",
+            metric=metric,
+            share=share,
+            start=start,
+            batches=batches,
+            count=count,
+            best=best,
+            latest=latest,
+        )
+        classes = guessed_classes(metric, start)
+        if classes:
+            text = sentences(
+                text,
+                say(
+                    "{start:.4g} is ln({classes}): the loss of guessing evenly among {classes} "
+                    "classes.",
+                    start=start,
+                    classes=classes,
+                ),
+            )
+    else:
+        text = say(
+            "Not learning: training {metric} has stayed at its level at the start ({start:.4g}, "
+            "the mean of the first {batches} batches) for all {count} epochs (best {best:.4g}, "
+            "latest {latest:.4g}): no better than the network was before training.",
+            metric=metric,
+            start=start,
+            batches=batches,
+            count=count,
+            best=best,
+            latest=latest,
+        )
+    step = say(
+        "Train 2 epochs each with a learning rate 10 times larger and 10 times smaller: a rate "
+        "far off in either direction keeps a network where it started; if neither moves "
+        "training {metric}, check that the labels belong to the rows.",
+        metric=metric,
+    )
+    return text, step
+
+
+def guessed_classes(metric: str, loss: float) -> int | None:
+    """K when a cross-entropy is ln(K) to 0.5%: a classifier whose outputs are all 1/K (what a
+    small initialisation gives) has exactly that loss, so the run's class count shows in it."""
+    if metric not in ("cross-entropy", "nll-loss") or not math.isfinite(loss) or loss <= 0.5:
+        return None
+    classes = round(math.exp(loss))
+    close = abs(math.log(classes) - loss) <= 0.005 * loss if classes >= 2 else False
+    return classes if close else None

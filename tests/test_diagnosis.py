@@ -1,0 +1,393 @@
+"""diagnose(history): each kind of finding from constructed curves and from real seeded runs of
+the letters data, none for a healthy run, in English and in Chinese with the same numbers."""
+
+from __future__ import annotations
+
+import math
+import re
+import warnings
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import MetricHistory, mx
+from mxlearn.errors import DivergenceError, InputError, TrainingWarning
+from mxlearn.metrics.diagnosis import diagnose
+from mxlearn.metrics.findings import KINDS, Finding, speaking
+
+CJK = re.compile(r"[\u4e00-\u9fff]")
+NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
+LN_26 = math.log(26)
+
+
+@pytest.fixture(autouse=True)
+def english_after():
+    yield
+    mxlearn.set_language("en")
+
+
+def _history(train, validation=None, first_batches=None, batch_size=100) -> MetricHistory:
+    """Epoch rows from ``{metric: [value per epoch]}``; ``first_batches`` adds training batch
+    rows of epoch 0 (``{metric: [values]}``), whose first is the network before any update."""
+    h = MetricHistory()
+    for metric, values in (first_batches or {}).items():
+        for batch, value in enumerate(values):
+            h.record(
+                metric, "train", "batch", epoch=0, batch=batch,
+                samples=(batch + 1) * batch_size, time=0.0, value=value,
+            )  # fmt: skip
+    for phase, curves in (("train", train), ("validation", validation or {})):
+        for metric, values in curves.items():
+            for epoch, value in enumerate(values):
+                h.record(
+                    metric, phase, "epoch", epoch=epoch, batch=10,
+                    samples=(epoch + 1) * 1000, time=float(epoch), value=value,
+                )  # fmt: skip
+    return h
+
+
+def _kinds(history, **kwargs) -> list[str]:
+    return [f.kind for f in diagnose(history, **kwargs)]
+
+
+def _only(history, kind: str) -> Finding:
+    found = diagnose(history)
+    assert [f.kind for f in found] == [kind], [str(f) for f in found]
+    return found[0]
+
+
+def _numbers(text: str) -> list[str]:
+    return sorted(NUMBER.findall(text))
+
+
+def _same_in_chinese(history, kind: str) -> None:
+    """The finding of ``kind`` in Chinese: Chinese words, the numbers of the English text."""
+    english = next(f for f in diagnose(history, lang="en") if f.kind == kind)
+    chinese = next(f for f in diagnose(history, lang="zh") if f.kind == kind)
+    assert mxlearn.current_language() == "en"  # the language asked for was only borrowed
+    assert chinese.language == "zh" and english.language == "en"
+    assert CJK.search(chinese.text) and CJK.search(chinese.next_step)
+    assert not CJK.search(english.text)
+    assert _numbers(chinese.text) == _numbers(english.text)
+    assert chinese.numbers == english.numbers and chinese.epochs == english.epochs
+    assert "下一步" in str(chinese) and "Next step" in str(english)
+
+
+# A healthy run: accuracy rising briskly, validation close behind, loss falling from ln(26).
+HEALTHY_ACC = [0.20, 0.49, 0.60, 0.66, 0.69, 0.72, 0.74, 0.76, 0.77, 0.785]
+HEALTHY_CE = [2.76, 1.66, 1.30, 1.09, 0.99, 0.90, 0.82, 0.76, 0.72, 0.68]
+
+
+def _healthy() -> MetricHistory:
+    return _history(
+        {"accuracy": HEALTHY_ACC, "cross-entropy": HEALTHY_CE},
+        {
+            "accuracy": [v + 0.01 for v in HEALTHY_ACC],
+            "cross-entropy": [v - 0.01 for v in HEALTHY_CE],
+        },
+        {"cross-entropy": [LN_26, 3.25, 3.2, 3.1, 2.9], "accuracy": [0.04, 0.05, 0.1, 0.1, 0.2]},
+    )
+
+
+# ---------------------------------------------------------------- constructed histories
+def test_a_healthy_history_gives_no_finding():
+    assert diagnose(_healthy()) == []
+    assert diagnose(MetricHistory()) == []
+
+
+def test_overfitting_names_the_metric_the_best_epoch_and_the_latest():
+    val_ce = [2.5, 1.8, 1.4, 1.2, 1.1, 1.15, 1.25, 1.3, 1.4]
+    train_ce = [2.6, 1.7, 1.2, 0.9, 0.7, 0.5, 0.35, 0.25, 0.18]
+    found = _only(_history({"cross-entropy": train_ce}, {"cross-entropy": val_ce}), "overfitting")
+    assert found.metric == "cross-entropy" and found.epochs == (5, 6, 7, 8)
+    assert found.numbers["best_epoch"] == 4 and found.numbers["best"] == 1.1
+    assert found.numbers["latest"] == 1.4 and found.numbers["train_now"] == 0.18
+    assert "epoch 4" in found.text and "1.4" in found.text
+    assert "EarlyStopping('cross-entropy', patience=3)" in found.next_step
+
+
+def test_no_overfitting_without_validation_or_with_too_few_epochs_since_the_best():
+    train_ce = [2.6, 1.7, 1.2, 0.9, 0.7, 0.5, 0.35]
+    assert "overfitting" not in _kinds(_history({"cross-entropy": train_ce}))
+    two_worse = _history({"cross-entropy": train_ce}, {"cross-entropy": [2, 1.6, 1.3, 1.2, 1.1]})
+    two_worse.record(
+        "cross-entropy", "validation", "epoch", epoch=5, batch=10, samples=0, time=0, value=1.3
+    )
+    assert "overfitting" not in _kinds(two_worse)
+    # validation worse while training got worse as well: not overfitting
+    flat_train = [2.6, 1.7, 1.2, 1.2, 1.21, 1.2, 1.21]
+    rising_val = [2.5, 1.8, 1.4, 1.5, 1.6, 1.7, 1.8]
+    assert "overfitting" not in _kinds(
+        _history({"cross-entropy": flat_train}, {"cross-entropy": rising_val})
+    )
+
+
+def test_a_metric_of_unknown_direction_is_never_judged():
+    rising = [0.1, 0.2, 0.3, 0.9, 2.0, 4.0, 8.0, 9.0]  # worse or better? mxlearn cannot know
+    h = _history({"my-score": rising}, {"my-score": [0.5] * 8}, {"my-score": [5.0, 90.0, 1.0]})
+    assert diagnose(h) == []
+
+
+def test_spikes_in_batch_losses_mean_a_learning_rate_too_high():
+    batches = [LN_26, 3.3, 3.27, 7.9, 3.27, 3.3, 12.0, 3.28]
+    h = _history(
+        {"cross-entropy": [3.31, 3.27, 3.27, 3.27]}, first_batches={"cross-entropy": batches}
+    )
+    found = _only(h, "learning_rate_too_high")
+    assert found.numbers["count"] == 2 and found.numbers["largest"] == 12.0
+    assert found.numbers["start"] == LN_26 and found.epochs == (0,)  # the first 5's lowest
+    assert "10 times smaller" in found.next_step
+
+
+def test_an_oscillating_or_falling_back_training_loss_means_a_learning_rate_too_high():
+    oscillating = [3.0, 2.5, 2.7, 2.2, 2.5, 2.0, 2.1]
+    found = _only(_history({"cross-entropy": oscillating}), "learning_rate_too_high")
+    assert found.epochs == (2, 4, 6) and found.numbers["count"] == 3  # 2.0 -> 2.1 is 5% too
+    assert found.numbers["largest"] == pytest.approx(0.3)
+    falling_back = [0.3, 0.5, 0.6, 0.62, 0.5, 0.45, 0.44]
+    found = _only(_history({"accuracy": falling_back}), "learning_rate_too_high")
+    assert found.numbers["best"] == 0.62 and found.numbers["best_epoch"] == 3
+    assert "3 times smaller" in found.next_step
+
+
+def test_a_loss_flat_at_the_first_batchs_value_is_not_learning():
+    flat = [3.2582, 3.2581, 3.2580, 3.2580, 3.2579]
+    h = _history(
+        {"cross-entropy": flat, "accuracy": [0.04] * 5},
+        first_batches={"cross-entropy": [LN_26, 3.2583]},
+    )
+    found = _only(h, "not_learning")
+    assert found.metric == "cross-entropy" and found.epochs == (0, 1, 2, 3, 4)
+    assert "ln(26)" in found.text and "26 classes" in found.text
+    # without the first batch, nothing says where training started: no finding
+    assert "not_learning" not in _kinds(_history({"cross-entropy": flat}))
+
+
+def test_a_slow_start_whose_accuracy_rises_is_learning_though_its_loss_hardly_moved():
+    h = _history(
+        {"cross-entropy": [3.256, 3.246, 3.207], "accuracy": [0.051, 0.092, 0.127]},
+        first_batches={"cross-entropy": [LN_26] * 5, "accuracy": [0.04, 0.03, 0.05, 0.04, 0.06]},
+    )
+    assert diagnose(h) == []
+
+
+def test_an_accuracy_at_its_first_batchs_level_is_not_learning():
+    h = _history({"accuracy": [0.04, 0.038, 0.041, 0.039]}, first_batches={"accuracy": [0.05]})
+    found = _only(h, "not_learning")
+    assert found.numbers["start"] == 0.05 and found.numbers["best"] == 0.041
+
+
+def test_a_slow_rise_far_from_perfect_is_a_plateau():
+    slow = [0.035, 0.040, 0.045, 0.050, 0.055, 0.060, 0.064, 0.068, 0.072]
+    found = _only(_history({"accuracy": slow}), "plateau")
+    assert found.epochs == (6, 7, 8)  # their mean against the mean of the 3 epochs before
+    assert found.numbers["after"] == pytest.approx(0.068)
+    assert found.numbers["before"] == pytest.approx(0.055)
+    assert "3 times larger" in found.next_step
+    # the same curve close to 1 is a run that is nearly done
+    assert diagnose(_history({"accuracy": [v + 0.9 for v in slow]})) == []
+
+
+def test_a_poor_leveled_off_accuracy_close_to_validation_is_underfitting():
+    leveled = [0.04, 0.13, 0.18, 0.20, 0.21, 0.22, 0.225, 0.227, 0.23, 0.232]
+    found = _only(
+        _history({"accuracy": leveled}, {"accuracy": [v + 0.01 for v in leveled]}),
+        "underfitting",
+    )
+    assert found.numbers["after"] == pytest.approx(0.2297, abs=1e-4)
+    assert found.numbers["validation"] == pytest.approx(0.2397, abs=1e-4)
+    assert "num_hidden" in found.next_step
+    # without validation it cannot be told from a plateau: said as one, with the same step
+    plateau = _only(_history({"accuracy": leveled}), "plateau")
+    assert "num_hidden" in plateau.next_step
+
+
+def test_each_kind_in_chinese_holds_the_same_numbers():
+    assert set(KINDS) == {
+        "overfitting", "learning_rate_too_high", "plateau", "underfitting", "not_learning"
+    }  # fmt: skip
+    val_ce = [2.5, 1.8, 1.4, 1.2, 1.1, 1.15, 1.25, 1.3, 1.4]
+    train_ce = [2.6, 1.7, 1.2, 0.9, 0.7, 0.5, 0.35, 0.25, 0.18]
+    leveled = [0.04, 0.13, 0.18, 0.20, 0.21, 0.22, 0.225, 0.227, 0.23, 0.232]
+    cases = {
+        "overfitting": _history({"cross-entropy": train_ce}, {"cross-entropy": val_ce}),
+        "learning_rate_too_high": _history({"cross-entropy": [3.0, 2.5, 2.7, 2.2, 2.5, 2.0]}),
+        "plateau": _history({"accuracy": leveled}),
+        "underfitting": _history({"accuracy": leveled}, {"accuracy": leveled}),
+        "not_learning": _history(
+            {"cross-entropy": [3.258] * 4}, first_batches={"cross-entropy": [LN_26]}
+        ),
+    }
+    for kind, history in cases.items():
+        _same_in_chinese(history, kind)
+
+
+def test_the_current_language_is_spoken_and_given_back_even_after_an_error():
+    h = _history({"accuracy": [0.04, 0.038, 0.041, 0.039]}, first_batches={"accuracy": [0.05]})
+    mxlearn.set_language("zh")
+    assert CJK.search(diagnose(h)[0].text)  # lang=None: the language mxlearn speaks
+    assert not CJK.search(diagnose(h, lang="en")[0].text)
+    assert mxlearn.current_language() == "zh"
+    with pytest.raises(ZeroDivisionError), speaking("en"):
+        assert mxlearn.current_language() == "en"
+        1 / 0  # noqa: B018
+    assert mxlearn.current_language() == "zh"
+
+
+def test_bad_arguments_are_refused_with_the_fix():
+    with pytest.raises(InputError, match="lang='zh'"):
+        diagnose(MetricHistory(), lang="fr")
+    with pytest.raises(InputError, match=r"mod.history.diagnose\(\)"):
+        diagnose([0.5, 0.6])
+
+
+# ---------------------------------------------------------------- real seeded runs
+def _letters(rows: int | None = None, standardised: bool = False, shuffled: bool = False):
+    X, y = mxlearn.datasets.letter_recognition()
+    if standardised:  # the letters' features are integers 0..15: a wide network wants them scaled
+        X = (X - X[:16000].mean(axis=0)) / X[:16000].std(axis=0)
+    train_X, train_y = X[:16000][:rows], y[:16000][:rows].copy()
+    if shuffled:
+        np.random.default_rng(0).shuffle(train_y)
+    return train_X, train_y, X[16000:], y[16000:]
+
+
+def _fit(net, data, batch_size=100, eval_metric=("acc", "ce"), initializer=None, **fit_args):
+    mxlearn.seed(0)
+    train_X, train_y, val_X, val_y = data
+    train = mx.io.NDArrayIter(train_X, train_y, batch_size, shuffle=True)
+    validation = mx.io.NDArrayIter(val_X, val_y, 500)
+    mod = mxlearn.Module(net, context=mx.cpu())
+    mod.fit(
+        train,
+        eval_data=validation,
+        eval_metric=list(eval_metric),
+        initializer=initializer or mx.init.Uniform(0.01),  # fit's own default
+        **fit_args,
+    )
+    return mod.history
+
+
+def _rate(lr: float, momentum: float = 0.0):
+    return {"optimizer_params": {"learning_rate": lr, "momentum": momentum}}
+
+
+@pytest.mark.parametrize("eval_metric", [("acc", "ce"), ("acc",)])
+def test_a_healthy_real_run_gives_no_finding(eval_metric):
+    history = _fit(
+        mxlearn.models.mlp(), _letters(), eval_metric=eval_metric, num_epoch=10, **_rate(0.1)
+    )
+    assert history.last("accuracy", "validation") > 0.7
+    assert diagnose(history) == []
+
+
+def _wide_net(hidden=512, layers=2):
+    net = mx.sym.Variable("data")
+    for i in range(layers):
+        net = mx.sym.FullyConnected(net, name=f"fc{i + 1}", num_hidden=hidden)
+        net = mx.sym.Activation(net, name=f"relu{i + 1}", act_type="relu")
+    net = mx.sym.FullyConnected(net, name="out", num_hidden=26)
+    return mx.sym.SoftmaxOutput(net, name="softmax")
+
+
+def test_a_real_run_on_500_rows_with_a_wide_network_overfits():
+    history = _fit(
+        _wide_net(),
+        _letters(rows=500, standardised=True),
+        initializer=mx.init.Xavier(),
+        num_epoch=30,
+        **_rate(0.1, momentum=0.9),
+    )
+    found = _only(history, "overfitting")
+    assert found.metric == "cross-entropy"
+    assert found.numbers["best_epoch"] + 3 <= found.numbers["latest_epoch"] == 29
+    assert found.numbers["latest"] > found.numbers["best"] * 1.05
+    assert found.numbers["train_now"] < found.numbers["train_then"] / 2
+    _same_in_chinese(history, "overfitting")
+
+
+def test_a_real_run_at_learning_rate_10_has_a_learning_rate_too_high():
+    with warnings.catch_warnings():  # the watchdog warns of the collapse it causes
+        warnings.simplefilter("ignore", TrainingWarning)
+        history = _fit(mxlearn.models.mlp(), _letters(), num_epoch=3, **_rate(10.0))
+    found = _only(history, "learning_rate_too_high")
+    assert found.metric == "cross-entropy" and found.numbers["largest"] > 2 * LN_26
+    _same_in_chinese(history, "learning_rate_too_high")
+
+
+def test_a_real_run_stopped_by_the_watchdog_is_diagnosed_from_what_it_recorded():
+    with pytest.raises(DivergenceError):
+        mxlearn.seed(0)
+        X, y, _, _ = _letters(rows=4000)
+        mod = mxlearn.Module(mxlearn.models.mlp(), context=mx.cpu())
+        mod.fit(
+            mx.io.NDArrayIter(X, y, 100, shuffle=True),
+            eval_metric=["acc", "ce"],
+            num_epoch=3,
+            **_rate(100.0),
+        )
+    found = _only(mod.history, "learning_rate_too_high")
+    assert found.numbers["largest"] > 2 * found.numbers["level"]
+
+
+@pytest.mark.parametrize("cause", ["learning rate 1e-6", "shuffled labels"])
+def test_a_real_run_that_cannot_learn_is_not_learning(cause):
+    tiny_rate = cause == "learning rate 1e-6"
+    data = _letters(rows=4000, shuffled=not tiny_rate)
+    with warnings.catch_warnings():  # the watchdog may say it too: one class for every row
+        warnings.simplefilter("ignore", TrainingWarning)
+        history = _fit(mxlearn.models.mlp(), data, num_epoch=4, **_rate(1e-6 if tiny_rate else 0.1))
+    found = _only(history, "not_learning")
+    assert found.metric == "cross-entropy" and "ln(26)" in found.text
+    _same_in_chinese(history, "not_learning")
+
+
+def test_a_real_run_with_2_hidden_units_underfits():
+    history = _fit(
+        mxlearn.models.mlp(num_hidden=2), _letters(), batch_size=200, num_epoch=20, **_rate(0.1)
+    )
+    found = _only(history, "underfitting")
+    assert found.numbers["after"] < 0.35 and abs(found.numbers["validation"] - 0.25) < 0.05
+    _same_in_chinese(history, "underfitting")
+
+
+def test_a_real_run_at_a_tiny_learning_rate_is_on_a_plateau():
+    history = _fit(
+        mxlearn.models.mlp(),
+        _letters(standardised=True),
+        initializer=mx.init.Xavier(),
+        batch_size=200,
+        num_epoch=10,
+        **_rate(0.001),
+    )
+    found = _only(history, "plateau")
+    assert found.numbers["after"] < 0.1 and "3 times larger" in found.next_step
+    _same_in_chinese(history, "plateau")
+
+
+def test_a_history_diagnoses_itself():
+    history = MetricHistory()
+    for epoch, value in enumerate([3.2, 3.21, 3.2, 3.22]):
+        history.record(
+            "cross-entropy",
+            "train",
+            "batch",
+            epoch=epoch,
+            batch=0,
+            samples=0,
+            time=0.0,
+            value=value,
+        )
+        history.record(
+            "cross-entropy",
+            "train",
+            "epoch",
+            epoch=epoch,
+            batch=1,
+            samples=0,
+            time=0.0,
+            value=value,
+        )
+    assert [f.kind for f in history.diagnose()] == ["not_learning"]
+    assert str(history.diagnose(lang="zh")[0]) == str(diagnose(history, "zh")[0])
