@@ -129,6 +129,26 @@ def test_a_classifier_stuck_on_one_class_gets_one_warning():
     assert mod.history.last("accuracy") < 0.06
 
 
+def test_a_network_without_relus_is_not_told_its_relus_died():
+    deep = mx.sym.Variable("data")
+    for i in range(6):  # a deep sigmoid stack: its first layers get almost no gradient
+        deep = mx.sym.FullyConnected(deep, name=f"fc{i}", num_hidden=64)
+        deep = mx.sym.Activation(deep, name=f"sigmoid{i}", act_type="sigmoid")
+    deep = mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(deep, num_hidden=26, name="out"), name="softmax"
+    )
+    seed_all(0)
+    train, _ = _letter_iters()
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        mxlearn.Module(deep).fit(train, optimizer_params={"learning_rate": 0.03}, num_epoch=1)
+    (warning,) = [w for w in caught if issubclass(w.category, TrainingWarning)]
+    text = str(warning.message)
+    assert "ReLU" not in text and "sigmoid or tanh" in text and "LayerStats" in text
+    _, relu = _fit_letters(3.0)
+    assert "pushed the ReLUs where they never fire again" in str(relu[0].message)
+
+
 @pytest.mark.parametrize("learning_rate", [0.1, 0.001])  # a good rate and a slow one
 def test_healthy_or_slow_classifiers_get_no_warning(learning_rate):
     mod, caught = _fit_letters(learning_rate, num_epoch=2)

@@ -17,6 +17,7 @@ a step too large).
 
 from __future__ import annotations
 
+import json
 import math
 import warnings
 from collections.abc import Callable
@@ -29,6 +30,17 @@ from ..errors import DivergenceError, NonFiniteError, TrainingWarning
 from ..language import say, sentences
 from . import rate_probe
 from .callback import Callback, RunContext
+
+
+def _has_relu(symbol) -> bool:
+    """The network has ReLU units (an Activation or LeakyReLU of that kind)."""
+    nodes = json.loads(symbol.tojson())["nodes"]
+    return any(
+        n["op"] == "Activation"
+        and n.get("attrs", {}).get("act_type") in ("relu", "softrelu")
+        or n["op"] == "LeakyReLU"
+        for n in nodes
+    )
 
 
 def _cross_entropy(outputs: np.ndarray, labels: np.ndarray) -> float | None:
@@ -222,17 +234,29 @@ class DivergenceWatchdog(Callback):
                 "Train again from fresh weights with a much smaller learning rate; with a small "
                 "rate, training may just be slow."
             )
+        if _has_relu(self.module.symbol):
+            collapse = say(
+                "With a large learning rate (it is {rate:g}) this is usually a collapse (one step "
+                "too large pushed the ReLUs where they never fire again), and more epochs will "
+                "not fix it.",
+                rate=rate,
+            )
+        else:  # no ReLU to kill: saturated units, or gradients that fade through the layers
+            collapse = say(
+                "With a large learning rate (it is {rate:g}) one step too large may have "
+                "saturated the units; in a deep stack of sigmoid or tanh layers the gradient may "
+                "also fade before it reaches the first layers (mxlearn.LayerStats shows it).",
+                rate=rate,
+            )
         warnings.warn(
             say(
                 "The network predicts the same class for every row at the last {patience} "
                 "checks, and its loss ({loss:.3g}) is no better than guessing ({guessing:.3g}): "
-                "it is not learning. With a large learning rate (it is {rate:g}) this is usually "
-                "a collapse (one step too large pushed the ReLUs where they never fire again), "
-                "and more epochs will not fix it. {advice}",
+                "it is not learning. {collapse} {advice}",
                 patience=self.patience,
                 loss=loss,
                 guessing=guessing,
-                rate=rate,
+                collapse=collapse,
                 advice=advice,
             ),
             TrainingWarning,
