@@ -187,6 +187,24 @@ def test_fit_with_console_live_plot(tmp_path, capsys):
     assert h.records[-1].samples == 3 * 3200
 
 
+def test_the_console_prints_what_the_curves_show_when_training_ends(tmp_path, capsys):
+    seed_all(0)
+    train, val = _small_letter_iters()
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "curves.png"))
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(train, eval_data=val, optimizer_params={"learning_rate": 1e-6}, num_epoch=3, live=live)
+    out = capsys.readouterr().out
+    assert [f.kind for f in live.findings] == ["not_learning"]
+    assert "What the curves show:" in out and str(live.findings[0]) in out
+    assert out.index("Training plot saved") < out.index("What the curves show:")
+    healthy = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "healthy.png"))
+    train.reset()
+    mxlearn.Module(mxlearn.models.mlp()).fit(
+        train, eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=3, live=healthy
+    )
+    assert healthy.findings == [] and "What the curves show:" not in capsys.readouterr().out
+
+
 def test_fit_without_live_still_records_history():
     seed_all(0)
     train, _ = _small_letter_iters()

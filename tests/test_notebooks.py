@@ -167,3 +167,18 @@ def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines(given):
     assert "Train-accuracy=" not in text and "Time cost" not in text, text  # MXNet's log
     epochs = [line for line in text.splitlines() if line.startswith("Epoch[")]
     assert len(epochs) == 3, text  # the plot's one line per epoch
+
+
+def test_a_live_plot_in_a_notebook_shows_what_the_curves_show_under_it():
+    outputs = _run_cell(
+        "X, y = mxlearn.datasets.synthetic_classification(num_samples=512)\n"
+        "it = mx.io.NDArrayIter(X, y, 32)\n"
+        "mxlearn.Module(mxlearn.models.mlp(num_classes=4)).fit(\n"
+        "    it, eval_data=it, num_epoch=3, optimizer_params={'learning_rate': 1e-6}, live=True)"
+    )
+    bundles = [o.get("data", {}) for o in outputs if o.output_type == "display_data"]
+    texts = [b["text/plain"] for b in bundles if list(b) == ["text/plain"]]
+    assert any(t.startswith("What the curves show:") and "Not learning" in t for t in texts)
+    widget = [i for i, b in enumerate(bundles) if "application/vnd.jupyter.widget-view+json" in b]
+    notes = [i for i, b in enumerate(bundles) if b.get("text/plain", "").startswith("What")]
+    assert widget and notes and widget[0] < notes[0]  # under the plot

@@ -88,6 +88,7 @@ class LivePlot(Callback):
         self.figure = TrainingFigure(**self._figure_settings)
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
         self.saved_path: str | None = None
+        self.findings: list = []  # what history.diagnose() read in the curves when training ended
         self._frame: bytes | None = None
         self._frame_version = -1
         self._shown = False
@@ -302,6 +303,10 @@ class LivePlot(Callback):
             frame = self._current_frame()
             png = self.figure.png()
         self.saved_path = self.renderer.finish(frame, png, self.recorder.progress_text(done=True))
+        self.findings = self.history.diagnose() if len(self.history) else []
+        if self.findings:
+            heading = say("What the curves show:")
+            self.renderer.findings("\n\n".join([heading, *(str(f) for f in self.findings)]))
 
     def save(self, path) -> None:
         """Write the current figure, exactly drawn, as a PNG file."""

@@ -52,6 +52,9 @@ class ConsoleRenderer:
         print(say("Training plot saved to {path}", path=path), flush=True)
         return path
 
+    def findings(self, text: str) -> None:
+        print(text, flush=True)
+
 
 class DisplayRenderer:
     wants_figure = True
@@ -92,6 +95,9 @@ class DisplayRenderer:
         self.progress(text, 1.0)
         if png is not None:
             self._image.update(_image_bundle(png, "image/png"), raw=True)
+
+    def findings(self, text: str) -> None:
+        display({"text/plain": text}, raw=True)  # under the plot
 
 
 class WidgetRenderer:
@@ -148,6 +154,10 @@ class WidgetRenderer:
         if png is not None:
             if self._handle is not None:
                 self._handle.update(self._bundle(png), raw=True)
+
+    def findings(self, text: str) -> None:
+        # plain text under the widget: the same words in a notebook read without widgets
+        display({"text/plain": text}, raw=True)
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
