@@ -80,6 +80,13 @@ def test_every_n_batches_samples_fewer_batches():
     assert list(table.columns[:5]) == ["epoch", "layer", "grad_norm", "weight_norm", "update_ratio"]
 
 
+def test_an_epoch_shorter_than_every_has_rows_without_samples():
+    stats = LayerStats(every=100)  # 8 batches an epoch: none sampled
+    _fit(mx.cpu(), [stats], epochs=2)
+    assert [r["batches"] for r in stats.rows] == [0, 0, 0, 0]
+    assert all(np.isnan(r["grad_norm"]) and r["weight_norm"] > 0 for r in stats.rows)
+
+
 def test_the_figure_has_one_line_per_layer_in_each_statistic():
     stats = LayerStats(every=1)
     _fit(mx.cpu(), [stats])

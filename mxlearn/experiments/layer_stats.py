@@ -10,10 +10,12 @@ share a name before ``_weight``, ``_bias``, ...) and each epoch:
   sampled batches: about 1e-3 is healthy, far below means the layer barely learns (vanishing
   gradients), far above means steps too large.
 
-Every ``every`` batches it queues these reductions on the device; nothing is read until the
-epoch ends, so no batch waits for them. When a value turns NaN or infinite, it names the layer
-and the sampled batch where a gradient or a weight first did: of the layers whose gradient
-turned non-finite at once, the one nearest the output, where backpropagation met it first.
+Every ``every`` batches (50 unless told) it queues these reductions on the device; nothing is
+read until the epoch ends, so no batch waits for them (benchmarks/layer_stats.py measures the
+cost). When a value turns NaN or infinite, it names the layer and the sampled batch where a
+gradient or a weight first did: of the layers whose gradient turned non-finite at once, the one
+nearest the output, where backpropagation met it first. (It reads gradients and weights, not
+the layers' outputs: which layer's output first overflowed is not known.)
 """
 
 from __future__ import annotations
@@ -60,19 +62,20 @@ class NonFinite:
 class LayerStats(Callback):
     """Per layer and epoch: gradient norm, weight norm and update-to-weight ratio."""
 
-    def __init__(self, every: int = 10) -> None:
+    def __init__(self, every: int = 50) -> None:
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
             raise InputError(
                 say(
                     "LayerStats(every={every!r}): every is a number of batches, 1 or more.",
                     every=every,
                 ),
-                fix="mxlearn.LayerStats(every=10)",
+                fix="mxlearn.LayerStats(every=50)",
             )
         self.every = every
         self.rows: list[dict] = []  # one per epoch and layer, in the order of the network
         self.non_finite: NonFinite | None = None
         self._group = None
+        self._before: list | None = None  # the weights before the next sampled update
 
     # ---------------------------------------------------------------- hooks
     def _setup(self, run: RunContext) -> None:
@@ -83,32 +86,39 @@ class LayerStats(Callback):
         self.layers: dict[str, list[int]] = {}
         for index, name in enumerate(group.param_names):
             self.layers.setdefault(layer_of(name), []).append(index)
-        self._before: dict[int, mx.nd.NDArray] | None = None
-        self._sampled: list[tuple[int, mx.nd.NDArray, mx.nd.NDArray]] = []
+        self._before: list | None = None
+        self._sampled: list[tuple[int, mx.nd.NDArray]] = []
 
     def on_batch_end(self, run: RunContext, batch: int) -> None:
+        keep = (batch + 1) % self.every == 0
+        if self._before is None and not keep and self._group is not None:
+            return  # most batches: nothing to queue (and no lookup of the executors)
         self._setup(run)
         if self._before is not None:  # this batch is sampled: its gradient and its update
-            self._sampled.append((batch, *self._queue_norms()))
+            self._sampled.append((batch, self._queue_norms()))
             self._before = None
-        if (batch + 1) % self.every == 0:  # keep these weights: the next batch's "before"
-            self._before = {i: w[0].copy() for i, w in enumerate(self._group.param_arrays)}
+        if keep:  # these weights are the next batch's "before"
+            self._before = [w[0].copy() for w in self._group.param_arrays]
 
-    def _queue_norms(self) -> tuple[mx.nd.NDArray, mx.nd.NDArray]:
-        """(gradient norms, update ratios), one per layer, still on the device."""
-        group, grads, ratios = self._group, [], []
-        for indices in self.layers.values():
-            squares, steps, sizes = [], [], []
-            for i in indices:
-                devices = group.grad_arrays[i]
-                total = devices[0] if len(devices) == 1 else _sum_on(devices)
-                squares.append(mx.nd.sum(mx.nd.square(total)).reshape((1,)))
-                weight, before = group.param_arrays[i][0], self._before[i]
-                steps.append(mx.nd.sum(mx.nd.square(weight - before)).reshape((1,)))
-                sizes.append(mx.nd.sum(mx.nd.square(before)).reshape((1,)))
-            grads.append(mx.nd.sqrt(mx.nd.add_n(*squares)))
-            ratios.append(mx.nd.sqrt(mx.nd.add_n(*steps) / mx.nd.add_n(*sizes)))
-        return mx.nd.concat(*grads, dim=0), mx.nd.concat(*ratios, dim=0)
+    def _queue_norms(self) -> mx.nd.NDArray:
+        """Per parameter, still on the device: the gradient's norm (summed over devices), the
+        update's and the weight's before it; layers are put together when read."""
+        group, grads, steps, sizes = self._group, [], [], []
+        for i, devices in enumerate(group.grad_arrays):
+            total = devices[0] if len(devices) == 1 else _sum_on(devices)
+            grads.append(mx.nd.norm(total))
+            steps.append(mx.nd.norm(group.param_arrays[i][0] - self._before[i]))
+            sizes.append(mx.nd.norm(self._before[i]))
+        return mx.nd.concat(*grads, *steps, *sizes, dim=0)
+
+    def _by_layer(self, norms: np.ndarray) -> np.ndarray:
+        """Parameters' norms (the last axis) put together per layer: sqrt of their squares."""
+        norms = norms.astype(np.float64)
+        with np.errstate(over="ignore"):  # an exploding layer's norm may square to infinity
+            return np.stack(
+                [np.sqrt((norms[..., idx] ** 2).sum(axis=-1)) for idx in self.layers.values()],
+                axis=-1,
+            )
 
     def on_epoch_end(self, run: RunContext, epoch: int) -> None:
         self._setup(run)
@@ -123,22 +133,18 @@ class LayerStats(Callback):
     # ---------------------------------------------------------------- reading
     def _read(self, epoch: int) -> None:
         """One wait for the epoch: every sampled batch's values, and the weights' norms now."""
-        weights = [
-            mx.nd.sqrt(
-                mx.nd.add_n(
-                    *[
-                        mx.nd.sum(mx.nd.square(self._group.param_arrays[i][0])).reshape((1,))
-                        for i in idx
-                    ]
-                )
-            )
-            for idx in self.layers.values()
-        ]
-        weight_norms = mx.nd.concat(*weights, dim=0).asnumpy()
-        batches = [b for b, _, _ in self._sampled]
-        grads = np.array([g.asnumpy() for _, g, _ in self._sampled]).reshape(len(batches), -1)
-        ratios = np.array([r.asnumpy() for _, _, r in self._sampled]).reshape(len(batches), -1)
+        arrays = self._group.param_arrays
+        weights = mx.nd.concat(*[mx.nd.norm(a[0]) for a in arrays], dim=0).asnumpy()
+        weight_norms = self._by_layer(weights)
+        batches = [b for b, _ in self._sampled]
+        count = len(arrays)
+        read = np.array([n.asnumpy() for _, n in self._sampled]).reshape((len(batches), 3 * count))
         self._sampled = []
+        grads = self._by_layer(read[:, :count])
+        with np.errstate(divide="ignore", invalid="ignore"):
+            ratios = self._by_layer(read[:, count : 2 * count]) / self._by_layer(
+                read[:, 2 * count :]
+            )
         self._find_non_finite(epoch, batches, grads, weight_norms)
         for k, layer in enumerate(self.layers):
             self.rows.append(
