@@ -89,8 +89,9 @@ def given_shapes(symbol, data_shapes, label_shapes, shapes: dict) -> tuple[dict,
         for name, shape in _pairs(symbol, value, argument):
             _add(found, name, shape)
             told_inputs.add(name)
-    for name, shape in shapes.items():
+    for name, shape in shapes.items():  # data=(32, 16): fed too
         _add(found, name, _shape(symbol, shape, name, name))
+        told_inputs.add(name)
     known = symbol.list_arguments() + symbol.list_auxiliary_states()
     for name in found:
         if name not in known:
@@ -199,7 +200,9 @@ def network_layers(symbol, shapes: dict, told_inputs: set) -> list[Layer]:
     args, aux = _inferred(symbol, shapes, "arguments")
     outputs, _ = _inferred(symbol.get_internals(), shapes, "outputs")
     labels = {li.name for li in network.label_inputs(symbol)}
-    inputs = told_inputs | labels | set(network.input_names(symbol))
+    # as a Module sees it: the inputs are what is fed (the shapes given) and the labels; every
+    # other argument is a parameter, whatever its name ('w1', 'lstm_parameters')
+    inputs = told_inputs | labels
     unknown = [n for n, s in {**args, **aux}.items() if not _known(s)]
     unknown += [n for n, s in outputs.items() if not _known(s) and n not in args]
     if unknown:

@@ -110,6 +110,7 @@ class NetworkView:
             with open(tmp, "w", encoding="utf-8") as f:
                 f.write(text)
 
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as compare's save
         atomic_write(path, write)
         return path
 

@@ -117,9 +117,7 @@ def test_in_a_terminal_it_prints_the_table_and_saves_a_png(two_runs, tmp_path, m
     monkeypatch.chdir(tmp_path)
     mxlearn.compare(*two_runs, labels=["slow", "fast"], backend="console")
     printed = capsys.readouterr().out
-    assert (
-        "best validation" in printed and "Plot saved to runs/plots/compare-" in printed
-    )
+    assert "best validation" in printed and "Plot saved to runs/plots/compare-" in printed
     assert len(list((tmp_path / "runs" / "plots").glob("compare-*.png"))) == 1
 
 
@@ -135,6 +133,20 @@ def test_in_a_terminal_it_prints_the_table_and_saves_a_png(two_runs, tmp_path, m
 def test_what_cannot_be_compared_is_refused(runs, labels, words):
     with pytest.raises(mxlearn.MXLearnError, match=words):
         mxlearn.compare(*runs, labels=labels, show=False)
+
+
+def test_runs_that_cannot_be_told_apart_are_refused(two_runs, tmp_path):
+    with pytest.raises(InputError, match="two runs are labelled 'x'"):
+        mxlearn.compare(*two_runs, labels=["x", "x"], show=False)
+    for folder in ("a", "b"):
+        (tmp_path / folder).mkdir()
+        _trained(0.1, checkpoint=str(tmp_path / folder / "mlp"))
+    prefixes = [str(tmp_path / "a" / "mlp"), str(tmp_path / "b" / "mlp")]
+    comparison = mxlearn.compare(*prefixes, show=False)
+    assert [run.label for run in comparison.runs] == [
+        f"{prefix}: sgd, learning_rate=0.1" for prefix in prefixes
+    ]
+    assert [len(ax.lines) for ax in comparison.fig.axes] == [4]
 
 
 def test_labels_must_be_one_per_run(two_runs):

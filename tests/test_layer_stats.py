@@ -107,3 +107,31 @@ def test_the_first_non_finite_layer_is_named(capsys):
 def test_every_must_be_a_positive_number_of_batches(every):
     with pytest.raises(InputError, match="every"):
         LayerStats(every=every)
+
+
+def test_frozen_parameters_have_a_zero_gradient_and_training_goes_on():
+    stats = LayerStats(every=1)
+    mxlearn.seed(0)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256)
+    it = mx.io.NDArrayIter(X, y, batch_size=32)
+    mod = mxlearn.Module(
+        mxlearn.models.mlp(num_classes=4),
+        fixed_param_names=["fc1_weight", "fc1_bias"],
+        logger=QUIET,
+    )
+    mod.fit(it, num_epoch=1, callbacks=[stats])
+    first, last = stats.rows
+    assert first["grad_norm"] == 0 and first["update_ratio"] == 0 and last["grad_norm"] > 0
+
+
+def test_a_second_fit_starts_over_and_questions_before_any_fit_are_answered():
+    stats = LayerStats(every=1)
+    with pytest.raises(InputError, match="holds nothing yet"):
+        stats.figure()
+    _fit(mx.cpu(), [stats], epochs=2)
+    _fit(mx.cpu(), [stats], epochs=1)
+    assert [r["epoch"] for r in stats.rows] == [0, 0]
+    with pytest.raises(InputError, match="no statistic 'gradnorm'"):
+        stats.series("fc1", "gradnorm")
+    with pytest.raises(InputError, match="no layer 'fc9'"):
+        stats.series("fc9", "grad_norm")

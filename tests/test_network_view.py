@@ -235,3 +235,22 @@ def test_it_draws_without_graphviz(tmp_path):
     )
     assert result.returncode == 0, result.stderr
     assert result.stdout.split()[-1] == "1315" and (tmp_path / "net.svg").stat().st_size > 1000
+
+
+def test_parameters_are_every_argument_not_fed_whatever_their_names():
+    data = mx.sym.Variable("data")
+    w1 = mx.sym.Variable("w1", init=mx.init.Xavier())
+    b1 = mx.sym.Variable("b1", init=mx.init.Zero())
+    net = mx.sym.FullyConnected(data, weight=w1, bias=b1, num_hidden=8, name="hidden")
+    net = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(net, num_hidden=3, name="out"), name="softmax")
+    view = mxlearn.show_network(net, data_shapes=[("data", (4, 5))])
+    mod = mxlearn.Module(net, context=mx.cpu())
+    mod.bind([("data", (4, 5))], [("softmax_label", (4,))])
+    mod.init_params()
+    assert view.total_params == sum(a.size for a in mod.get_params()[0].values()) == 5 * 8 + 8 + 27
+
+
+def test_save_makes_its_folder(tmp_path):
+    view = mxlearn.show_network(mxlearn.models.mlp(), data_shapes=[("data", (32, 16))])
+    path = view.save(tmp_path / "plots" / "mlp.svg")
+    assert open(path).read().startswith("<svg")

@@ -182,3 +182,17 @@ def test_a_network_without_softmax_output_is_refused_naming_its_op():
     problem = refused(InputError, mod_or_symbol=mxlearn.models.linear_regression())
     assert "only classification losses" in problem and "LinearRegressionOutput 'lro'" in problem
     assert "not a data iterator" in refused(ArgumentTypeError, train_iter=[1, 2])
+
+
+def test_a_loss_that_never_fell_suggests_no_rate(letters):
+    mxlearn.seed(3)
+    finding = lr_find(
+        mxlearn.models.mlp(),
+        train_iter(letters),
+        start=1e-9,
+        stop=1e-8,
+        num_batches=100,
+        plot=False,
+    )
+    assert finding.suggested is None and finding.diverged_at is None
+    assert "did not fall" in finding.reason

@@ -26,7 +26,7 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compat import mx
-from ..errors import InputError
+from ..errors import InputError, did_you_mean
 from ..language import say
 from ..training.callback import Callback, RunContext
 
@@ -78,6 +78,10 @@ class LayerStats(Callback):
         self._before: list | None = None  # the weights before the next sampled update
 
     # ---------------------------------------------------------------- hooks
+    def on_train_begin(self, run: RunContext) -> None:
+        """A LayerStats given to another fit starts over: its rows are one run's."""
+        self.rows, self.non_finite, self._group, self._before = [], None, None, None
+
     def _setup(self, run: RunContext) -> None:
         group = run.module.executor_group
         if group is self._group:
@@ -105,8 +109,11 @@ class LayerStats(Callback):
         update's and the weight's before it; layers are put together when read."""
         group, grads, steps, sizes = self._group, [], [], []
         for i, devices in enumerate(group.grad_arrays):
-            total = devices[0] if len(devices) == 1 else _sum_on(devices)
-            grads.append(mx.nd.norm(total))
+            if not devices or devices[0] is None:  # a frozen parameter (fixed_param_names)
+                grads.append(mx.nd.zeros((1,), ctx=self._before[i].context))
+            else:
+                total = devices[0] if len(devices) == 1 else _sum_on(devices)
+                grads.append(mx.nd.norm(total))
             steps.append(mx.nd.norm(group.param_arrays[i][0] - self._before[i]))
             sizes.append(mx.nd.norm(self._before[i]))
         return mx.nd.concat(*grads, *steps, *sizes, dim=0)
@@ -186,6 +193,7 @@ class LayerStats(Callback):
         """The statistics drawn: one subplot each, one line per layer (a matplotlib Figure)."""
         from .layer_plot import layer_figure
 
+        self._known()
         return layer_figure(self)
 
     def plot(self, backend: str | None = None):
@@ -194,7 +202,26 @@ class LayerStats(Callback):
 
         return show_figure(self.figure(), "layers", backend)
 
+    def _known(self, layer: str | None = None, column: str | None = None) -> None:
+        if not self.rows:
+            raise InputError(
+                say("LayerStats holds nothing yet: give it to fit as a callback first."),
+                fix="mod.fit(train_iter, num_epoch=3, callbacks=[stats])",
+            )
+        columns = ("grad_norm", "weight_norm", "update_ratio")
+        if column is not None and column not in columns:
+            raise InputError(
+                say("LayerStats has no statistic {column!r}.", column=column),
+                fix=did_you_mean(column, columns),
+            )
+        if layer is not None and layer not in self.layers:
+            raise InputError(
+                say("LayerStats has no layer {layer!r}.", layer=layer),
+                fix=did_you_mean(layer, self.layers),
+            )
+
     def series(self, layer: str, column: str) -> tuple[list[int], list[float]]:
+        self._known(layer, column)
         rows = [r for r in self.rows if r["layer"] == layer]
         return [r["epoch"] for r in rows], [r[column] for r in rows]
 

@@ -54,7 +54,9 @@ def as_run(item, index: int, label: str | None = None) -> Run:
         history, settings = item, None
     elif isinstance(item, (str, os.PathLike)):
         history, settings = _from_prefix(os.fspath(item))
-        label = label or os.path.basename(os.fspath(item))
+        if label is None:  # the prefix as given (its folders tell runs apart), and settings
+            text = settings_text(settings)
+            label = f"{os.fspath(item)}: {text}" if text else os.fspath(item)
     elif isinstance(getattr(item, "history", None), MetricHistory):
         history, settings = item.history, getattr(item, "optimizer_settings", None)
     else:
@@ -94,4 +96,16 @@ def as_runs(items: tuple, labels) -> list[Run]:
             fix="mxlearn.compare(mod_a, mod_b, labels=['lr 0.1', 'lr 0.5'])",
         )
     labels = list(labels) if labels is not None else [None] * len(items)
-    return [as_run(item, i, label) for i, (item, label) in enumerate(zip(items, labels))]
+    runs = [as_run(item, i, label) for i, (item, label) in enumerate(zip(items, labels))]
+    seen = [run.label for run in runs]
+    twice = sorted({label for label in seen if seen.count(label) > 1})
+    if twice:  # the figure's legend and the table could not tell them apart
+        raise InputError(
+            say(
+                "mxlearn.compare: two runs are labelled {labels}: the legend and the table could "
+                "not tell them apart.",
+                labels=", ".join(repr(label) for label in twice),
+            ),
+            fix="mxlearn.compare(mod_a, mod_b, labels=['lr 0.1', 'lr 0.5'])",
+        )
+    return runs

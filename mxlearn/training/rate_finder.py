@@ -37,6 +37,9 @@ MIN_BATCHES = 10
 CHECK_EVERY = 10  # batches between two reads of the losses from the device
 SKIP_START = 10  # smoothed values too young to have a slope
 EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate is too large
+# A loss that never fell by this share of its level after the first batches did not fall:
+# wandering within a few percent (a rate too small to move it, a dead network) suggests nothing.
+MIN_FALL = 0.05
 EXAMPLE = "mxlearn.lr_find(mod, train_iter, start=1e-6, stop=10, num_batches=100)"
 
 
@@ -51,7 +54,7 @@ def lr_find(
     context=None,
     beta: float = 0.98,
     plot: bool = True,
-    seed: int | None = 0,
+    seed: int | None = None,
 ) -> RateFinding:
     """Train fresh copies of the weights for ``num_batches`` batches of ``train_iter`` while
     the learning rate grows exponentially from ``start`` to ``stop``; stop early when the
@@ -59,8 +62,9 @@ def lr_find(
 
     ``mod_or_symbol``: a bound, initialized Module (its weights are copied; the module itself,
     its weights and its optimizer are left as they were), or a network (an mx.sym Symbol, or
-    a Module not initialized yet: fresh weights from ``mx.init.Xavier()``, drawn after
-    ``mx.random.seed(seed)``; ``seed=None`` leaves MXNet's generator as it is). The network
+    a Module not initialized yet: fresh weights from ``mx.init.Xavier()``, drawn from MXNet's
+    generator as ``mxlearn.seed`` left it, or after ``mx.random.seed(seed)`` when ``seed`` is
+    given). The network
     must end with a SoftmaxOutput. ``context``: where to train, by default the module's
     devices (a mxlearn.Module), else the CPU. ``train_iter`` is read from its start, again
     from its start when it ends, and reset when the test is over. ``beta``: the smoothing
@@ -102,7 +106,7 @@ def steepest_descent(rates, smoothed) -> float | None:
     smoothed = np.asarray(smoothed, dtype=np.float64)
     lowest = int(np.argmin(np.where(np.isfinite(smoothed), smoothed, np.inf)))
     first = SKIP_START if lowest > SKIP_START + 1 else 0
-    if lowest - first < 1:
+    if lowest - first < 1 or smoothed[lowest] > (1 - MIN_FALL) * smoothed[first]:
         return None
     part = slice(first, lowest + 1)
     slopes = np.gradient(smoothed[part], np.log(np.asarray(rates, dtype=np.float64)[part]))
