@@ -121,13 +121,19 @@ class Smoothed:
     def __init__(self, beta: float) -> None:
         self.beta, self.average, self.count = beta, 0.0, 0
         self.lowest = math.inf
+        self.raw_over = False  # the previous raw loss was past the limit
 
     def add(self, loss: float) -> tuple[float, bool]:
-        """The smoothed value with ``loss`` added, and whether the loss exploded there."""
+        """The smoothed value with ``loss`` added, and whether the loss exploded there: the
+        smoothed loss past 4 times its lowest, or the raw loss past it twice in a row (the
+        average trails the raw loss by tens of batches, by then the rate has grown a decade)."""
         self.count += 1
         self.average = self.beta * self.average + (1 - self.beta) * loss
         value = self.average / (1 - self.beta**self.count)
+        raw_over = not loss <= EXPLOSION * self.lowest  # NaN counts as over
         exploded = math.isnan(value) or value > EXPLOSION * self.lowest
+        exploded = exploded or (raw_over and self.raw_over)
+        self.raw_over = raw_over
         self.lowest = min(self.lowest, value)
         return value, exploded
 
