@@ -23,7 +23,7 @@ def test_the_course_is_every_english_notebook_then_the_chinese_edition():
     names = [str(p.relative_to(ROOT)) for p in course_notebooks(ROOT)]
     english = sorted(p.name for p in ROOT.glob("*.ipynb"))
     assert names == english + [f"zh/{n}" for n in english]
-    assert len(english) == 6
+    assert len(english) == 7  # 01-06 the Module API, 07 the experiment bench
 
 
 def test_a_run_keeps_the_executed_notebook_and_an_offline_html_copy(tmp_path):
