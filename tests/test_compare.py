@@ -109,8 +109,9 @@ def test_save_writes_png_and_svg_and_refuses_other_kinds(two_runs, tmp_path):
         comparison.save(tmp_path / "c.png") and (tmp_path / "c.png").read_bytes()[:4] == b"\x89PNG"
     )
     ET.parse(comparison.save(tmp_path / "plots" / "c.svg"))
-    with pytest.raises(InputError, match=r"\.png or \.svg"):
-        comparison.save(tmp_path / "c.jpg")
+    for wrong in (tmp_path / "c.jpg", 42):
+        with pytest.raises(InputError, match=r"\.png or \.svg"):
+            comparison.save(wrong)
 
 
 def test_in_a_terminal_it_prints_the_table_and_saves_a_png(two_runs, tmp_path, monkeypatch, capsys):

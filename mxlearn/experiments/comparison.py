@@ -106,7 +106,7 @@ class RunComparison:
 
     def save(self, path) -> str:
         """Write the figure as PNG or SVG (by the file's extension)."""
-        path = os.fspath(path)
+        path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
         kind = os.path.splitext(path)[1].lower().lstrip(".")
         if kind not in ("png", "svg"):
             raise InputError(
