@@ -12,6 +12,14 @@ import tempfile
 from collections.abc import Callable
 
 
+def _new_file_mode() -> int:
+    """The mode open() gives a new file here: 0o666 less the process's umask (read back by
+    setting it, which is the only way to read it)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return 0o666 & ~mask
+
+
 def _fsync_folder(folder: str) -> None:
     try:
         fd = os.open(folder, os.O_RDONLY)
@@ -32,6 +40,7 @@ def atomic_write(path: str, write: Callable[[str], None]) -> None:
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
+        os.chmod(tmp, _new_file_mode())  # mkstemp makes 0600; a file written plainly is not
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):

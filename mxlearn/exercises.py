@@ -304,15 +304,14 @@ def hint(exercise: str) -> None:
     print(_next_hint(exercise_name(exercise)))
 
 
-def _unanswered(check: Callable, args: tuple, kwargs: dict) -> list[str]:
-    """The arguments still None that the check cannot do without (answers not made yet)."""
-    bound = inspect.signature(check).bind(*args, **kwargs)
-    parameters = inspect.signature(check).parameters
-    return [
-        name
-        for name, value in bound.arguments.items()
-        if value is None and parameters[name].default is not None
-    ]
+def _unanswered(check: Callable, args: tuple, kwargs: dict) -> bool:
+    """An argument the check cannot do without is still None (an answer not made yet)."""
+    signature = inspect.signature(check)
+    parameters = signature.parameters
+    return any(
+        value is None and parameters[name].default is not None
+        for name, value in signature.bind(*args, **kwargs).arguments.items()
+    )
 
 
 # What a check raises when it is given something of another kind than the exercise asks for

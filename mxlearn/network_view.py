@@ -14,7 +14,7 @@ import re
 import unicodedata
 from xml.sax.saxutils import escape
 
-from .atomic_write import atomic_write
+from .atomic_write import atomic_write_bytes
 from .errors import InputError
 from .language import say
 from .network_layers import BYTES_PER_VALUE, Layer, check_symbol, given_shapes, network_layers
@@ -104,14 +104,8 @@ class NetworkView:
         stem, suffix = os.path.splitext(path)
         if suffix.lower() != ".svg":
             refuse_format(path, stem, suffix)
-        text = self.svg()
-
-        def write(tmp: str) -> None:
-            with open(tmp, "w", encoding="utf-8") as f:
-                f.write(text)
-
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as compare's save
-        atomic_write(path, write)
+        atomic_write_bytes(path, self.svg().encode("utf-8"))
         return path
 
     def total_lines(self) -> list[str]:

@@ -11,9 +11,10 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import files
-from .errors import CheckFailed, MXLearnError
+from .errors import CheckFailed, InputError, MXLearnError, did_you_mean
 from .exercises import for_exercises
 from .language import say
+from .metrics.findings import KINDS
 
 
 def _ok(text: str) -> None:
@@ -118,12 +119,7 @@ def best_epoch_recorded(tracker, mod) -> None:
                 kind=type(tracker).__name__,
             ),
         )
-    epochs, values = mod.history.series("accuracy", "validation", "epoch")
-    if not values:
-        raise CheckFailed(
-            say("The module's history holds no validation accuracy: fit ran without eval_data."),
-            fix="fit(train_iter, eval_data=val_iter, ..., callbacks=[tracker])",
-        )
+    epochs, values = _validation_accuracy(mod)
     best = max(values)
     got_epoch = getattr(tracker, "best_epoch", None)
     got = getattr(tracker, "best_accuracy", None)
@@ -144,7 +140,18 @@ def best_epoch_recorded(tracker, mod) -> None:
     _ok(say("the callback found the best epoch, {epoch} ({best:.4f}).", epoch=got_epoch, best=best))
 
 
+def _validation_accuracy(mod) -> tuple[list, list]:
+    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    if not values:
+        raise CheckFailed(
+            say("The module's history holds no validation accuracy: fit ran without eval_data."),
+            fix="mod.fit(train_iter, eval_data=val_iter, ...)",
+        )
+    return epochs, values
+
+
 def _overrides_a_hook(tracker) -> bool:
+    # imported here: mxlearn.checks is imported by mxlearn before its training package
     from .training.callback import Callback
 
     hooks = [name for name in vars(Callback) if name.startswith("on_")]
@@ -181,11 +188,7 @@ def for_prediction_only(mod) -> None:
 def stopped_early(mod, patience: int, num_epoch: int) -> None:
     """fit stopped by itself: before ``num_epoch``, ``patience`` epochs after the best
     validation accuracy."""
-    epochs, values = mod.history.series("accuracy", "validation", "epoch")
-    if not values:
-        raise CheckFailed(
-            say("The module's history holds no validation accuracy: fit ran without eval_data."),
-        )
+    epochs, values = _validation_accuracy(mod)
     best = epochs[int(np.argmax(values))]
     if epochs[-1] + 1 >= num_epoch or epochs[-1] - best != patience:
         raise CheckFailed(
@@ -273,6 +276,11 @@ def runs_compared(comparison, optimizers: list) -> None:
 @for_exercises
 def no_finding(mod, kind: str) -> None:
     """``mod.history.diagnose()`` reports no finding of this kind (e.g. 'overfitting')."""
+    if kind not in KINDS:  # a misspelt kind would never be found: the check would pass
+        raise InputError(
+            say("There is no finding of kind {kind!r}.", kind=kind),
+            fix=did_you_mean(kind, KINDS),
+        )
     found = [f for f in mod.history.diagnose() if f.kind == kind]
     if found:
         raise CheckFailed(say("The curves still show it: {finding}", finding=found[0].text))

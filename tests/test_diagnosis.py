@@ -461,3 +461,32 @@ def test_a_validation_loss_that_rises_a_little_on_a_healthy_run_is_not_overfitti
                 metric, phase, "epoch", epoch=epoch, batch=500, samples=0, time=0.0, value=value
             )
     assert "overfitting" not in [f.kind for f in history.diagnose()]
+
+
+def test_a_run_that_began_after_epoch_0_is_not_judged_against_its_first_batch():
+    # fit(begin_epoch=15, arg_params=...) from trained weights: its first batch is not the
+    # network before training, so "no better than at the start" says nothing
+    history = MetricHistory()
+    for epoch in range(15, 19):
+        for batch in range(10):
+            history.record(
+                "accuracy",
+                "train",
+                "batch",
+                epoch=epoch,
+                batch=batch,
+                samples=0,
+                time=0.0,
+                value=0.79,
+            )
+        history.record(
+            "accuracy",
+            "train",
+            "epoch",
+            epoch=epoch,
+            batch=10,
+            samples=0,
+            time=0.0,
+            value=0.79 + 0.001 * epoch,
+        )
+    assert "not_learning" not in [f.kind for f in history.diagnose()]

@@ -286,3 +286,10 @@ def test_a_tracker_must_be_a_callback_with_a_hook():
 
     with pytest.raises(CheckFailed, match="overrides none of mxlearn.Callback's hooks"):
         checks.best_epoch_recorded(Plain(), mod)
+
+
+def test_no_finding_refuses_a_kind_it_could_never_find():
+    with pytest.raises(InputError, match="no finding of kind 'overfit'") as info:
+        checks.no_finding(_history([0.5, 0.6, 0.7]), "overfit")
+    assert "overfitting" in info.value.fix
+    checks.no_finding(_history([0.5, 0.6, 0.7]), "overfitting")

@@ -443,3 +443,47 @@ def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     ]
     assert os.stat(out).st_mode & 0o777 == 0o640  # as any file the teacher writes
     assert os.stat(tmp_path / "grades.html").st_mode & 0o777 == 0o640
+
+
+def test_odd_metadata_in_one_notebook_costs_only_that_notebook(tmp_path):
+    teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
+    _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
+    odd = nbformat.read(teacher, as_version=4)
+    odd.cells[2].metadata["mxlearn"] = "01.1"  # not a dict: says nothing about a role
+    odd.cells[3].metadata["nbgrader"] = ["grade"]
+    (tmp_path / "submitted" / "bob").mkdir()
+    nbformat.write(odd, tmp_path / "submitted" / "bob" / NOTEBOOK)
+    grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
+    rows = _rows(tmp_path / "grades.csv")
+    assert [r[:4] for r in rows[1:3]] == [
+        ("alice", NOTEBOOK, "01.1", "passed"),
+        ("alice", NOTEBOOK, "01.2", "passed"),
+    ]
+    assert [r[0] for r in rows[3:]] == ["bob", "bob"]
+
+
+def test_an_out_that_cannot_be_written_is_refused_before_any_notebook_runs(tmp_path, capsys):
+    teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
+    _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
+    (tmp_path / "afile").write_text("x")
+    with pytest.raises(InputError, match="afile"):
+        grade(tmp_path / "submitted", tmp_path / "afile" / "grades.csv", teacher=teacher.parent)
+    with pytest.raises(InputError, match="cannot be written"):
+        grade(tmp_path / "submitted", "/proc/grades.csv", teacher=teacher.parent)
+    assert "alice" not in capsys.readouterr().out  # nothing ran
+
+
+def test_a_damaged_teacher_notebook_is_named_not_skipped(tmp_path):
+    teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
+    (teacher.parent / "02_damaged.ipynb").write_text("{not json")
+    _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
+    with pytest.raises(InputError, match="02_damaged.ipynb cannot be read as a notebook"):
+        grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
+
+
+def test_a_notebook_that_prints_megabytes_is_graded_as_any_other(tmp_path):
+    teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
+    loud = "for _ in range(50):\n    print('x' * 1_000_000)\n" + ANSWER_1  # 50 MB of output
+    _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK, answer_1=loud)
+    grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
+    assert [r[3] for r in _rows(tmp_path / "grades.csv")[1:]] == ["passed", "passed"]

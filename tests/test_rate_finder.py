@@ -199,3 +199,12 @@ def test_a_loss_that_never_fell_suggests_no_rate(letters):
     )
     assert finding.suggested is None and finding.diverged_at is None
     assert "did not fall" in finding.reason
+
+
+def test_an_iterator_feeding_other_names_is_told_what_the_network_reads(letters):
+    X, y = letters[0][:640], letters[1][:640]
+    data = mx.io.NDArrayIter({"pixels": X}, {"softmax_label": y}, batch_size=64)
+    with pytest.raises(InputError, match="'pixels'") as info:
+        lr_find(mxlearn.models.mlp(), data, plot=False)
+    assert "fc1_weight" not in info.value.problem  # parameters are not inputs
+    assert "NDArrayIter({'data': X}, {'softmax_label': y}" in info.value.fix

@@ -331,3 +331,23 @@ def test_the_command_line_refuses_what_it_cannot_do(tmp_path, capsys, arguments,
     _teacher_notebook(tmp_path / "notebooks")
     assert main(["course", "--notebooks", str(tmp_path / "notebooks"), *arguments]) == 1
     assert problem in capsys.readouterr().err
+
+
+def test_a_failed_swap_puts_the_old_edition_back(tmp_path, monkeypatch):
+    from pathlib import Path
+
+    _teacher_notebook(tmp_path / "notebooks")
+    out = tmp_path / "student"
+    write_student_edition(tmp_path / "notebooks", out)
+    before = (out / "01_exercise.ipynb").read_bytes()
+    real_rename = Path.rename
+
+    def rename(self, target):
+        if self.name.endswith(".writing"):  # the new edition cannot take OUT's place
+            raise PermissionError(13, "Permission denied")
+        return real_rename(self, target)
+
+    monkeypatch.setattr(Path, "rename", rename)
+    with pytest.raises(InputError, match="could not write"):
+        write_student_edition(tmp_path / "notebooks", out)
+    assert (out / "01_exercise.ipynb").read_bytes() == before

@@ -1,4 +1,5 @@
-"""The last guard of the student edition: no answer line anywhere in any student file.
+"""The last guard of the student edition: no telling answer line in any student file (lines of
+8 characters or more that are code or a phrase; shorter ones appear in any code).
 
 Every answer of every notebook (both languages hold the same code) is searched for in every
 student notebook: in each cell's text, in the metadata of cells and notebook, and in text

@@ -119,12 +119,27 @@ class _Grader:
     def grade(self, submission: Submission) -> tuple[list[Grade], float, tuple | None]:
         """The submission's grades, seconds, and (folder, teacher's file name) of what it is."""
         started = time.monotonic()
-        notebook, problem = read_notebook(submission.path)
-        name, teacher = teacher_copy(self.teacher, submission.path.name, notebook)
+        name, teacher = None, None
+        try:
+            notebook, problem = read_notebook(submission.path)
+            name, teacher = teacher_copy(self.teacher, submission.path.name, notebook)
+            grades = self._grades(submission, notebook, problem, teacher)
+        except Exception as failure:  # whatever one notebook holds, the others are graded
+            said = say("the notebook could not be run: {problem}", problem=failure)
+            names = exercises_of(teacher) if teacher is not None else [""]
+            grades = dict.fromkeys(names or [""], (ERROR, said))
+        rows = [
+            Grade(submission.student, submission.notebook, e, s, capped(m))
+            for e, (s, m) in grades.items()
+        ]
+        # only a notebook of the course is missed by whoever did not hand it in (not a scratch)
+        which = _handed_in(submission, name) if teacher is not None else None
+        return rows, time.monotonic() - started, which
+
+    def _grades(self, submission, notebook, problem, teacher) -> dict[str, tuple[str, str]]:
         if notebook is None:
             names = list(exercises_of(teacher)) if teacher is not None else [""]
             message = say("not a readable notebook: {problem}", problem=problem)
-            grades = {exercise: (ERROR, message) for exercise in names}
         elif teacher is None:
             names = list(exercises_of(notebook, with_answers_only=True)) or [""]
             message = say(
@@ -133,21 +148,10 @@ class _Grader:
                 notebook=submission.notebook,
                 teacher=str(self.teacher.folder),
             )
-            grades = {exercise: (ERROR, message) for exercise in names}
         else:
             prepared = prepare(notebook, teacher)
-            try:
-                grades = self._run(submission, prepared) if prepared.exercises else {}
-            except Exception as problem:  # e.g. a file in the folder that cannot be copied
-                said = say("the notebook could not be run: {problem}", problem=problem)
-                grades = {exercise.name: (ERROR, said) for exercise in prepared.exercises}
-        rows = [
-            Grade(submission.student, submission.notebook, e, s, capped(m))
-            for e, (s, m) in grades.items()
-        ]
-        # only a notebook of the course is missed by whoever did not hand it in (not a scratch)
-        which = _handed_in(submission, name) if teacher is not None else None
-        return rows, time.monotonic() - started, which
+            return self._run(submission, prepared) if prepared.exercises else {}
+        return dict.fromkeys(names, (ERROR, message))
 
     def _run(self, submission: Submission, prepared) -> dict[str, tuple[str, str]]:
         with tempfile.TemporaryDirectory(
@@ -264,10 +268,6 @@ def _write(grading: Grading) -> None:
 
     atomic_write(str(grading.csv), write)
     write_report(grading.html, grading.grades, grading.csv.name)
-    mask = os.umask(0o022)  # read back; atomic_write's temporary file was made 0600
-    os.umask(mask)
-    for path in (grading.csv, grading.html):
-        os.chmod(path, 0o666 & ~mask)
 
 
 def _print_notebook(submission: Submission, rows: list[Grade], seconds: float) -> None:

@@ -60,7 +60,9 @@ def _cell_role(cell) -> tuple[str | None, str | None, bool]:
     """(exercise, 'answer' | 'check', named by mxlearn's metadata?) of a code cell."""
     if cell.cell_type != "code":
         return None, None, False
-    ours, nbgrader = cell.metadata.get("mxlearn") or {}, cell.metadata.get("nbgrader") or {}
+    # a student's notebook may hold anything in its metadata: what is not a dict says nothing
+    ours, nbgrader = (cell.metadata.get(key) for key in ("mxlearn", "nbgrader"))
+    ours, nbgrader = (m if isinstance(m, dict) else {} for m in (ours, nbgrader))
     role, name = ours.get("role"), ours.get("exercise")
     if role not in ("answer", "check"):
         if nbgrader.get("solution"):

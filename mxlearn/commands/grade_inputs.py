@@ -19,13 +19,16 @@ from __future__ import annotations
 
 import math
 import os
+import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
+from ..checkpoint.prefixes import check_prefix
 from ..errors import InputError
 from ..language import say
-from .grade_exercises import exercises_of, read_notebook
+from .grade_exercises import exercises_of
 from .grade_report import is_report
+from .student_edition import read_teacher_notebook
 
 HEADER = ("student", "notebook", "exercise", "status", "message")
 
@@ -74,12 +77,14 @@ def loose_notebooks(folder: Path) -> list[Path]:
 
 
 def read_teacher(folder: Path) -> Teacher:
+    """Every notebook of the teacher's edition, read once; a damaged one is refused by name
+    (grading against it would call every submission of it ungradable)."""
     editions: dict[str, list] = {}
     for place in (folder, folder / "zh"):
         for path in sorted(place.glob("*.ipynb")) if place.is_dir() else []:
-            notebook, _ = read_notebook(path) if shown(path) else (None, None)
-            if notebook is not None:
-                editions.setdefault(path.name, []).append(notebook)
+            if not shown(path):
+                continue
+            editions.setdefault(path.name, []).append(read_teacher_notebook(path))
     return Teacher(folder, editions)
 
 
@@ -216,6 +221,7 @@ def refuse_out(submissions: Path, out: Path) -> None:
             ),
             fix=elsewhere,
         )
+    _refuse_an_unwritable_folder(out)
     if (html.exists() or html.is_symlink()) and not is_report(html):
         raise InputError(
             say(
@@ -226,6 +232,25 @@ def refuse_out(submissions: Path, out: Path) -> None:
             ),
             fix=elsewhere,
         )
+
+
+def _refuse_an_unwritable_folder(out: Path) -> None:
+    """--out's folder made now and tried with a file: found before any notebook runs, not
+    after (a file on the way, no permission, a read-only disk)."""
+    check_prefix(str(out), "mxlearn grade --out")  # a file on the way is named
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        with tempfile.TemporaryFile(dir=out.parent):
+            pass
+    except OSError as problem:
+        raise InputError(
+            say(
+                "mxlearn grade: --out {out} cannot be written ({problem}).",
+                out=str(out),
+                problem=problem.strerror or problem,
+            ),
+            fix=say("choose a folder you can write, e.g. --out grades.csv"),
+        ) from None
 
 
 def teacher_folder(teacher: str | Path | None, submissions: Path) -> Teacher:

@@ -14,7 +14,7 @@ goes, so that whatever ran is known even when the process is killed:
     {"done": true}                             every cell ran
 
 Outputs are dropped as they arrive (only errors are kept, each capped), so a cell that prints
-megabytes costs nothing. A watchdog thread sums the resident memory of the kernel and its
+megabytes does not pile up in the grader. A watchdog thread sums the resident memory of the kernel and its
 children (psutil) and kills the kernel's process group past the limit; without psutil the
 kernel gets an address-space limit (RLIMIT_AS) instead, which is much coarser: it counts
 reserved memory too (about 1 GB for a kernel that trained with MXNet on 1 thread, 3.8 GB on 16).

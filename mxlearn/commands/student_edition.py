@@ -64,7 +64,7 @@ def read_teacher_notebook(path: Path):
             say(
                 "mxlearn course --student: {path} cannot be read as a notebook ({problem}).",
                 path=str(path),
-                problem=str(problem).splitlines()[0][:200],
+                problem=(str(problem).splitlines() or [type(problem).__name__])[0][:200],
             ),
             fix=say("open it in Jupyter and save it again, or restore it from version control"),
         ) from None
@@ -153,6 +153,8 @@ def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
         building.rename(out)
     except OSError as problem:
         shutil.rmtree(building, ignore_errors=True)
+        if replaced.exists() and not out.exists():  # the old edition back where it was
+            replaced.rename(out)
         raise InputError(
             say(
                 "mxlearn course --student: could not write the edition in {out} ({problem}); "

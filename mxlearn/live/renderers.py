@@ -97,7 +97,7 @@ class DisplayRenderer:
             self._image.update(_image_bundle(png, "image/png"), raw=True)
 
     def findings(self, text: str) -> None:
-        display({"text/plain": text}, raw=True)  # under the plot
+        _text_under_the_plot(text)
 
 
 class WidgetRenderer:
@@ -156,8 +156,13 @@ class WidgetRenderer:
                 self._handle.update(self._bundle(png), raw=True)
 
     def findings(self, text: str) -> None:
-        # plain text under the widget: the same words in a notebook read without widgets
-        display({"text/plain": text}, raw=True)
+        _text_under_the_plot(text)
+
+
+def _text_under_the_plot(text: str) -> None:
+    """Plain text as the output after the plot: the same words in a notebook read without
+    widgets (an export) as in a live one."""
+    display({"text/plain": text}, raw=True)
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:

@@ -188,18 +188,17 @@ def curves(history, phase: str) -> dict[str, Curve]:
 
 
 def first_batches(history) -> dict[str, list]:
-    """Each metric's training batch records, when they start at the first batch of the first
-    epoch recorded: that batch's value is the network's before any update (MXNet measures a
-    batch's outputs before the update they lead to)."""
+    """Each metric's training batch records, when they start at batch 0 of epoch 0: that
+    batch's value is the network's before any update (MXNet measures a batch's outputs before
+    the update they lead to). A run begun at a later epoch started from trained weights."""
     batches: dict[str, list] = {}
     for r in history.records:
         if r.phase == "train" and r.kind == "batch":
             batches.setdefault(r.metric, []).append(r)
-    first_epoch = min((r.epoch for r in history.records), default=None)  # a run cut short too
     return {
         metric: rows
         for metric, rows in batches.items()
-        if rows[0].batch == 0 and rows[0].epoch == first_epoch and facts_of_name(metric)
+        if rows[0].batch == 0 and rows[0].epoch == 0 and facts_of_name(metric)
     }
 
 

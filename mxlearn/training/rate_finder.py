@@ -25,6 +25,7 @@ import numbers
 
 import numpy as np
 
+from .. import network
 from .._compat import mx
 from ..errors import ArgumentTypeError, InputError
 from ..guards.optimizer_settings import check_optimizer, settings_dict
@@ -105,7 +106,7 @@ def steepest_descent(rates, smoothed) -> float | None:
     average a few batches only: their slopes are noise). None when the loss never fell."""
     smoothed = np.asarray(smoothed, dtype=np.float64)
     lowest = int(np.argmin(np.where(np.isfinite(smoothed), smoothed, np.inf)))
-    first = SKIP_START if lowest > SKIP_START + 1 else 0
+    first = SKIP_START  # a minimum among the first values has no slope worth reading
     if lowest - first < 1 or smoothed[lowest] > (1 - MIN_FALL) * smoothed[first]:
         return None
     part = slice(first, lowest + 1)
@@ -357,15 +358,17 @@ def _check_iterator(train_iter, symbol) -> None:
     unknown = [d.name for d in (*train_iter.provide_data, *train_iter.provide_label)]
     unknown = [name for name in unknown if name not in arguments]
     if unknown:
+        data = (network.input_names(symbol) or ["data"])[0]
+        label = ([li.name for li in network.label_inputs(symbol)] or ["softmax_label"])[0]
         raise InputError(
             say(
-                "{called}: train_iter feeds {names}, which the network has no input for (its "
-                "inputs: {inputs}).",
+                "{called}: train_iter feeds {names}, which the network has no input for (it "
+                "reads: {inputs}).",
                 called=CALLED,
                 names=", ".join(repr(n) for n in unknown),
-                inputs=", ".join(repr(n) for n in symbol.list_arguments()),
+                inputs=network.describe_inputs(symbol),
             ),
-            fix="mx.io.NDArrayIter({'data': X}, {'softmax_label': y}, batch_size=64)",
+            fix=f"mx.io.NDArrayIter({{{data!r}: X}}, {{{label!r}: y}}, batch_size=64)",
         )
 
 

@@ -10,18 +10,15 @@ figure is (the same choice of place: ``live.backends``).
 
 from __future__ import annotations
 
-import base64
-import io
 import os
-import time
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
+from ..atomic_write import atomic_write_bytes
 from ..cjk_font import cjk_font_name
 from ..language import drawn_language, say, say_drawn
-from ..live.backends import choose_backend_quietly
 
 FIGSIZE = (6.0, 3.6)
 DPI = 96
@@ -72,11 +69,11 @@ class RateFinding:
         """The loss against the rate (log axis) as a matplotlib Figure (Agg: nothing shown)."""
         return draw(self)
 
-    def plot(self, path: str | None = None) -> str | None:
+    def plot(self, path: str | None = None, backend: str | None = None) -> str | None:
         """Show the figure where the code runs: in a notebook, as an image in the output;
         elsewhere saved as a PNG (``path``, else runs/plots/lr-find-<time>.png), its path
         printed and returned. No window opens."""
-        return show(self, path)
+        return show(self, path, backend)
 
     def __repr__(self) -> str:
         return (
@@ -138,29 +135,15 @@ def draw(finding) -> Figure:
     return figure
 
 
-def png(figure: Figure) -> bytes:
-    buffer = io.BytesIO()
-    figure.savefig(buffer, format="png")
-    return buffer.getvalue()
+def show(finding, path: str | None = None, backend: str | None = None) -> str | None:
+    """The figure at ``path`` (a PNG, its path printed and returned); without a path, shown
+    where the code runs as the other plots are (a PNG under runs/plots/ in a terminal)."""
+    from ..experiments.showing import figure_png, show_figure
 
-
-def show(finding, path: str | None = None) -> str | None:
-    """In a notebook: the figure in the cell's output (None returned). Elsewhere: the figure
-    saved as a PNG at ``path`` (default runs/plots/lr-find-<time>.png), its path printed and
-    returned."""
-    image = png(draw(finding))
-    if path is None and choose_backend_quietly() in ("widget", "display"):
-        from IPython.display import display  # only a notebook gets here
-
-        bundle = {
-            "image/png": base64.b64encode(image).decode("ascii"),
-            "text/plain": say("<learning-rate plot>"),
-        }
-        display(bundle, raw=True)
-        return None
-    path = path or os.path.join("runs", "plots", time.strftime("lr-find-%Y%m%d-%H%M%S.png"))
+    figure = draw(finding)
+    if path is None:
+        return show_figure(figure, "lr-find", backend)
     os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    with open(path, "wb") as f:
-        f.write(image)
+    atomic_write_bytes(path, figure_png(figure))
     print(say("Learning-rate plot saved to {path}", path=path), flush=True)
     return path
