@@ -6,6 +6,7 @@ import argparse
 import sys
 
 from .commands.doctor import run_doctor
+from .commands.grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, refuse_missing_packages
 from .commands.tour import run_tour
 from .distributed import launch as run_job
 from .errors import InputError, MXLearnError
@@ -35,26 +36,7 @@ def _parser() -> argparse.ArgumentParser:
         metavar="OUT",
         help=say("write the student edition (answers replaced by stubs) to OUT instead"),
     )
-    grader = commands.add_parser(
-        "grade", help=say("run each student's notebook and grade its exercises (CSV and HTML)")
-    )
-    grader.add_argument(
-        "submissions", metavar="SUBMISSIONS", help=say("a folder of <student>/<notebook>.ipynb")
-    )
-    grader.add_argument(
-        "--out", default="grades.csv", help=say("the CSV to write, the HTML beside it (grades.csv)")
-    )
-    grader.add_argument(
-        "--timeout", type=float, default=600, help=say("seconds per notebook (600)")
-    )
-    grader.add_argument(
-        "--memory-mb", type=int, default=4096, help=say("memory per kernel, in MB (4096)")
-    )
-    grader.add_argument("--jobs", type=int, help=say("notebooks run at once (one per CPU)"))
-    grader.add_argument(
-        "--teacher",
-        help=say("the teacher's edition, whose check cells are run (default: notebooks/ here)"),
-    )
+    _add_grade(commands)
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
     launch = commands.add_parser(
         "launch",
@@ -66,6 +48,43 @@ def _parser() -> argparse.ArgumentParser:
     launch.add_argument("script", help=say("the training script (fit(..., kvstore='dist_sync'))"))
     launch.add_argument("script_args", nargs=argparse.REMAINDER, help=say("its arguments"))
     return parser
+
+
+def _add_grade(commands) -> None:
+    """The ``grade`` command's arguments; its defaults are the grader's own."""
+    grader = commands.add_parser(
+        "grade", help=say("run each student's notebook and grade its exercises (CSV and HTML)")
+    )
+    grader.add_argument(
+        "submissions",
+        metavar="SUBMISSIONS",
+        help=say(
+            "a folder of <student>/<notebook>.ipynb or <student>/<assignment>/<notebook>.ipynb"
+        ),
+    )
+    grader.add_argument(
+        "--out", default="grades.csv", help=say("the CSV to write, the HTML beside it (grades.csv)")
+    )
+    grader.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        help=say("seconds per notebook ({seconds:g})", seconds=DEFAULT_TIMEOUT),
+    )
+    grader.add_argument(
+        "--memory-mb",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        help=say("memory per kernel, in MB ({mb})", mb=DEFAULT_MEMORY_MB),
+    )
+    grader.add_argument("--jobs", type=int, help=say("notebooks run at once (one per CPU)"))
+    grader.add_argument(
+        "--teacher",
+        help=say(
+            "the teacher's edition (its notebooks and those of its zh/), whose check cells are "
+            "run (default: notebooks/ here)"
+        ),
+    )
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -97,16 +116,7 @@ def main(argv: list[str] | None = None) -> int:
             if any(run.error for run in run_course(args.notebooks, args.out or "runs/course")):
                 return 1
         elif args.command == "grade":
-            from .commands.grade import grade  # nbclient comes with the dev extra
-
-            grade(
-                args.submissions,
-                args.out,
-                timeout=args.timeout,
-                memory_mb=args.memory_mb,
-                jobs=args.jobs,
-                teacher=args.teacher,
-            )
+            return _grade(args)
         elif args.command == "launch":
             result = run_job(
                 args.script, args.script_args, args.workers, args.servers, args.timeout
@@ -123,6 +133,29 @@ def main(argv: list[str] | None = None) -> int:
     except MXLearnError as err:
         print(f"\nmxlearn: {err}", file=sys.stderr)
         return 1
+    return 0
+
+
+def _grade(args: argparse.Namespace) -> int:
+    """``grade``: 2, as argparse's own refusals, when it refuses its arguments (each refusal
+    comes before any notebook runs); a SetupError goes on to main."""
+    # its packages (nbformat, nbclient, ipykernel) come with the dev extra, not with mxlearn:
+    # named before grade.py imports them, not an ImportError
+    refuse_missing_packages()
+    from .commands.grade import grade
+
+    try:
+        grade(
+            args.submissions,
+            args.out,
+            timeout=args.timeout,
+            memory_mb=args.memory_mb,
+            jobs=args.jobs,
+            teacher=args.teacher,
+        )
+    except InputError as err:
+        print(f"\nmxlearn: {err}", file=sys.stderr)
+        return 2
     return 0
 
 

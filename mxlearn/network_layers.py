@@ -197,8 +197,7 @@ def _fix_call(symbol, names=None) -> str:
 
 def network_layers(symbol, shapes: dict, told_inputs: set) -> list[Layer]:
     """The network's layers in order: its data and label inputs, then each operator."""
-    args, aux = _inferred(symbol, shapes, "arguments")
-    outputs, _ = _inferred(symbol.get_internals(), shapes, "outputs")
+    args, aux, outputs = _inferred(symbol, shapes)
     labels = {li.name for li in network.label_inputs(symbol)}
     # as a Module sees it: the inputs are what is fed (the shapes given) and the labels; every
     # other argument is a parameter, whatever its name ('w1', 'lstm_parameters')
@@ -247,11 +246,13 @@ def _node_shapes(name: str, outputs: dict) -> tuple:
     return tuple(found)
 
 
-def _inferred(symbol, shapes: dict, kind: str) -> tuple[dict, dict]:
-    """Shapes by name: (arguments, auxiliary states), or (outputs, {}) for ``kind='outputs'``;
+def _inferred(symbol, shapes: dict) -> tuple[dict, dict, dict]:
+    """Shapes by name of the arguments, the auxiliary states and every layer's outputs, from one
+    inference over the network's internals (they have the network's arguments and states);
     MXNet's refusal as one explained line."""
+    internals = symbol.get_internals()
     try:
-        arg_shapes, out_shapes, aux_shapes = symbol.infer_shape_partial(**shapes)
+        arg_shapes, out_shapes, aux_shapes = internals.infer_shape_partial(**shapes)
     except mx.base.MXNetError as err:
         reason = engine_reason(err)
         fix = say(
@@ -271,11 +272,10 @@ def _inferred(symbol, shapes: dict, kind: str) -> tuple[dict, dict]:
             ),
             fix=fix,
         ) from None
-    if kind == "outputs":
-        return dict(zip(symbol.list_outputs(), map(tuple, out_shapes))), {}
     return (
-        dict(zip(symbol.list_arguments(), map(tuple, arg_shapes))),
-        dict(zip(symbol.list_auxiliary_states(), map(tuple, aux_shapes))),
+        dict(zip(internals.list_arguments(), map(tuple, arg_shapes))),
+        dict(zip(internals.list_auxiliary_states(), map(tuple, aux_shapes))),
+        dict(zip(internals.list_outputs(), map(tuple, out_shapes))),
     )
 
 

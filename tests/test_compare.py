@@ -17,7 +17,7 @@ QUIET = logging.getLogger("quiet-compare")
 QUIET.setLevel(logging.WARNING)
 
 
-def _trained(rate, checkpoint=None, metrics="acc"):
+def _trained(rate, checkpoint=None, metrics="acc", num_epoch=3, **fit_args):
     mxlearn.seed(0)
     X, y = mxlearn.datasets.synthetic_classification(num_samples=320)
     train = mx.io.NDArrayIter(X[:256], y[:256], batch_size=32, shuffle=True)
@@ -26,10 +26,11 @@ def _trained(rate, checkpoint=None, metrics="acc"):
     mod.fit(
         train,
         eval_data=val,
-        num_epoch=3,
+        num_epoch=num_epoch,
         eval_metric=metrics,
         optimizer_params={"learning_rate": rate},
         checkpoint=checkpoint,
+        **fit_args,
     )
     return mod
 
@@ -73,6 +74,7 @@ def test_the_table_gives_final_and_best_values(two_runs):
         "run",
         "metric",
         "epochs",
+        "final epoch",
         "final train",
         "final validation",
         "best validation",
@@ -82,7 +84,9 @@ def test_the_table_gives_final_and_best_values(two_runs):
         row = table[(table.run == label) & (table.metric == "cross-entropy")].iloc[0]
         epochs, values = mod.history.series("cross-entropy", "validation", "epoch")
         assert row["best validation"] == min(values)  # a loss: lower is better
-        assert row["best epoch"] == epochs[int(np.argmin(values))]
+        # counted as on the figure's axis: epochs completed (the checkpoint's number)
+        assert row["best epoch"] == epochs[int(np.argmin(values))] + 1
+        assert row["epochs"] == row["final epoch"] == 3
         assert row["final train"] == mod.history.last("cross-entropy", "train")
 
 
@@ -164,3 +168,29 @@ def test_chinese_labels_in_a_chinese_run(two_runs):
     finally:
         mxlearn.set_language("en")
     assert comparison.runs[0].label.startswith("运行 1")
+
+
+def test_the_table_tells_the_weights_early_stopping_kept_and_leaves_out_what_was_not_measured():
+    stopping = mxlearn.EarlyStopping("ce", patience=2, min_delta=0.05)
+    mod = _trained(0.5, metrics=["ce"], num_epoch=30, early_stopping=stopping)
+    epochs, values = mod.history.series("cross-entropy", "validation", "epoch")
+    best = stopping.best_epoch  # the last epoch that improved by more than min_delta
+    assert len(epochs) == best + 3  # stopped two epochs after it
+    plain = _trained(0.1)  # measured accuracy only
+    table = mxlearn.compare(mod, plain, labels=["stopped", "plain"], show=False).table()
+    assert list(zip(table.run, table.metric)) == [
+        ("stopped", "cross-entropy"),
+        ("plain", "accuracy"),
+    ]
+    row = table.iloc[0]
+    assert row["epochs"] == best + 3 and row["final epoch"] == best + 1
+    assert row["best epoch"] == int(np.argmin(values)) + 1
+    assert row["final validation"] == values[best]  # the weights put back, not the last epoch's
+    assert mod.history.events[-1].kind == "restored"
+
+
+def test_a_run_with_no_complete_epoch_is_refused():
+    history = mxlearn.MetricHistory()
+    history.record("accuracy", "train", "batch", epoch=0, batch=0, samples=32, time=0.1, value=0.2)
+    with pytest.raises(InputError, match="no epoch's values"):
+        mxlearn.compare(history, show=False)

@@ -307,10 +307,11 @@ def test_a_real_run_on_500_rows_with_a_wide_network_overfits():
     _same_in_chinese(history, "overfitting")
 
 
-def test_a_real_run_at_learning_rate_10_has_a_learning_rate_too_high():
+@pytest.mark.parametrize("rate", [5.0, 10.0])
+def test_a_real_run_at_learning_rate_5_or_10_has_a_learning_rate_too_high(rate):
     with warnings.catch_warnings():  # the watchdog warns of the collapse it causes
         warnings.simplefilter("ignore", TrainingWarning)
-        history = _fit(mxlearn.models.mlp(), _letters(), num_epoch=3, **_rate(10.0))
+        history = _fit(mxlearn.models.mlp(), _letters(), num_epoch=3, **_rate(rate))
     found = _only(history, "learning_rate_too_high")
     assert found.metric == "cross-entropy" and found.numbers["largest"] > 2 * LN_26
     _same_in_chinese(history, "learning_rate_too_high")

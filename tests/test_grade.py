@@ -296,7 +296,7 @@ def test_a_missing_or_empty_submissions_folder_is_refused(tmp_path):
     (tmp_path / "submitted" / "loose.ipynb").write_text("{}")  # not in a student's folder
     with pytest.raises(InputError, match=r"holds no <student>/<notebook>\.ipynb") as refused:
         grade(tmp_path / "submitted", tmp_path / "grades.csv")
-    assert "alice/03_predict.ipynb" in refused.value.fix
+    assert "alice/01_module_step_by_step.ipynb" in refused.value.fix
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
     with pytest.raises(InputError, match="teacher's folder"):
         grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=tmp_path / "nowhere")

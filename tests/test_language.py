@@ -52,6 +52,7 @@ NOT_SHOWN = {
     ("mxlearn/commands/student_edition.py", "python -m mxlearn course"): "a command, the same",
     ("mxlearn/commands/grade_inputs.py", "python -m mxlearn grade"): "a command, the same",
     ("mxlearn/commands/grade_inputs.py", "mxlearn grade --out"): "the option a message names",
+    ("mxlearn/commands/grading_run.py", "{} -m pip install"): "a command, the same",
     (
         "mxlearn/run_checks.py",
         "mod.fit(train_iter, eval_data",

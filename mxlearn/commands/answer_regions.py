@@ -80,7 +80,7 @@ def _marker(line: str, number: int, where: str) -> tuple[str, str] | None:
     for kind, (begin, end) in REGIONS.items():
         for edge, words in (("begin", begin), ("end", end)):
             if words in line:
-                if not ALONE.fullmatch(text) or not text.endswith(words):
+                if not ALONE.fullmatch(text):
                     _refuse(
                         where,
                         number,

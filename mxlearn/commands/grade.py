@@ -1,13 +1,14 @@
 """``python -m mxlearn grade SUBMISSIONS --out grades.csv``: run every student's notebook and
 grade each exercise by the teacher's check cell.
 
-SUBMISSIONS holds ``<student>/<notebook>.ipynb`` (or ``<student>/<assignment>/<notebook>.ipynb``,
-as nbgrader's ``submitted/`` folder does). The teacher's edition (``--teacher``, else
-``notebooks`` in the working folder; without either the command is refused) is read once,
-before the first run. Each notebook runs in a fresh kernel, in a temporary copy of the folder it
-sits in (symlinks copied as symlinks), every cell even after an error, its check cells given the
-teacher's source again. A notebook the teacher has no copy of (by its file name, or by the
-exercises in its cells) is not run: its own checks cannot be trusted.
+SUBMISSIONS holds ``<student>/<notebook>.ipynb`` or ``<student>/<assignment>/<notebook>.ipynb``
+(nbgrader's ``submitted/`` folder); a notebook at the top of SUBMISSIONS, in no student's
+folder, is named and not graded. The teacher's edition (the notebooks of ``--teacher`` and of
+its ``zh/``, else of ``notebooks`` in the working folder; without either the command is refused)
+is read once, before the first run. Each notebook runs in a fresh kernel, in a temporary copy of
+the folder it sits in (symlinks copied as symlinks), every cell even after an error, its check
+cells given the teacher's source again. A notebook the teacher has no copy of (by its file name,
+or by the exercises in its cells) is not run: its own checks cannot be trusted.
 
 Each exercise is then ``passed`` (its check passed), ``failed`` (its check failed, or it was not
 answered, or no check cell of it is in the notebook, or the student did not hand the notebook
@@ -65,9 +66,8 @@ from .grade_inputs import (
     teacher_folder,
 )
 from .grade_report import write_report
+from .grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
-DEFAULT_TIMEOUT = 600.0  # seconds per notebook: the course notebooks take 4-13 s on 2 CPU cores
-DEFAULT_MEMORY_MB = 4096
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
 
 
@@ -116,8 +116,8 @@ class _Grader:
         self.stopped = False
         self.lock = threading.Lock()
 
-    def grade(self, submission: Submission) -> tuple[list[Grade], float, tuple | None]:
-        """The submission's grades, seconds, and (folder, teacher's file name) of what it is."""
+    def grade(self, submission: Submission) -> tuple[list[Grade], float, str | None]:
+        """The submission's grades, seconds, and the file name of its teacher's copy."""
         started = time.monotonic()
         name, teacher = None, None
         try:
@@ -132,9 +132,7 @@ class _Grader:
             Grade(submission.student, submission.notebook, e, s, capped(m))
             for e, (s, m) in grades.items()
         ]
-        # only a notebook of the course is missed by whoever did not hand it in (not a scratch)
-        which = _handed_in(submission, name) if teacher is not None else None
-        return rows, time.monotonic() - started, which
+        return rows, time.monotonic() - started, name if teacher is not None else None
 
     def _grades(self, submission, notebook, problem, teacher) -> dict[str, tuple[str, str]]:
         if notebook is None:
@@ -167,7 +165,7 @@ class _Grader:
                 if self.stopped:  # the grader was interrupted while this run started
                     grading_run.stop_all(run)
             try:
-                timed_out, _, tail = grading_run.finish(run, self.timeout)
+                timed_out, tail = grading_run.finish(run, self.timeout)
             finally:
                 with self.lock:
                     self.running.discard(run)
@@ -183,12 +181,6 @@ class _Grader:
             grading_run.stop_all(run)
 
 
-def _handed_in(submission: Submission, name: str | None) -> tuple[str, str]:
-    """(assignment folder or "", the teacher's file name, else the submission's own)."""
-    folder = Path(submission.notebook).parent.as_posix()
-    return ("" if folder == "." else folder), name or submission.path.name
-
-
 def grade(
     submissions: str | Path,
     out: str | Path = "grades.csv",
@@ -199,6 +191,7 @@ def grade(
     teacher: str | Path | None = None,
 ) -> Grading:
     """Grade every notebook in ``submissions``; write ``out`` (CSV) and its HTML summary."""
+    grading_run.refuse_missing_packages()  # else every notebook would be an error row
     submissions, out = Path(submissions), Path(out)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     refuse_settings(submissions, {"timeout": timeout, "memory-mb": memory_mb, "jobs": jobs})
@@ -208,24 +201,23 @@ def grade(
     for loose in loose_notebooks(submissions):
         line = say("{path} is not in a student's folder: not graded", path=str(loose))
         print(f"  {line}", flush=True)
-    grades, seconds, handed_in = [], {}, {}
+    grades, seconds, course = [], {}, {}
     with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
         futures = {pool.submit(grader.grade, s): s for s in found}
         try:
             for future in as_completed(futures):
                 submission = futures[future]
-                rows, took, which = future.result()
+                key = (submission.student, submission.notebook)
+                rows, seconds[key], name = future.result()
                 grades += rows
-                seconds[(submission.student, submission.notebook)] = took
-                if which is not None:
-                    graded = handed_in.setdefault(which, {}).setdefault(submission.student, [])
-                    graded += [row.exercise for row in rows]
-                _print_notebook(submission, rows, took)
+                if name is not None:  # only a course notebook is missed by who lacks it
+                    course[key] = name
+                _print_notebook(submission, rows, seconds[key])
         except BaseException:
             pool.shutdown(wait=False, cancel_futures=True)
             grader.stop_everything()
             raise
-    grades += _not_handed_in([p.name for p in students(submissions)], handed_in)
+    grades += _not_handed_in([p.name for p in students(submissions)], grades, course)
     grades.sort(key=lambda g: (g.student, g.notebook, exercise_key(g.exercise)))
     grading = Grading(out, out.with_suffix(".html"), grades, seconds)
     _write(grading)
@@ -233,25 +225,28 @@ def grade(
     return grading
 
 
-def _not_handed_in(everyone: list[str], handed_in: dict[tuple, dict]) -> list[Grade]:
-    """A ``failed`` row for each exercise of each notebook someone handed in and a student
-    did not (an empty folder, a checkpoint's copy only). ``handed_in``: {(folder, file name):
-    {student: the exercises graded}}; a notebook handed in in any folder is handed in."""
-    exercises: dict[str, dict] = {}  # per file name, in order
-    who: dict[str, set] = {}
-    places: dict[str, Counter] = {}
-    for (folder, name), graded in handed_in.items():
-        exercises.setdefault(name, {}).update((e, None) for g in graded.values() for e in g)
-        who.setdefault(name, set()).update(graded)
-        places.setdefault(name, Counter())[f"{folder}/{name}" if folder else name] += len(graded)
+def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> list[Grade]:
+    """A ``failed`` row for each exercise of each course notebook someone handed in and a
+    student did not (an empty folder, a checkpoint's copy only). ``course``: {(student,
+    notebook): the file name of its teacher's copy}; one handed in in any folder is handed in."""
+    exercises: dict[str, dict] = {}  # per teacher's file name, in order
+    for g in grades:
+        if (g.student, g.notebook) in course:
+            exercises.setdefault(course[g.student, g.notebook], {})[g.exercise] = None
     rows = []
-    for name in sorted(exercises):
-        shown = min(places[name], key=lambda place: (-places[name][place], place))  # most used
-        for student in sorted(set(everyone) - who[name]):
+    for name in sorted(set(course.values())):
+        # who handed it in where (week1/01_exercises.ipynb); shown where most students put it
+        placed = {
+            (s, Path(nb).with_name(name).as_posix()) for (s, nb), n in course.items() if n == name
+        }
+        places = Counter(place for _, place in placed)
+        shown = min(places, key=lambda place: (-places[place], place))
+        for student in sorted(set(everyone) - {student for student, _ in placed}):
             said = say("{student}/{notebook}: not handed in", student=student, notebook=shown)
             print(f"  {said}", flush=True)
             rows += [
-                Grade(student, shown, e, FAILED, say("not handed in")) for e in exercises[name]
+                Grade(student, shown, e, FAILED, say("not handed in"))
+                for e in exercises.get(name, {})
             ]
     return rows
 

@@ -1,8 +1,10 @@
 """What ``python -m mxlearn grade`` reads and refuses before any notebook runs.
 
 The submissions: ``SUBMISSIONS/<student>/<notebook>.ipynb`` and
-``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb``; hidden files and folders
-(``.ipynb_checkpoints``) are never submissions, nor is a symlinked assignment folder.
+``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb`` (nbgrader's ``submitted/``; a student's
+``zh/`` is read as an assignment folder); hidden files and folders (``.ipynb_checkpoints``) are
+never submissions, nor is a symlinked assignment folder, nor a notebook at the top of
+SUBMISSIONS (it is named, in no student's folder).
 
 The teacher's edition: every notebook of ``--teacher`` and ``--teacher/zh``, read once, before
 the first run (a notebook runs with the grader's rights: it could rewrite the teacher's files,
@@ -36,7 +38,7 @@ HEADER = ("student", "notebook", "exercise", "status", "message")
 @dataclass
 class Submission:
     student: str
-    notebook: str  # its path under the student's folder, e.g. 03_predict.ipynb
+    notebook: str  # its path under the student's folder, e.g. week1/02_fit.ipynb
     path: Path
 
 
@@ -118,11 +120,13 @@ def refuse_settings(submissions: Path, settings: dict) -> None:
     for name, value in settings.items():
         if not value > 0:
             said = say(
-                "mxlearn grade: --{name} {value} is not a positive number.", name=name, value=value
+                "mxlearn grade: --{name} {value:g} is not a positive number.",
+                name=name,
+                value=value,
             )
         elif not math.isfinite(value):
             said = say(
-                "mxlearn grade: --{name} {value} is not a finite number.", name=name, value=value
+                "mxlearn grade: --{name} {value:g} is not a finite number.", name=name, value=value
             )
         else:
             continue
@@ -151,7 +155,7 @@ def refuse_submissions(submissions: Path) -> list[Submission]:
             ),
             fix=say(
                 "put each student's notebooks in a folder of their own: "
-                "{folder}/alice/03_predict.ipynb",
+                "{folder}/alice/01_module_step_by_step.ipynb",
                 folder=str(submissions),
             ),
         )

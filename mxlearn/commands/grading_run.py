@@ -20,12 +20,16 @@ kernel gets an address-space limit (RLIMIT_AS) instead, which is much coarser: i
 reserved memory too (about 1 GB for a kernel that trained with MXNet on 1 thread, 3.8 GB on 16).
 
 The grader's side (:func:`start`, :func:`finish`) waits for the whole notebook's time limit and
-then kills this process's group, the kernel's group and every process found below them.
+then kills this process's group, the kernel's group and every process found below them. It also
+holds the grader's default limits and refuses to start without the packages a run needs: this
+file imports nothing that may be missing, so the command line can use both before it imports
+the rest of the grader.
 """
 
 from __future__ import annotations
 
 import collections
+import importlib.util
 import json
 import os
 import signal
@@ -33,8 +37,12 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
+DEFAULT_TIMEOUT = 600.0  # seconds per notebook: the course notebooks take 4-17 s on 2 CPU cores
+DEFAULT_MEMORY_MB = 4096
+# what a run imports (nbformat, nbclient) and the kernel it starts (ipykernel)
+NEEDED = ("nbformat", "nbclient", "ipykernel")
 KEPT_CHARS = 2000  # of an error's value
 POLL_SECONDS = 0.1  # the memory watchdog's period
 STDERR_KEPT = 16_000  # the last characters of the kernel's stderr, for a run that failed
@@ -44,13 +52,33 @@ STDERR_KEPT = 16_000  # the last characters of the kernel's stderr, for a run th
 # The grader's side: start a run, wait for it with a time limit, leave no process behind.
 
 
+def refuse_missing_packages() -> None:
+    """Refuse to grade where no run can start (every notebook would be an error row)."""
+    missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
+    if not missing:
+        return
+    # imported only here: run as a script, this file imports nothing of mxlearn
+    from ..errors import SetupError
+    from ..language import say
+
+    raise SetupError(
+        say(
+            "mxlearn grade needs {packages} to run the notebooks, and this Python ({python}) "
+            "cannot import them.",
+            packages=", ".join(missing),
+            python=sys.executable,
+        ),
+        fix=f"{sys.executable} -m pip install {' '.join(missing)}",
+    )
+
+
 @dataclass(eq=False)  # each run is itself: kept in a set of the runs going on
 class Run:
     process: subprocess.Popen
     results: str
     started: float
-    stderr_tail: collections.deque = field(default_factory=lambda: collections.deque())
-    reader: threading.Thread | None = None
+    stderr_tail: collections.deque
+    reader: threading.Thread
 
 
 def start(notebook: str, folder: str, results: str, memory_mb: int, env: dict) -> Run:
@@ -65,25 +93,26 @@ def start(notebook: str, folder: str, results: str, memory_mb: int, env: dict) -
         cwd=folder,
         start_new_session=True,
     )
-    run = Run(process, results, time.monotonic())
-    run.reader = threading.Thread(target=_keep_tail, args=(process.stderr, run), daemon=True)
-    run.reader.start()
-    return run
+    tail: collections.deque = collections.deque()
+    reader = threading.Thread(target=_keep_tail, args=(process.stderr, tail), daemon=True)
+    reader.start()
+    return Run(process, results, time.monotonic(), tail, reader)
 
 
-def _keep_tail(stream, run: Run) -> None:
+def _keep_tail(stream, tail: collections.deque) -> None:
     """Read the run's stderr (its own and the kernel's) to the end, keeping only its tail."""
     kept = 0
-    for chunk in iter(lambda: stream.read1(4096), b""):
-        run.stderr_tail.append(chunk)
-        kept += len(chunk)
-        while kept > STDERR_KEPT and len(run.stderr_tail) > 1:
-            kept -= len(run.stderr_tail.popleft())
+    with stream:
+        for chunk in iter(lambda: stream.read1(4096), b""):
+            tail.append(chunk)
+            kept += len(chunk)
+            while kept > STDERR_KEPT and len(tail) > 1:
+                kept -= len(tail.popleft())
 
 
-def finish(run: Run, timeout: float) -> tuple[bool, float, str]:
+def finish(run: Run, timeout: float) -> tuple[bool, str]:
     """Wait until the run ends or ``timeout`` seconds after its start; then stop every process
-    it started. (timed out?, seconds, the tail of its stderr)."""
+    it started. (timed out?, the tail of its stderr)."""
     timed_out = False
     try:
         run.process.wait(timeout=max(0.0, timeout - (time.monotonic() - run.started)))
@@ -91,11 +120,8 @@ def finish(run: Run, timeout: float) -> tuple[bool, float, str]:
         timed_out = True
     finally:
         stop_all(run)
-    seconds = time.monotonic() - run.started
-    if run.reader is not None:
-        run.reader.join(timeout=5)
-    tail = b"".join(run.stderr_tail).decode("utf-8", "replace")
-    return timed_out, seconds, tail
+    run.reader.join(timeout=5)
+    return timed_out, b"".join(run.stderr_tail).decode("utf-8", "replace")
 
 
 def stop_all(run: Run) -> None:
@@ -110,8 +136,6 @@ def stop_all(run: Run) -> None:
     for pid in below:
         _kill_group(pid, group=False)
     run.process.wait()
-    if run.process.stderr is not None and run.reader is None:
-        run.process.stderr.close()
 
 
 def _kill_group(pid: int, group: bool = True) -> None:
@@ -222,7 +246,6 @@ def run(notebook_path: str, folder: str, results: str, memory_mb: int) -> None:
                 break
             else:
                 events.write(cell=index, status="ok")
-            cell.outputs = []
         else:
             events.write(done=True)
         leftovers = _descendants(kernel.pid)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import os
 
-import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
@@ -18,7 +17,6 @@ from ..cjk_font import cjk_font_name
 from ..errors import InputError
 from ..language import drawn_language, say, say_drawn
 from ..live.backends import choose_backend
-from ..metrics.directions import facts_of_name
 from .runs import Run, as_runs
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
@@ -72,27 +70,40 @@ class RunComparison:
         return fig
 
     def table(self):
-        """One row per run and metric: final training and validation values, and the best
-        validation value and its epoch (left empty for a metric whose direction is unknown)."""
+        """One row per run and metric it measured, epochs counted as on the figure's x axis
+        (epochs completed, which is also the number of the checkpoint holding those weights):
+
+        - ``epochs``: how many the run trained;
+        - ``final epoch``: the epoch whose weights the run ended with (an earlier one when
+          early stopping put the best back), and its ``final train`` and ``final validation``;
+        - ``best validation`` and ``best epoch``: left empty for a metric whose direction is
+          unknown (a custom metric: ``history.describe(name, higher_is_better=...)`` says it).
+        """
         import pandas as pd
 
         rows = []
         for run in self.runs:
             for metric in self.metrics:
-                train = run.history.series(metric, "train", "epoch")[1]
-                epochs, values = run.history.series(metric, "validation", "epoch")
-                facts = facts_of_name(metric)
+                train = _by_epoch(run.history, metric, "train")
+                validation = _by_epoch(run.history, metric, "validation")
+                if not (train or validation):
+                    continue  # this run never measured it
+                trained = max([*train, *validation]) + 1
+                final = _restored(run.history) or trained
+                facts = run.history.facts(metric)
                 best = best_epoch = None
-                if values and facts is not None:
-                    index = int(np.argmax(values) if facts.higher_is_better else np.argmin(values))
-                    best, best_epoch = values[index], epochs[index]
+                if validation and facts is not None:
+                    pick = max if facts.higher_is_better else min
+                    best = pick(validation.values())
+                    best_epoch = 1 + next(e for e, v in validation.items() if v == best)
                 rows.append(
                     {
                         "run": run.label,
                         "metric": metric,
-                        "epochs": len(train),
-                        "final train": train[-1] if train else None,
-                        "final validation": values[-1] if values else None,
+                        "epochs": trained,
+                        "final epoch": final,
+                        "final train": train.get(final - 1),
+                        "final validation": validation.get(final - 1),
                         "best validation": best,
                         "best epoch": best_epoch,
                     }
@@ -144,3 +155,15 @@ def compare(*runs, labels=None, show: bool = True, backend: str | None = None) -
     if show:
         comparison.show(backend)
     return comparison
+
+
+def _by_epoch(history, metric: str, phase: str) -> dict[int, float]:
+    """Epoch -> value, in epoch order; an epoch recorded twice (a resumed run's) by its latest."""
+    latest = dict(zip(*history.series(metric, phase, "epoch")))
+    return {epoch: latest[epoch] for epoch in sorted(latest)}
+
+
+def _restored(history) -> int | None:
+    """The epochs completed by the weights early stopping put back, when that ended the run."""
+    last = history.events[-1] if history.events else None
+    return last.epoch if last is not None and last.kind == "restored" else None

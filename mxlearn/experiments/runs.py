@@ -74,6 +74,15 @@ def as_run(item, index: int, label: str | None = None) -> Run:
             say("mxlearn.compare: run {number} holds no metric values yet.", number=index + 1),
             fix=say("train it first: mod.fit(train_iter, eval_data=val_iter, num_epoch=5)"),
         )
+    if not any(r.kind == "epoch" for r in history.records):
+        raise InputError(
+            say(
+                "mxlearn.compare: run {number} holds no epoch's values (it stopped before its "
+                "first epoch ended), and the figure and table compare epochs.",
+                number=index + 1,
+            ),
+            fix=say("train it for an epoch or more, or leave it out of the comparison"),
+        )
     default = say_drawn("run {number}", number=index + 1)  # drawn in the legend
     text = settings_text(settings)
     return Run(label or (f"{default}: {text}" if text else default), history, settings)

@@ -22,7 +22,6 @@ from dataclasses import dataclass
 from ..errors import InputError
 from ..language import current_language, say
 from . import findings
-from .directions import facts_of_name
 from .findings import Finding
 
 # A validation value has to stay worse than its best for this many epochs: the healthy letters
@@ -81,11 +80,7 @@ class Curve:
     values: list[float]
     rows: int | None = None  # rows per epoch, for a training curve (its values are means)
 
-    @property
-    def fraction(self) -> bool:
-        """Accuracy-like: larger is better and values lie in [0, 1], so 1 is perfect."""
-        facts = facts_of_name(self.metric)
-        return facts is not None and facts.value_range == (0.0, 1.0) and self.higher_is_better
+    fraction: bool = False  # accuracy-like: larger is better and values lie in [0, 1]
 
     def gain(self, new: float, old: float) -> float:
         """How much better ``new`` is than ``old`` (negative: worse)."""
@@ -142,7 +137,8 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
         language = current_language()
         train, validation = curves(history, "train"), curves(history, "validation")
         batches = first_batches(history)
-        high_rate = learning_rate_too_high(train, batches)
+        losses = {m: rows for m, rows in batches.items() if not history.facts(m).higher_is_better}
+        high_rate = learning_rate_too_high(train, losses)
         still = None if high_rate else not_learning(train, batches)
         found = [f for f in (high_rate, still, overfitting(train, validation)) if f]
         # a flat curve is explained by steps too large, or by a network that never learned:
@@ -172,7 +168,7 @@ def curves(history, phase: str) -> dict[str, Curve]:
     rows = int(statistics.median(steps)) if phase == "train" and steps and steps[0] else None
     found = {}
     for metric, values in by_metric.items():
-        facts = facts_of_name(metric)
+        facts = history.facts(metric)
         if facts is None:  # a custom metric: better when higher or lower? never guessed
             continue
         epochs = sorted(values)
@@ -183,6 +179,7 @@ def curves(history, phase: str) -> dict[str, Curve]:
             epochs,
             [values[e] for e in epochs],
             rows,
+            facts.higher_is_better and facts.value_range == (0.0, 1.0),
         )
     return found
 
@@ -191,6 +188,8 @@ def first_batches(history) -> dict[str, list]:
     """Each metric's training batch records, when they start at batch 0 of epoch 0: that
     batch's value is the network's before any update (MXNet measures a batch's outputs before
     the update they lead to). A run begun at a later epoch started from trained weights."""
+    if any(e.kind == "given_weights" for e in history.events):
+        return {}  # the first batch already ran on trained weights (fine-tuning)
     batches: dict[str, list] = {}
     for r in history.records:
         if r.phase == "train" and r.kind == "batch":
@@ -198,7 +197,7 @@ def first_batches(history) -> dict[str, list]:
     return {
         metric: rows
         for metric, rows in batches.items()
-        if rows[0].batch == 0 and rows[0].epoch == 0 and facts_of_name(metric)
+        if rows[0].batch == 0 and rows[0].epoch == 0 and history.facts(metric)
     }
 
 
@@ -275,11 +274,11 @@ def _worse_since_best(train: Curve, validation: Curve):
 
 
 # ---------------------------------------------------------------- learning rate too high
-def learning_rate_too_high(train: dict[str, Curve], batches: dict[str, list]) -> Finding | None:
-    """Spikes in a batch loss first (the clearest sign), then epoch values that fall back."""
-    losses = [name for name in batches if not facts_of_name(name).higher_is_better]
-    for metric in losses:
-        spikes = _spikes(batches[metric])
+def learning_rate_too_high(train: dict[str, Curve], losses: dict[str, list]) -> Finding | None:
+    """Spikes in a batch loss (``losses``: first batch records of the losses) first (the
+    clearest sign), then epoch values that fall back."""
+    for metric, rows in losses.items():
+        spikes = _spikes(rows)
         if spikes:
             epochs = tuple(sorted(set(spikes.pop("epochs"))))
             text, step = findings.spikes_words(metric, **spikes)
@@ -294,7 +293,7 @@ def learning_rate_too_high(train: dict[str, Curve], batches: dict[str, list]) ->
 
 def _spikes(rows: list) -> dict | None:
     values = [r.value for r in rows]
-    start = starting_level(rows)
+    start = starting_level(rows, higher_is_better=False)
     if not (math.isfinite(start) and start > 0):
         return None
     spiked = []  # (value, level, record)
@@ -375,7 +374,7 @@ def not_learning(train: dict[str, Curve], batches: dict[str, list]) -> Finding |
     curve = min(judged, key=lambda c: c.higher_is_better)  # a loss's start says more: ln(K)
     numbers = dict(
         count=len(curve.values),
-        start=starting_level(batches[curve.metric]),
+        start=starting_level(batches[curve.metric], curve.higher_is_better),
         batches=min(START_BATCHES, len(batches[curve.metric])),
         best=curve.values[curve.best_index()],
         latest=curve.values[-1],
@@ -387,18 +386,18 @@ def not_learning(train: dict[str, Curve], batches: dict[str, list]) -> Finding |
     return Finding("not_learning", curve.metric, tuple(curve.epochs), numbers, text, step)
 
 
-def starting_level(rows: list) -> float:
+def starting_level(rows: list, higher_is_better: bool) -> float:
     """The value of the network before it could change much, from the first batches: for a
     loss the lowest (a spike among them must not raise it), for a score their mean (one batch
     of 100 rows is a small sample; five are a larger one)."""
     first = [r.value for r in rows[:START_BATCHES] if math.isfinite(r.value)]
     if not first:
         return math.nan
-    return statistics.fmean(first) if facts_of_name(rows[0].metric).higher_is_better else min(first)
+    return statistics.fmean(first) if higher_is_better else min(first)
 
 
 def _still(curve: Curve, rows: list) -> bool:
-    start = starting_level(rows)
+    start = starting_level(rows, curve.higher_is_better)
     if not math.isfinite(start):
         return False
     best = curve.values[curve.best_index()]

@@ -171,6 +171,13 @@ def direction(name: str, metric, stated: bool | None, called: str) -> bool:
     return facts.higher_is_better
 
 
+def remember_stated(history, name: str, metric, higher_is_better: bool) -> None:
+    """A custom metric's direction, said to EarlyStopping or Checkpoint, kept in the run's
+    history: diagnose and compare can then judge it too."""
+    if facts_of(metric) is None:
+        history.know(name, MetricFacts(higher_is_better, None))
+
+
 def _contradiction(called: str, stated, name: str, kind: str, higher_is_better: bool) -> str:
     """higher_is_better given against what is known of an MXNet metric."""
     if higher_is_better:

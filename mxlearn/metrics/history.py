@@ -9,7 +9,9 @@ Each value is a row (metric, phase, kind, epoch, batch, samples, time, value):
 - ``batch`` is the batch index within the epoch (for epoch rows: the number of batches);
 - ``samples`` counts the training samples seen since training started, ``time`` the seconds.
 
-Events (such as "resumed at epoch 3") are kept beside the values.
+Events (such as "resumed at epoch 3") are kept beside the values, and so is what the run knew
+of each metric (whether larger is better, its range), recorded by fit from the metric objects:
+a metric's name is the user's choice and says nothing certain about what it measures.
 """
 
 from __future__ import annotations
@@ -18,11 +20,13 @@ import csv
 import json
 import math
 import os
+from dataclasses import asdict
 from typing import NamedTuple
 
 from ..atomic_write import atomic_write_bytes
 from ..errors import InputError
 from ..language import say
+from .directions import MetricFacts, facts_of_name
 
 PHASES = ("train", "validation")
 KINDS = ("batch", "epoch")
@@ -46,6 +50,7 @@ class Event(NamedTuple):
     samples: int
     time: float
     text: str
+    kind: str = "note"  # 'restored': the run ended with the weights of epochs completed = epoch
 
 
 class MetricHistory:
@@ -65,6 +70,8 @@ class MetricHistory:
     def __init__(self) -> None:
         self.records: list[Record] = []
         self.events: list[Event] = []
+        # metric name -> what fit knew of it (None: a custom metric whose direction nobody said)
+        self.known: dict[str, MetricFacts | None] = {}
         self._version = 0  # bumped on every change: renderers redraw only what is new
 
     def __len__(self) -> int:
@@ -101,10 +108,58 @@ class MetricHistory:
         )
         self._version += 1
 
-    def mark(self, text: str, *, epoch: int, samples: int = 0, time: float = 0.0) -> None:
+    def mark(
+        self, text: str, *, epoch: int, samples: int = 0, time: float = 0.0, kind: str = "note"
+    ) -> None:
         """Add an event, e.g. ``mark('resumed at epoch 3', epoch=3)``."""
-        self.events.append(Event(int(epoch), int(samples), float(time), text))
+        self.events.append(Event(int(epoch), int(samples), float(time), text, kind))
         self._version += 1
+
+    def describe(
+        self, metric: str, higher_is_better: bool, value_range: tuple | None = None
+    ) -> None:
+        """Say what a custom metric measures, so that ``diagnose`` and ``compare`` can judge it:
+        ``mod.history.describe('my_error', higher_is_better=False)``. ``value_range``: the
+        (low, high) its values lie in, when bounded (an accuracy's is (0, 1))."""
+        if not isinstance(higher_is_better, bool):
+            raise InputError(
+                say(
+                    "history.describe('{metric}', higher_is_better={value!r}): say True or False.",
+                    metric=metric,
+                    value=higher_is_better,
+                ),
+                fix=say(
+                    "higher_is_better=True for a score, False for a loss or an error: "
+                    "history.describe('{metric}', higher_is_better=True)",
+                    metric=metric,
+                ),
+            )
+        if value_range is not None and not _is_range(value_range):
+            raise InputError(
+                say(
+                    "history.describe('{metric}', value_range={value!r}): a range is two "
+                    "finite numbers, the lower first.",
+                    metric=metric,
+                    value=value_range,
+                ),
+                fix="value_range=(0.0, 1.0)",
+            )
+        low_high = None if value_range is None else tuple(float(v) for v in value_range)
+        self.know(metric, MetricFacts(higher_is_better, low_high))
+
+    def know(self, metric: str, facts: MetricFacts | None) -> None:
+        """Record what is known of ``metric`` (None: nothing, as for a CustomMetric); a
+        direction stated earlier is kept when nothing new is known."""
+        if facts is not None or self.known.get(metric) is None:
+            self.known[metric] = facts
+
+    def facts(self, metric: str) -> MetricFacts | None:
+        """What ``metric`` measures: as recorded by fit or said with :meth:`describe`; for a
+        name the history holds nothing about (a history built by hand, or saved by an mxlearn
+        before this one), MXNet's own metric of that name; else None (not known)."""
+        if metric in self.known:
+            return self.known[metric]
+        return facts_of_name(metric)
 
     def metrics(self) -> list[str]:
         """Metric names in the order they first appeared."""
@@ -169,6 +224,9 @@ class MetricHistory:
                 [getattr(r, c) for c in COLUMNS[:-1]] + [number(r.value)] for r in self.records
             ],
             "events": [e._asdict() for e in self.events],
+            "metrics": {
+                name: None if facts is None else asdict(facts) for name, facts in self.known.items()
+            },
         }
 
     @classmethod
@@ -186,7 +244,12 @@ class MetricHistory:
                 values["value"] = float(values["value"])
                 history.records.append(Record(**values))
             history.events = [Event(**e) for e in data.get("events", [])]
-        except (KeyError, TypeError, ValueError) as err:
+            for name, facts in data.get("metrics", {}).items():
+                low_high = facts and facts["value_range"]
+                history.known[name] = facts and MetricFacts(
+                    bool(facts["higher_is_better"]), tuple(low_high) if low_high else None
+                )
+        except (AttributeError, KeyError, TypeError, ValueError) as err:
             raise InputError(
                 say(
                     "the saved metric history is not readable ({kind}: {error}): its rows or "
@@ -218,3 +281,11 @@ class MetricHistory:
         epochs = len({r.epoch for r in self.records if r.kind == "epoch"})
         counts = say("{values} values, {epochs} epochs", values=len(self.records), epochs=epochs)
         return f"MetricHistory({counts}{': ' + last if last else ''})"
+
+
+def _is_range(value) -> bool:
+    try:
+        low, high = (float(v) for v in value)
+    except (TypeError, ValueError):
+        return False
+    return math.isfinite(low) and math.isfinite(high) and low < high

@@ -61,6 +61,7 @@ class CheckpointAPI:
         binding.check_complete_params(arg_params, aux_params, self._param_names, self._aux_names)
         self._arg_params, self._aux_params = arg_params, aux_params
         self.params_initialized = True
+        self.weights_from = "given"
         if states_file is not None:
             self._preload_opt_states = self._trusted_states = states_file
         self._resume = resume_state

@@ -90,6 +90,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._pending_optimizer_state = None  # (arrays, description) for init_optimizer
         self._trusted_states: str | None = None  # a .states file Module.load was told to trust
         self.history = None  # the MetricHistory of the last fit
+        # where the weights come from: None (none yet), 'initializer', 'given' (set_params,
+        # arg_params, a checkpoint) or 'trained' (updated): a fit from weights that are not
+        # fresh must not read its first batch as the network before training
+        self.weights_from: str | None = None
 
     # ------------------------------------------------------------------ MXNet's asserts, explained
     # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in words.
@@ -230,6 +234,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if arg_params is not None or aux_params is not None:
             self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
         super().init_params(*mxnet_args)
+        given = arg_params is not None or aux_params is not None
+        self.weights_from = "given" if given else "initializer"
 
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
@@ -242,6 +248,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if allow_missing and not self.params_initialized:
             binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
         super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
+        self.weights_from = "given"
 
     def _check_given(self, arg_params, aux_params, allow_missing, called) -> None:
         binding.check_given_params(
@@ -374,6 +381,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             life.require_gradients(self, self._lifecycle.gradients_pending)
         super().update()
         self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.UPDATED, False
+        self.weights_from = "trained"
 
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         step = self._lifecycle.step

@@ -146,6 +146,8 @@ class RunContext:
     data_facts: object = None
     outcome: str | None = None  # how the run ended, set before on_train_end
     stop_reason: str | None = None  # the first StopTraining's message
+    # the run starts from weights fit did not initialise (arg_params, set or trained before)
+    given_weights: bool = False
     # name -> metric object, as the history names them: what training and validation measure
     train_metrics: dict = field(default_factory=dict)
     validation_metrics: dict = field(default_factory=dict)

@@ -10,6 +10,7 @@ from __future__ import annotations
 from ..checkpoint import files, random_state
 from ..checkpoint.policy import Checkpoint
 from ..language import say
+from ..metrics.directions import remember_stated
 from .callback import Callback, RunContext
 
 
@@ -21,6 +22,10 @@ class CheckpointSaving(Callback):
         self.policy.check_way_is_clear(run.begin_epoch, run.num_epoch)
         if self.policy.best is not None:
             self.policy.judge_best_by(run.validation_metrics)
+            name = self.policy.best_metric
+            remember_stated(
+                run.history, name, run.validation_metrics[name], self.policy.best_is_higher
+            )
         self.policy.continue_from(run.begin_epoch, run.history)
         # What an interrupt before this run's first save can point to: the newest complete
         # checkpoint on disk up to the epoch this run starts from (a resumed one, say).

@@ -6,8 +6,8 @@ from __future__ import annotations
 from ..checkpoint import files
 from ..errors import InputError, MXLearnError
 from ..guards.arguments import check_count
-from ..language import say
-from ..metrics.directions import check_name, direction, improves, resolve_name
+from ..language import say, say_drawn
+from ..metrics.directions import check_name, direction, improves, remember_stated, resolve_name
 from .callback import Callback, RunContext, StopTraining
 
 
@@ -82,6 +82,7 @@ class EarlyStopping(Callback):
         name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))
         self.is_higher = direction(name, measured[name], self.higher_is_better, called)
         self.judged = name
+        remember_stated(run.history, name, measured[name], self.is_higher)
         self._judge_earlier_epochs(run)
 
     def _judge_earlier_epochs(self, run: RunContext) -> None:
@@ -119,6 +120,12 @@ class EarlyStopping(Callback):
     def on_train_end(self, run: RunContext) -> None:
         if run.outcome == "stopped" and self.stopped and self.best_params is not None:
             run.module.set_params(*self.best_params)
+            # in the history too: the run's final values are the best epoch's, not the last's
+            run.history.mark(
+                say_drawn("best weights put back (after epoch {epoch})", epoch=self.best_epoch),
+                epoch=self.best_epoch + 1,
+                kind="restored",
+            )
 
     def _earlier_best_params(self):
         """The best epoch came before a resume: its parameters are in its checkpoint, if kept."""

@@ -160,6 +160,8 @@ def _run_context(module, request: dict, plot, resumed) -> RunContext:
         epoch=request["begin_epoch"],
         train_metrics=_by_name(request["eval_metric"]),
         validation_metrics=_by_name(request["validation_metric"]) if validating else {},
+        given_weights=request["arg_params"] is not None
+        or (module.weights_from in ("given", "trained") and not request["force_init"]),
     )
 
 

@@ -12,7 +12,9 @@ from __future__ import annotations
 import functools
 
 from ..devices import gpu_memory_text
+from ..language import say_drawn
 from ..metrics.deferred import DeferredMetric
+from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, RunContext
 
@@ -55,6 +57,17 @@ class MetricRecording(Callback):
         )
         self.train_metric.epoch = run.begin_epoch
         self.train_metric.seen = self.recorder.samples
+        for name, metric in [*run.train_metrics.items(), *run.validation_metrics.items()]:
+            # from the metric's class, never its name: a CustomMetric may be called 'accuracy'
+            self.recorder.history.know(name, facts_of(metric))
+        if run.given_weights and run.resumed_from is None:
+            # diagnose must not judge trained weights against "before training" (batch 0)
+            self.recorder.history.mark(
+                say_drawn("started from earlier weights"),
+                epoch=run.begin_epoch,
+                samples=self.recorder.samples,
+                kind="given_weights",
+            )
         contexts = run.module.contexts
         if any(ctx.device_type == "gpu" for ctx in contexts):
             self.recorder.status = functools.partial(gpu_memory_text, contexts)
