@@ -80,13 +80,19 @@ def test_what_fit_recorded_survives_saving_and_checkpoints(custom_run, tmp_path)
     assert row["metric"] == "accuracy" and pd.isna(row["best validation"])
 
 
-def test_a_direction_the_user_states_is_recorded_and_used(custom_run):
+def test_a_direction_the_user_states_is_recorded_and_used(custom_run, tmp_path):
     stopped = _fit(
         [error_rate_named_accuracy()],
         num_epoch=3,
         early_stopping=mxlearn.EarlyStopping("accuracy", higher_is_better=False, patience=5),
     )
     assert stopped.history.facts("accuracy").higher_is_better is False
+    kept = _fit(
+        [error_rate_named_accuracy()],
+        num_epoch=1,
+        checkpoint=mxlearn.Checkpoint(str(tmp_path / "m"), best="accuracy", higher_is_better=False),
+    )
+    assert kept.history.facts("accuracy").higher_is_better is False
     history = MetricHistory.from_dict(custom_run.history.to_dict())
     history.describe("accuracy", higher_is_better=False)
     row = mxlearn.compare(history, show=False).table().iloc[0]

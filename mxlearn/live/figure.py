@@ -21,31 +21,18 @@ from ..cjk_font import cjk_font_name
 from ..language import drawn_language, say_drawn
 from ..metrics.directions import facts_of_name
 from ..metrics.history import MetricHistory
+from ..metrics.smoothing import SmoothedAverage
 
 CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
-
-
-class _Smoother:
-    """Exponential moving average with bias correction (TensorBoard's smoothing), one value at
-    a time, so each draw costs nothing for the values already seen."""
-
-    def __init__(self, weight: float) -> None:
-        self.weight, self.avg, self.count = weight, 0.0, 0
-
-    def __call__(self, value: float) -> float:
-        if self.weight <= 0 or not math.isfinite(value):
-            return value
-        self.count += 1
-        self.avg = self.weight * self.avg + (1 - self.weight) * value
-        return self.avg / (1 - self.weight**self.count)
 
 
 class _Curves:
     """One metric's three curves, in plot coordinates (x in epochs completed)."""
 
     def __init__(self, smoothing: float) -> None:
-        self.smoother = _Smoother(smoothing)
+        # one value at a time, so each draw costs nothing for the values already seen
+        self.smoother = SmoothedAverage(max(smoothing, 0.0))
         # a batch's place on the x axis needs the number of batches per epoch, unknown during
         # the first epoch: keep (epoch, batch) and place the points when drawing
         self.batch_epoch: list[int] = []
@@ -55,6 +42,11 @@ class _Curves:
         self.train_y: list[float] = []
         self.val_x: list[float] = []
         self.val_y: list[float] = []
+
+    def smooth(self, value: float) -> float:
+        """A NaN or infinite batch value is drawn as it is (a gap) and left out of the
+        average, which goes on smoothing the values after it."""
+        return self.smoother.add(value) if math.isfinite(value) else value
 
 
 class TrainingFigure:
@@ -115,7 +107,7 @@ class TrainingFigure:
             if r.kind == "batch":
                 curves.batch_epoch.append(r.epoch)
                 curves.batch_index.append(r.batch)
-                curves.batch_y.append(curves.smoother(r.value))
+                curves.batch_y.append(curves.smooth(r.value))
                 self._batches_seen = max(self._batches_seen, r.batch + 1)
             elif r.phase == "train":
                 curves.train_x.append(r.epoch + 1)

@@ -1,6 +1,7 @@
-"""What the range test found, and how it is shown: the :class:`RateFinding`, its sentence,
-and its figure (the loss against the learning rate, on a log axis, with the suggested rate and
-the rate where the loss diverged marked).
+"""What the range test found, and how it is shown: how the smoothed loss is read (where it
+falls fastest, where it exploded), the :class:`RateFinding`, its sentence, and its figure (the
+loss against the learning rate, on a log axis, with the suggested rate and the rate where the
+loss diverged marked).
 
 Drawn on matplotlib's Agg canvas (no pyplot: no window, no global figure list, no second copy
 shown by a notebook's inline backend). In a notebook the PNG goes into the cell's output; in a
@@ -10,6 +11,7 @@ figure is (the same choice of place: ``live.backends``).
 
 from __future__ import annotations
 
+import math
 import os
 
 import numpy as np
@@ -19,9 +21,51 @@ from matplotlib.figure import Figure
 from ..atomic_write import atomic_write_bytes
 from ..cjk_font import cjk_font_name
 from ..language import drawn_language, say, say_drawn
+from ..metrics.smoothing import SmoothedAverage
 
 FIGSIZE = (6.0, 3.6)
 DPI = 96
+SKIP_START = 10  # smoothed values too young to have a slope
+EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate is too large
+# A loss that never fell by this share of its level after the first batches did not fall:
+# wandering within a few percent (a rate too small to move it, a dead network) suggests nothing.
+MIN_FALL = 0.05
+
+
+def steepest_descent(rates, smoothed) -> float | None:
+    """The rate where ``smoothed`` falls fastest against log(rate), looked for before its
+    minimum (past it the loss rises) and after its first :data:`SKIP_START` values (they
+    average a few batches only: their slopes are noise). None when the loss never fell."""
+    smoothed = np.asarray(smoothed, dtype=np.float64)
+    lowest = int(np.argmin(np.where(np.isfinite(smoothed), smoothed, np.inf)))
+    first = SKIP_START  # a minimum among the first values has no slope worth reading
+    if lowest - first < 1 or smoothed[lowest] > (1 - MIN_FALL) * smoothed[first]:
+        return None
+    part = slice(first, lowest + 1)
+    slopes = np.gradient(smoothed[part], np.log(np.asarray(rates, dtype=np.float64)[part]))
+    steepest = int(np.argmin(slopes))
+    return float(rates[first + steepest]) if slopes[steepest] < 0 else None
+
+
+class Smoothed:
+    """The loss smoothed (a NaN stays in: it is an explosion too), and whether it exploded."""
+
+    def __init__(self, beta: float) -> None:
+        self.average = SmoothedAverage(beta)
+        self.lowest = math.inf
+        self.raw_over = False  # the previous raw loss was past the limit
+
+    def add(self, loss: float) -> tuple[float, bool]:
+        """The smoothed value with ``loss`` added, and whether the loss exploded there: the
+        smoothed loss past 4 times its lowest, or the raw loss past it twice in a row (the
+        average trails the raw loss: by then the rate has grown further)."""
+        value = self.average.add(loss)
+        raw_over = not loss <= EXPLOSION * self.lowest  # NaN counts as over
+        exploded = math.isnan(value) or value > EXPLOSION * self.lowest
+        exploded = exploded or (raw_over and self.raw_over)
+        self.raw_over = raw_over
+        self.lowest = min(self.lowest, value)
+        return value, exploded
 
 
 class RateFinding:
