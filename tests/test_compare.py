@@ -84,9 +84,9 @@ def test_the_table_gives_final_and_best_values(two_runs):
         row = table[(table.run == label) & (table.metric == "cross-entropy")].iloc[0]
         epochs, values = mod.history.series("cross-entropy", "validation", "epoch")
         assert row["best validation"] == min(values)  # a loss: lower is better
-        # counted as on the figure's axis: epochs completed (the checkpoint's number)
-        assert row["best epoch"] == epochs[int(np.argmin(values))] + 1
-        assert row["epochs"] == row["final epoch"] == 3
+        # numbered as fit logs them and diagnose names them: Epoch[0] is the first
+        assert row["best epoch"] == epochs[int(np.argmin(values))]
+        assert row["epochs"] == 3 and row["final epoch"] == 2
         assert row["final train"] == mod.history.last("cross-entropy", "train")
 
 
@@ -183,8 +183,8 @@ def test_the_table_tells_the_weights_early_stopping_kept_and_leaves_out_what_was
         ("plain", "accuracy"),
     ]
     row = table.iloc[0]
-    assert row["epochs"] == best + 3 and row["final epoch"] == best + 1
-    assert row["best epoch"] == int(np.argmin(values)) + 1
+    assert row["epochs"] == best + 3 and row["final epoch"] == best
+    assert row["best epoch"] == int(np.argmin(values))
     assert row["final validation"] == values[best]  # the weights put back, not the last epoch's
     assert mod.history.events[-1].kind == "restored"
 

@@ -7,6 +7,7 @@ the live plot. The legend names each run with its optimizer settings when they a
 
 from __future__ import annotations
 
+import math
 import os
 
 from matplotlib.backends.backend_agg import FigureCanvasAgg
@@ -70,12 +71,14 @@ class RunComparison:
         return fig
 
     def table(self):
-        """One row per run and metric it measured, epochs counted as on the figure's x axis
-        (epochs completed, which is also the number of the checkpoint holding those weights):
+        """One row per run and metric it measured. Epochs are numbered as fit's log, diagnose
+        and EarlyStopping number them (Epoch[0] is the first; the figure's x axis counts epochs
+        completed, one more):
 
-        - ``epochs``: how many the run trained;
+        - ``epochs``: how many epochs of the run have values;
         - ``final epoch``: the epoch whose weights the run ended with (an earlier one when
-          early stopping put the best back), and its ``final train`` and ``final validation``;
+          early stopping put the best back into the module), and its ``final train`` and
+          ``final validation``;
         - ``best validation`` and ``best epoch``: left empty for a metric whose direction is
           unknown (a custom metric: ``history.describe(name, higher_is_better=...)`` says it).
         """
@@ -88,27 +91,27 @@ class RunComparison:
                 validation = _by_epoch(run.history, metric, "validation")
                 if not (train or validation):
                     continue  # this run never measured it
-                trained = max([*train, *validation]) + 1
-                final = _restored(run.history) or trained
-                facts = run.history.facts(metric)
-                best = best_epoch = None
-                if validation and facts is not None:
-                    pick = max if facts.higher_is_better else min
-                    best = pick(validation.values())
-                    best_epoch = 1 + next(e for e, v in validation.items() if v == best)
+                epochs = sorted({*train, *validation})
+                final = _restored(run.history, epochs)
+                final = epochs[-1] if final is None else final
+                best, best_epoch = _best(validation, run.history.facts(metric))
                 rows.append(
                     {
                         "run": run.label,
                         "metric": metric,
-                        "epochs": trained,
+                        "epochs": len(epochs),
                         "final epoch": final,
-                        "final train": train.get(final - 1),
-                        "final validation": validation.get(final - 1),
+                        "final train": train.get(final),
+                        "final validation": validation.get(final),
                         "best validation": best,
                         "best epoch": best_epoch,
                     }
                 )
-        return pd.DataFrame(rows)
+        table = pd.DataFrame(rows)
+        for column in ("epochs", "final epoch", "best epoch"):  # whole numbers, or empty
+            if column in table:
+                table[column] = table[column].astype("Int64")
+        return table
 
     def png(self) -> bytes:
         from .showing import figure_png
@@ -163,7 +166,19 @@ def _by_epoch(history, metric: str, phase: str) -> dict[int, float]:
     return {epoch: latest[epoch] for epoch in sorted(latest)}
 
 
-def _restored(history) -> int | None:
-    """The epochs completed by the weights early stopping put back, when that ended the run."""
+def _restored(history, epochs: list[int]) -> int | None:
+    """The epoch whose weights early stopping put back, when that ended the run."""
     last = history.events[-1] if history.events else None
-    return last.epoch if last is not None and last.kind == "restored" else None
+    if last is None or last.kind != "restored" or last.epoch - 1 not in epochs:
+        return None
+    return last.epoch - 1  # the event stands at "epochs completed", as drawn
+
+
+def _best(values: dict[int, float], facts) -> tuple[float | None, int | None]:
+    """The best finite value and its epoch, when the metric's direction is known."""
+    finite = {e: v for e, v in values.items() if math.isfinite(v)}
+    if not finite or facts is None:
+        return None, None
+    pick = max if facts.higher_is_better else min
+    epoch = pick(finite, key=finite.get)
+    return finite[epoch], epoch

@@ -253,3 +253,22 @@ def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str |
         origin=origin,
         continue_with=continue_with,
     )
+
+
+def refuse_ignored_params(arg_params, force_init: bool, params_initialized: bool) -> None:
+    """MXNet's fit ignores arg_params given to a module whose parameters are set already (its
+    init_params returns at once without force_init): the run would train other weights than
+    the ones handed in."""
+    if arg_params is None or force_init or not params_initialized:
+        return
+    raise InputError(
+        say(
+            "mod.fit(arg_params=...): this module's parameters are set already (by init_params, "
+            "set_params, Module.load or an earlier fit), and MXNet would ignore the ones given "
+            "here and train the module's own."
+        ),
+        fix=say(
+            "mod.fit(..., arg_params=..., force_init=True) to train from the given ones, or "
+            "leave arg_params out to go on from the module's own"
+        ),
+    )

@@ -137,7 +137,8 @@ class LivePlot(Callback):
     def validation(self, epoch: int, name_values) -> None:
         """Record validation values, e.g. ``live.validation(epoch, mod.score(val_iter, 'acc'))``."""
         self._require_open("LivePlot.validation()")
-        if hasattr(name_values, "get_name_value"):
+        if hasattr(name_values, "get_name_value"):  # a metric object: its class is known
+            self._know_ranges(leaf_metrics(name_values))
             name_values = name_values.get_name_value()
         if self._manual_epoch == epoch:
             self._end_manual_epoch(draw=False)
@@ -203,10 +204,12 @@ class LivePlot(Callback):
 
     def _know_ranges(self, metrics) -> None:
         """Fixed axes only for metrics whose range is known from their class: a custom metric
-        named 'accuracy' may go anywhere."""
+        named 'accuracy' may go anywhere. The history learns the same (fit's recording tells it
+        too; a manual loop has only this)."""
         for metric in metrics:
             facts = facts_of(metric)
             self.figure.ranges[metric.name] = facts.value_range if facts else None
+            self.recorder.history.know(metric.name, facts)
 
     def on_batch_end(self, run: RunContext, batch: int) -> None:
         self.tick()

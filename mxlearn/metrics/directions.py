@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+import numpy as np
+
 from .._compat import mx
 from ..errors import InputError, closest
 from ..language import say
@@ -142,9 +144,27 @@ def resolve_name(spec: str, measured: dict, called: str) -> str:
     raise InputError(problem, fix=say("name one of {measured}", measured=list(measured)))
 
 
+def is_direction(value) -> bool:
+    """True or False (NumPy's booleans too); not 'False', 'lower', 0 or 1."""
+    return isinstance(value, (bool, np.bool_))
+
+
 def direction(name: str, metric, stated: bool | None, called: str) -> bool:
     """Whether larger is better for ``metric``: as stated by the user, else as known for
     MXNet's metrics; refused for a custom metric whose user did not say."""
+    if stated is not None and not is_direction(stated):
+        raise InputError(
+            say(
+                "{called}: higher_is_better={stated!r}; say True or False (a string such as "
+                "'False' would count as True).",
+                called=called,
+                stated=stated,
+            ),
+            fix=say(
+                "{maker}(..., higher_is_better=False) for a loss or an error, True for a score",
+                maker=called.split("(")[0],
+            ),
+        )
     facts = facts_of(metric)
     if stated is not None and facts is not None and bool(stated) != facts.higher_is_better:
         raise InputError(

@@ -26,6 +26,7 @@ from typing import NamedTuple
 from ..atomic_write import atomic_write_bytes
 from ..errors import InputError
 from ..language import say
+from .describing import described, is_range
 from .directions import MetricFacts, facts_of_name
 
 PHASES = ("train", "validation")
@@ -43,6 +44,9 @@ class Record(NamedTuple):  # a tuple: cheap to make, one per batch and metric
     samples: int
     time: float
     value: float
+
+
+EVENT_KINDS = ("note", "restored", "given_weights")
 
 
 class Event(NamedTuple):
@@ -121,31 +125,7 @@ class MetricHistory:
         """Say what a custom metric measures, so that ``diagnose`` and ``compare`` can judge it:
         ``mod.history.describe('my_error', higher_is_better=False)``. ``value_range``: the
         (low, high) its values lie in, when bounded (an accuracy's is (0, 1))."""
-        if not isinstance(higher_is_better, bool):
-            raise InputError(
-                say(
-                    "history.describe('{metric}', higher_is_better={value!r}): say True or False.",
-                    metric=metric,
-                    value=higher_is_better,
-                ),
-                fix=say(
-                    "higher_is_better=True for a score, False for a loss or an error: "
-                    "history.describe('{metric}', higher_is_better=True)",
-                    metric=metric,
-                ),
-            )
-        if value_range is not None and not _is_range(value_range):
-            raise InputError(
-                say(
-                    "history.describe('{metric}', value_range={value!r}): a range is two "
-                    "finite numbers, the lower first.",
-                    metric=metric,
-                    value=value_range,
-                ),
-                fix="value_range=(0.0, 1.0)",
-            )
-        low_high = None if value_range is None else tuple(float(v) for v in value_range)
-        self.know(metric, MetricFacts(higher_is_better, low_high))
+        self.know(metric, described(self, metric, higher_is_better, value_range))
 
     def know(self, metric: str, facts: MetricFacts | None) -> None:
         """Record what is known of ``metric`` (None: nothing, as for a CustomMetric); a
@@ -243,12 +223,9 @@ class MetricHistory:
                 values = dict(zip(data["columns"], row))
                 values["value"] = float(values["value"])
                 history.records.append(Record(**values))
-            history.events = [Event(**e) for e in data.get("events", [])]
+            history.events = [_saved_event(e) for e in data.get("events", [])]
             for name, facts in data.get("metrics", {}).items():
-                low_high = facts and facts["value_range"]
-                history.known[name] = facts and MetricFacts(
-                    bool(facts["higher_is_better"]), tuple(low_high) if low_high else None
-                )
+                history.known[name] = _saved_facts(facts)
         except (AttributeError, KeyError, TypeError, ValueError) as err:
             raise InputError(
                 say(
@@ -283,9 +260,26 @@ class MetricHistory:
         return f"MetricHistory({counts}{': ' + last if last else ''})"
 
 
-def _is_range(value) -> bool:
-    try:
-        low, high = (float(v) for v in value)
-    except (TypeError, ValueError):
-        return False
-    return math.isfinite(low) and math.isfinite(high) and low < high
+def _saved_event(saved: dict) -> Event:
+    """An event as history.save wrote it; ValueError for one changed by hand."""
+    event = Event(**saved)
+    whole = all(isinstance(v, int) and not isinstance(v, bool) for v in event[:2])
+    timed = isinstance(event.time, (int, float)) and not isinstance(event.time, bool)
+    if not (whole and timed and isinstance(event.text, str) and event.kind in EVENT_KINDS):
+        raise ValueError(repr(saved))
+    return Event(event.epoch, event.samples, float(event.time), event.text, event.kind)
+
+
+def _saved_facts(saved) -> MetricFacts | None:
+    """What a saved history says a metric measures (None: not known); ValueError for a value
+    changed by hand, which would otherwise turn a loss into a score."""
+    if saved is None:
+        return None
+    if not isinstance(saved, dict) or set(saved) != {"higher_is_better", "value_range"}:
+        raise ValueError(repr(saved))
+    low_high = saved["value_range"]
+    if not isinstance(saved["higher_is_better"], bool) or not (
+        low_high is None or (isinstance(low_high, list) and is_range(low_high))
+    ):
+        raise ValueError(repr(saved))
+    return MetricFacts(saved["higher_is_better"], None if low_high is None else tuple(low_high))

@@ -71,6 +71,7 @@ class TrainingRecorder:
         """The metric values over one batch (recorded possibly later than the batch ran)."""
         when = self.elapsed(at)
         for name, value in values:
+            self._unknown_unless_told(name)
             self.history.record(
                 name,
                 "train",
@@ -89,6 +90,7 @@ class TrainingRecorder:
                 self.batches_per_epoch = self.batches_per_epoch or self.batch + 1
                 self.samples_per_epoch = self.samples_per_epoch or self.epoch_samples
         for name, value in name_values:
+            self._unknown_unless_told(name)
             self.history.record(
                 name,
                 phase,
@@ -99,6 +101,13 @@ class TrainingRecorder:
                 time=self.elapsed(),
                 value=value,
             )
+
+    def _unknown_unless_told(self, name: str) -> None:
+        """A value under a name no metric object was known by (an EvalMetric subclass whose
+        get() reports other names, a name-value list handed to a LivePlot) is recorded as of
+        unknown meaning: its name alone does not say what it measures."""
+        if name not in self.history.known:
+            self.history.know(name, None)
 
     def flush(self) -> None:
         """Bring in every value recorded later than its batch ran (before reading or drawing)."""

@@ -302,6 +302,10 @@ class HighLevelAPI:
             if note:
                 print(note)
         fit_arguments.check_epoch_range(request["begin_epoch"], request["num_epoch"])
+        if not resumed:
+            fit_arguments.refuse_ignored_params(
+                request["arg_params"], request["force_init"], self.params_initialized
+            )
         fit_arguments.check_iterators(request["train_data"], request["eval_data"])
         if request["eval_data"] is not None:
             self._check_eval_labels(request["eval_data"], "mod.fit(eval_data=...)")

@@ -247,8 +247,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
         if allow_missing and not self.params_initialized:
             binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
+        before = self.weights_from
         super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
-        self.weights_from = "given"
+        # (MXNet's set_params goes through init_params.) fit puts its own trained weights back
+        # each epoch: they stay what they were
+        self.weights_from = before if self._lifecycle.call == "fit" else "given"
 
     def _check_given(self, arg_params, aux_params, allow_missing, called) -> None:
         binding.check_given_params(

@@ -18,6 +18,7 @@ from ..guards.fit_arguments import check_callbacks
 from ..guards.prefetching import PrefetchWatch
 from ..language import say
 from ..metrics.deferred import leaf_metrics
+from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
@@ -148,6 +149,9 @@ def _run_context(module, request: dict, plot, resumed) -> RunContext:
     if resumed is not None:
         recorder.history = resumed.history()
     validating = request["eval_data"] is not None
+    train_metrics = _by_name(request["eval_metric"])
+    validation_metrics = _by_name(request["validation_metric"]) if validating else {}
+    _check_one_meaning(train_metrics, validation_metrics)
     return RunContext(
         module,
         recorder,
@@ -158,11 +162,34 @@ def _run_context(module, request: dict, plot, resumed) -> RunContext:
         resumed_from=resumed.prefix if resumed is not None else None,
         initializer=request["initializer"],
         epoch=request["begin_epoch"],
-        train_metrics=_by_name(request["eval_metric"]),
-        validation_metrics=_by_name(request["validation_metric"]) if validating else {},
+        train_metrics=train_metrics,
+        validation_metrics=validation_metrics,
         given_weights=request["arg_params"] is not None
         or (module.weights_from in ("given", "trained") and not request["force_init"]),
     )
+
+
+def _check_one_meaning(train: dict, validation: dict) -> None:
+    """A name both phases report is one curve, one subplot and one direction in the history:
+    refused when training and validation measure it with metrics of different meaning (MXNet's
+    accuracy for training, a custom error rate named 'accuracy' for validation)."""
+    for name in train.keys() & validation.keys():
+        if facts_of(train[name]) != facts_of(validation[name]):
+            raise InputError(
+                say(
+                    "mod.fit(): training and validation both report '{name}', measured by "
+                    "{train_kind} and by {validation_kind}: the history, the plot and diagnose "
+                    "would read two different things as one curve.",
+                    name=name,
+                    train_kind=type(train[name]).__name__,
+                    validation_kind=type(validation[name]).__name__,
+                ),
+                fix=say(
+                    "give the validation metric a name of its own, e.g. "
+                    "mx.metric.CustomMetric(feval, name='{name}_2')",
+                    name=name,
+                ),
+            )
 
 
 def _data_checks(module, train_data, eval_data) -> DataValueChecks:

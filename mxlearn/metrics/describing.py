@@ -1,0 +1,76 @@
+"""``history.describe(name, higher_is_better=..., value_range=...)``: what a user says a custom
+metric measures, checked before the history believes it (a wrong direction would turn every
+"best" and every finding around)."""
+
+from __future__ import annotations
+
+import math
+import numbers
+
+from ..errors import InputError, closest
+from ..language import say
+from .directions import MetricFacts, is_direction
+
+_NOT_PAIRS = (str, bytes, set, frozenset, dict)  # sized, but not a (low, high) in order
+
+
+def is_range(value) -> bool:
+    """Two finite real numbers in a list or tuple (or array), the lower first."""
+    if isinstance(value, _NOT_PAIRS) or not hasattr(value, "__len__") or len(value) != 2:
+        return False
+    if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
+        return False
+    low, high = (float(v) for v in value)
+    return math.isfinite(low) and math.isfinite(high) and low < high
+
+
+def described(history, metric, higher_is_better, value_range) -> MetricFacts:
+    """The facts ``history.describe`` records, or the InputError that says what to fix."""
+    recorded = history.metrics()
+    if not isinstance(metric, str) or (recorded and metric not in recorded):
+        near = closest(metric, recorded) if isinstance(metric, str) else []
+        raise InputError(
+            say(
+                "history.describe({metric!r}, ...): this history holds no metric of that name; "
+                "it holds {recorded}.",
+                metric=metric,
+                recorded=recorded,
+            ),
+            fix=f"history.describe({(near or recorded)[0]!r}, higher_is_better=False)",
+        )
+    if not is_direction(higher_is_better):
+        raise InputError(
+            say(
+                "history.describe('{metric}', higher_is_better={value!r}): say True or False.",
+                metric=metric,
+                value=higher_is_better,
+            ),
+            fix=say(
+                "higher_is_better=True for a score, False for a loss or an error: "
+                "history.describe('{metric}', higher_is_better=True)",
+                metric=metric,
+            ),
+        )
+    known = history.known.get(metric)
+    if known is not None and known.higher_is_better != bool(higher_is_better):
+        raise InputError(
+            say(
+                "history.describe('{metric}', higher_is_better={value}): fit recorded "
+                "'{metric}' from an MXNet metric for which the other way is better.",
+                metric=metric,
+                value=bool(higher_is_better),
+            ),
+            fix=say("leave MXNet's own metrics as fit recorded them"),
+        )
+    if value_range is not None and not is_range(value_range):
+        raise InputError(
+            say(
+                "history.describe('{metric}', value_range={value!r}): a range is two finite "
+                "numbers, the lower first.",
+                metric=metric,
+                value=value_range,
+            ),
+            fix="value_range=(0.0, 1.0)",
+        )
+    low_high = None if value_range is None else tuple(float(v) for v in value_range)
+    return MetricFacts(bool(higher_is_better), low_high)
