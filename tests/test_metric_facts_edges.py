@@ -204,6 +204,8 @@ def test_describe_takes_numpy_booleans_and_refuses_what_would_mislead():
         history.describe("err", higher_is_better=False, value_range="01")
     with pytest.raises(InputError, match="the other way is better"):
         history.describe("accuracy", higher_is_better=False)
+    with pytest.raises(InputError, match="holds no metric"):
+        MetricHistory().describe(3, higher_is_better=True)  # not a name, nothing recorded
 
 
 def test_the_table_counts_the_epochs_a_loaded_module_trained(tmp_path):

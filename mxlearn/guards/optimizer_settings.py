@@ -61,8 +61,12 @@ def _accepted_settings(cls) -> set[str]:
     return names - {"param_idx2name", "sym", "param_dict"}
 
 
-def check_optimizer(optimizer, optimizer_params, called: str) -> None:
-    """Raise InputError for an unknown optimizer name or setting, naming the closest ones."""
+SETTINGS_EXAMPLE = "optimizer_params={'learning_rate': 0.1}"
+
+
+def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_EXAMPLE) -> None:
+    """Raise InputError for an unknown optimizer name or setting, naming the closest ones;
+    ``example``: the settings the fix shows (lr_find sets the learning rate itself)."""
     if isinstance(optimizer, mx.optimizer.Optimizer):
         return
     if isinstance(optimizer, type) and issubclass(optimizer, mx.optimizer.Optimizer):
@@ -99,10 +103,10 @@ def check_optimizer(optimizer, optimizer_params, called: str) -> None:
             ),
             fix=say("optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)"),
         )
-    _check_settings(optimizer, optimizer_params, called)
+    _check_settings(optimizer, optimizer_params, called, example)
 
 
-def _check_settings(optimizer: str, optimizer_params, called: str) -> None:
+def _check_settings(optimizer: str, optimizer_params, called: str, example: str) -> None:
     """Every setting must be one the named optimizer's class accepts."""
     accepted = _accepted_settings(mx.optimizer.Optimizer.opt_registry[optimizer.lower()])
     for name in settings_dict(optimizer_params):
@@ -121,7 +125,7 @@ def _check_settings(optimizer: str, optimizer_params, called: str) -> None:
                 name=name,
                 hint=hint,
             ),
-            fix="optimizer_params={'learning_rate': 0.1}",
+            fix=example,
         )
 
 

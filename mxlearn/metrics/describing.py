@@ -36,7 +36,8 @@ def described(history, metric, higher_is_better, value_range) -> MetricFacts:
                 metric=metric,
                 recorded=recorded,
             ),
-            fix=f"history.describe({(near or recorded)[0]!r}, higher_is_better=False)",
+            fix=f"history.describe({(near or recorded or ['my_error'])[0]!r}, "
+            "higher_is_better=False)",
         )
     if not is_direction(higher_is_better):
         raise InputError(

@@ -421,13 +421,8 @@ def _check_optimizer(optimizer, optimizer_params) -> dict:
             ),
             fix="optimizer='sgd', optimizer_params={'momentum': 0.9}",
         )
-    try:
-        check_optimizer(optimizer, optimizer_params, CALLED)
-    except InputError as error:
-        if "learning_rate" not in (error.fix or ""):
-            raise
-        # the usual fix sets the learning rate, which lr_find sets itself
-        raise InputError(error.problem, fix="optimizer_params={'momentum': 0.9}") from error
+    # the usual example sets the learning rate, which lr_find sets itself
+    check_optimizer(optimizer, optimizer_params, CALLED, "optimizer_params={'momentum': 0.9}")
     params = settings_dict(optimizer_params)
     taken = [name for name in ("learning_rate", "lr_scheduler") if name in params]
     if taken:
