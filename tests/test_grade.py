@@ -292,6 +292,9 @@ def test_a_missing_or_empty_submissions_folder_is_refused(tmp_path):
     with pytest.raises(InputError, match="does not exist") as refused:
         grade(tmp_path / "nowhere", tmp_path / "grades.csv")
     assert refused.value.fix
+    (tmp_path / "a_file.ipynb").write_text("{}")
+    with pytest.raises(InputError, match="is a file, not a folder"):
+        grade(tmp_path / "a_file.ipynb", tmp_path / "grades.csv")
     (tmp_path / "submitted" / "alice").mkdir(parents=True)
     (tmp_path / "submitted" / "loose.ipynb").write_text("{}")  # not in a student's folder
     with pytest.raises(InputError, match=r"holds no <student>/<notebook>\.ipynb") as refused:

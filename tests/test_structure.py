@@ -18,6 +18,7 @@ MXNET_PRIVATES = {
     ("checkpoint/optimizer_state.py", "_index_update_count"): "the current device's counts",
     ("module/inspection.py", "_updater"): "the updater a KVStore was given",
     ("metrics/deferred.py", "_has_global_stats"): "whether an EvalMetric keeps global sums",
+    ("training/rate_finder.py", "_fixed_param_names"): "the parameters a Module keeps frozen",
 }
 # Public protocols whose names start with an underscore.
 PROTOCOLS = {"_asdict", "_repr_mimebundle_"}

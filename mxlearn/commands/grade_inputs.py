@@ -143,7 +143,9 @@ def refuse_settings(submissions: Path, settings: dict) -> None:
 def refuse_submissions(submissions: Path) -> list[Submission]:
     if not submissions.is_dir():
         raise InputError(
-            say("mxlearn grade: the folder {folder} does not exist.", folder=str(submissions)),
+            say("mxlearn grade: the folder {folder} does not exist.", folder=str(submissions))
+            if not submissions.exists()
+            else say("mxlearn grade: {path} is a file, not a folder.", path=str(submissions)),
             fix=say("python -m mxlearn grade FOLDER, with FOLDER/<student>/<notebook>.ipynb"),
         )
     found = find_submissions(submissions)
@@ -276,7 +278,9 @@ def teacher_folder(teacher: str | Path | None, submissions: Path) -> Teacher:
     )
     if not folder.is_dir():
         raise InputError(
-            say("mxlearn grade: the teacher's folder {folder} does not exist.", folder=str(folder)),
+            say("mxlearn grade: the teacher's folder {folder} does not exist.", folder=str(folder))
+            if not folder.exists()
+            else say("mxlearn grade: {path} is a file, not a folder.", path=str(folder)),
             fix=fix,
         )
     read = read_teacher(folder)

@@ -117,6 +117,8 @@ def _where(count: int, rows: int, shuffled: bool, row: int) -> str:
 
 def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="data") -> float:
     """Refuse NaN, infinity and absurd magnitudes; the largest absolute value otherwise."""
+    if len(values) == 0:
+        return 0.0  # no rows: the iterator's own check says it gives no batch
     flat = values.reshape(len(values), -1)
     with np.errstate(invalid="ignore"):
         nan, inf, huge = np.isnan(flat), np.isinf(flat), np.abs(flat) > ABSURD_MAGNITUDE

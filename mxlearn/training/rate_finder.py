@@ -20,40 +20,27 @@ the up to 9 batches trained past an explosion cost a few milliseconds and are no
 from __future__ import annotations
 
 import contextlib
-import json
 import math
-import numbers
 
 import numpy as np
 
-from .. import network
 from .._compat import mx
 from ..devices import check_context
-from ..errors import ArgumentTypeError, InputError
-from ..guards import binding, data_values
-from ..guards.optimizer_settings import check_optimizer, settings_dict
+from ..errors import InputError
+from ..guards import data_values
 from ..language import say
 from ..metrics.smoothing import weight_for_lag
 from ..module import Module
-from .rate_finder_plot import RateFinding, Smoothed, steepest_descent
+from . import rate_finder_checks as checks
+from .rate_finder_checks import NUM_BATCHES
+from .rate_finder_plot import SKIP_START, RateFinding, Smoothed, steepest_descent
 
-CALLED = "lr_find()"
-MIN_BATCHES = 10
-# Both the loss and its average trail the rate, and by a number of batches: what matters is
-# how far the rate grew meanwhile. Momentum 0.9 (and Adam's first moment) averages the last
-# ~10 gradients; at 100 batches over 1e-6..10 (14 a decade) that is 0.7 of a decade, and on the
-# scaled letters SGD with momentum gave suggestions of 0.33 to 2, where 3-epoch fits reached
-# 0.05 to 0.8 accuracy (3 seeds of 5 below 0.1). At 300 batches (43 a decade) it gave 0.11 to
-# 0.26, where they reach 0.82 to 0.87; the whole test takes about 0.1 s there.
-NUM_BATCHES = 300
 # fast.ai's beta=0.98 makes the average trail by 49 batches: 3.5 decades at 100 batches, which
 # put the steepest descent near the rates where the raw loss already exploded. By default beta
 # is chosen from the batches per decade so that the average trails by a quarter of a decade,
 # whatever num_batches, start and stop (at the defaults: beta 0.914, about 22 batches averaged).
 LAG_DECADES = 0.25
 CHECK_EVERY = 10  # batches between two reads of the losses from the device
-EXAMPLE = "mxlearn.lr_find(mod, train_iter, start=1e-6, stop=10, num_batches=300)"
-ITER_EXAMPLE = "train_iter = mx.io.NDArrayIter(X, y, batch_size=64, shuffle=True)"
 
 
 def lr_find(
@@ -77,7 +64,9 @@ def lr_find(
     its weights and its optimizer are left as they were), or a network (an mx.sym Symbol, or
     a Module not initialized yet: fresh weights from ``mx.init.Xavier()``, drawn from MXNet's
     generator as ``mxlearn.seed`` left it, or after ``mx.random.seed(seed)`` when ``seed`` is
-    given). The network must end with a SoftmaxOutput. ``context``: where to train, by default
+    given). Drawing them moves MXNet's generator on (MXNet cannot put it back): call
+    ``mxlearn.seed`` again before a fit that should repeat. Frozen parameters
+    (``fixed_param_names``) stay frozen. The network must end with a SoftmaxOutput. ``context``: where to train, by default
     the module's devices (a mxlearn.Module), else the CPU.
 
     ``train_iter`` is left as it was: an NDArrayIter's arrays are read, in their current order,
@@ -90,20 +79,27 @@ def lr_find(
     0); by default chosen so that the average trails the loss by a quarter of a decade of rate.
     ``plot``: show the figure at the end (see :meth:`RateFinding.plot`).
     """
-    _check_rates(start, stop, num_batches, beta)
-    source = _network(mod_or_symbol)
-    classifier_head(source)
-    _check_iterator(train_iter, source)
-    _check_shapes(mod_or_symbol, source, train_iter)
+    checks.check_rates(start, stop, num_batches, beta)
+    source = checks.network_of(mod_or_symbol)
+    checks.classifier_head(source)
+    checks.check_iterator(train_iter, source)
+    checks.check_shapes(mod_or_symbol, source, train_iter)
+    with _told_as_lr_find():
+        checks.check_rows(train_iter, source)  # every row, as fit checks them
     rates = start * (stop / start) ** (np.arange(num_batches) / (num_batches - 1))
-    params = {**_check_optimizer(optimizer, optimizer_params), "learning_rate": float(rates[0])}
+    params = checks.check_optimizer_request(optimizer, optimizer_params)
+    params["learning_rate"] = float(rates[0])
     if beta is None:
         beta = weight_for_lag(LAG_DECADES * (num_batches - 1) / math.log10(stop / start))
     trial = _fresh_module(mod_or_symbol, source, train_iter, context, seed, optimizer, params)
     losses, smoothed, exploded = _measure(trial, train_iter, rates, CrossEntropy(source), beta)
     rates = rates[: len(losses)]
     diverged = float(rates[-1]) if exploded else None
-    finding = RateFinding(rates, losses, smoothed, steepest_descent(rates, smoothed), diverged)
+    # the first values of the average lean on few losses (its correction for the start at 0
+    # divides their noise by a small number): no slope is read before it spans its own lag
+    skip = max(SKIP_START, math.ceil(beta / (1 - beta)))
+    suggested = steepest_descent(rates, smoothed, skip)
+    finding = RateFinding(rates, losses, smoothed, suggested, diverged)
     if plot:
         finding.plot()
     return finding
@@ -149,9 +145,9 @@ def _told_as_lr_find():
     try:
         yield
     except InputError as error:
-        if error.problem.startswith(CALLED):  # lr_find's own words
+        if error.problem.startswith(checks.CALLED):  # lr_find's own words
             raise
-        problem = say("{called}: {problem}", called=CALLED, problem=error.problem)
+        problem = say("{called}: {problem}", called=checks.CALLED, problem=error.problem)
         raise InputError(problem, fix=error.fix) from error
 
 
@@ -236,29 +232,15 @@ def _cycle(train_iter):
             yield batch
         if empty:
             raise InputError(
-                say("{called}: train_iter gave no batch, read from its start.", called=CALLED),
+                say(
+                    "{called}: train_iter gave no batch, read from its start.", called=checks.CALLED
+                ),
                 fix=say(
                     "an iterator that gives at least one batch (an NDArrayIter with "
                     "last_batch_handle='discard' needs batch_size rows or more), e.g. {example}",
-                    example=ITER_EXAMPLE,
+                    example=checks.ITER_EXAMPLE,
                 ),
             )
-
-
-def _network(mod_or_symbol):
-    """The symbol to train: the given one, or the module's."""
-    if isinstance(mod_or_symbol, mx.sym.Symbol):
-        return mod_or_symbol
-    if isinstance(mod_or_symbol, mx.mod.BaseModule):
-        return mod_or_symbol.symbol
-    raise ArgumentTypeError(
-        say(
-            "{called} needs a Module or a network (an mx.sym Symbol); got {kind}.",
-            called=CALLED,
-            kind=type(mod_or_symbol).__name__,
-        ),
-        fix=EXAMPLE,
-    )
 
 
 def _fresh_module(given, symbol, train_iter, context, seed, optimizer, params) -> Module:
@@ -268,9 +250,11 @@ def _fresh_module(given, symbol, train_iter, context, seed, optimizer, params) -
     if context is None:
         context = getattr(given, "contexts", None) or mx.cpu()  # a mxlearn.Module's devices
     else:
-        check_context(context, CALLED)  # else the trial's Module() would be named
+        check_context(context, checks.CALLED)  # else the trial's Module() would be named
     trial = Module(
         with_logits(symbol),
+        # frozen layers stay frozen in the trial (a student fine-tuning the top)
+        fixed_param_names=given._fixed_param_names if isinstance(given, mx.mod.Module) else None,
         data_names=[d.name for d in train_iter.provide_data],
         label_names=[d.name for d in train_iter.provide_label],
         context=context,
@@ -287,152 +271,3 @@ def _fresh_module(given, symbol, train_iter, context, seed, optimizer, params) -
             trial.init_params(mx.init.Xavier())
         trial.init_optimizer(optimizer=optimizer, optimizer_params=params)
     return trial
-
-
-def classifier_head(symbol) -> dict:
-    """The SoftmaxOutput node that ends ``symbol``; anything else is refused."""
-    graph = json.loads(symbol.tojson())
-    nodes = graph["nodes"]
-    heads = [nodes[head[0]] for head in graph["heads"]]
-    if len(heads) == 1 and heads[0]["op"] == "SoftmaxOutput":
-        return heads[0]
-    found = ", ".join(
-        f"{node['op']} '{node['name']}'" if node["op"] != "null" else f"'{node['name']}'"
-        for node in heads
-    )
-    raise InputError(
-        say(
-            "{called} supports only classification losses: the network must end with one "
-            "SoftmaxOutput, and this one ends with {found}.",
-            called=CALLED,
-            found=found,
-        ),
-        fix="net = mx.sym.SoftmaxOutput(net, name='softmax')",
-    )
-
-
-def _check_rates(start, stop, num_batches, beta) -> None:
-    for name, value in (("start", start), ("stop", stop)):
-        real = isinstance(value, numbers.Real) and not isinstance(value, bool)
-        if not real or not math.isfinite(value) or value <= 0:
-            raise InputError(
-                say(
-                    "{called}: {name}={value!r}, but a learning rate is a positive number.",
-                    called=CALLED,
-                    name=name,
-                    value=value,
-                ),
-                fix="start=1e-6, stop=10",
-            )
-    if start >= stop:
-        raise InputError(
-            say(
-                "{called}: start={start!r} is not below stop={stop!r}; the rate grows from "
-                "start to stop.",
-                called=CALLED,
-                start=start,
-                stop=stop,
-            ),
-            fix="start=1e-6, stop=10",
-        )
-    whole = isinstance(num_batches, (int, np.integer)) and not isinstance(num_batches, bool)
-    if not whole or num_batches < MIN_BATCHES:
-        raise InputError(
-            say(
-                "{called}: num_batches={value!r}, but it must be a whole number of at least "
-                "{least}: fewer batches cannot show where the loss falls and where it explodes.",
-                called=CALLED,
-                value=num_batches,
-                least=MIN_BATCHES,
-            ),
-            fix=f"num_batches={NUM_BATCHES}",
-        )
-    if beta is not None and not (isinstance(beta, numbers.Real) and 0 <= beta < 1):
-        raise InputError(
-            say(
-                "{called}: beta={beta!r}, but the smoothing weight is a number from 0 (no "
-                "smoothing) up to, not including, 1.",
-                called=CALLED,
-                beta=beta,
-            ),
-            fix="beta=None",
-        )
-
-
-def _check_iterator(train_iter, symbol) -> None:
-    if not hasattr(train_iter, "provide_data") or not hasattr(train_iter, "reset"):
-        raise ArgumentTypeError(
-            say(
-                "{called}: train_iter={kind} is not a data iterator.",
-                called=CALLED,
-                kind=type(train_iter).__name__,
-            ),
-            fix=ITER_EXAMPLE,
-        )
-    if not train_iter.provide_label:
-        raise InputError(
-            say(
-                "{called}: train_iter gives no labels, and the loss compares the network's "
-                "output with the labels.",
-                called=CALLED,
-            ),
-            fix=ITER_EXAMPLE,
-        )
-    arguments = set(symbol.list_arguments())
-    unknown = [d.name for d in (*train_iter.provide_data, *train_iter.provide_label)]
-    unknown = [name for name in unknown if name not in arguments]
-    if unknown:
-        data = (network.input_names(symbol) or ["data"])[0]
-        label = ([li.name for li in network.label_inputs(symbol)] or ["softmax_label"])[0]
-        raise InputError(
-            say(
-                "{called}: train_iter feeds {names}, which the network has no input for (it "
-                "reads: {inputs}).",
-                called=CALLED,
-                names=", ".join(repr(n) for n in unknown),
-                inputs=network.describe_inputs(symbol),
-            ),
-            fix=f"mx.io.NDArrayIter({{{data!r}: X}}, {{{label!r}: y}}, batch_size=64)",
-        )
-
-
-def _check_shapes(given, symbol, train_iter) -> None:
-    """What the trial module's bind and init_params would refuse, refused here in lr_find's
-    name: labels of the wrong shape, a module's weights made for inputs of another shape."""
-    labels = {li.name: li for li in network.label_inputs(symbol)}
-    names = [d.name for d in train_iter.provide_label]
-    binding.check_label_shapes(
-        symbol, train_iter.provide_data, train_iter.provide_label, names, labels, called=CALLED
-    )
-    if isinstance(given, mx.mod.BaseModule) and given.params_initialized:
-        shapes = {name: tuple(a.shape) for name, a in given.get_params()[0].items()}
-        bound = given.data_shapes if given.binded else None
-        binding.check_params_fit(symbol, shapes, train_iter.provide_data, bound, CALLED, None)
-
-
-def _check_optimizer(optimizer, optimizer_params) -> dict:
-    """The optimizer's settings; the learning rate is lr_find's to set."""
-    if isinstance(optimizer, mx.optimizer.Optimizer):
-        raise ArgumentTypeError(
-            say(
-                "{called} makes its own optimizer (the given one would be trained on and its "
-                "rate changed); give its name and settings.",
-                called=CALLED,
-            ),
-            fix="optimizer='sgd', optimizer_params={'momentum': 0.9}",
-        )
-    # the usual example sets the learning rate, which lr_find sets itself
-    check_optimizer(optimizer, optimizer_params, CALLED, "optimizer_params={'momentum': 0.9}")
-    params = settings_dict(optimizer_params)
-    taken = [name for name in ("learning_rate", "lr_scheduler") if name in params]
-    if taken:
-        raise InputError(
-            say(
-                "{called}: optimizer_params sets {names}, but lr_find sets the learning rate "
-                "itself, from start to stop.",
-                called=CALLED,
-                names=", ".join(repr(n) for n in taken),
-            ),
-            fix=say("leave {names} out of optimizer_params", names=", ".join(taken)),
-        )
-    return params

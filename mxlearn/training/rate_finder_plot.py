@@ -32,13 +32,13 @@ EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate 
 MIN_FALL = 0.05
 
 
-def steepest_descent(rates, smoothed) -> float | None:
+def steepest_descent(rates, smoothed, skip: int = SKIP_START) -> float | None:
     """The rate where ``smoothed`` falls fastest against log(rate), looked for before its
-    minimum (past it the loss rises) and after its first :data:`SKIP_START` values (they
-    average a few batches only: their slopes are noise). None when the loss never fell."""
+    minimum (past it the loss rises) and after its first ``skip`` values (they average a few
+    batches only: their slopes are noise). None when the loss never fell."""
     smoothed = np.asarray(smoothed, dtype=np.float64)
     lowest = int(np.argmin(np.where(np.isfinite(smoothed), smoothed, np.inf)))
-    first = SKIP_START  # a minimum among the first values has no slope worth reading
+    first = skip  # a minimum among the first values has no slope worth reading
     if lowest - first < 1 or smoothed[lowest] > (1 - MIN_FALL) * smoothed[first]:
         return None
     part = slice(first, lowest + 1)
