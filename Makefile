@@ -2,6 +2,7 @@
 #   make tour   the headless walk-through of the Module API, then every course notebook
 #               (both editions) executed into runs/course/ with an HTML copy of each
 #   make test   the test suite
+#   make test-fast  the tests not marked slow (kernels, browsers, subprocesses, notebooks): under 3 minutes
 #   make lab    JupyterLab on notebooks/
 # MXNET=gpu installs the GPU wheel (mxnet-cu112) instead of the CPU wheel.
 
@@ -23,7 +24,7 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test test-py312 lab bench doctor student wheel lint lock translations clean print-python312
+.PHONY: setup tour test test-fast test-py312 lab bench doctor student wheel lint lock translations clean print-python312
 
 setup: $(STAMP)
 
@@ -42,6 +43,9 @@ tour: setup
 
 test: setup
 	$(BIN)/python -m pytest
+
+test-fast: setup
+	$(BIN)/python -m pytest -m "not slow"
 
 test-py312:
 	@test -n "$(PYTHON312)" || { echo "make test-py312: no working python3.12 found (set PYTHON312=/path/to/python3.12)"; exit 1; }
@@ -73,9 +77,43 @@ lock: setup
 	mv requirements/lock.new requirements/lock.txt
 
 # After changing a message in the code: the Chinese catalogue follows (new texts left empty for
-# a translator, which the tests report), and mxlearn.mo is compiled from it.
+# a translator, which tests/test_language.py reports), and mxlearn.mo is compiled from it.
+#  1. pybabel extract: every template in mxlearn/ into a template catalogue, mxlearn.pot. It is
+#     git-ignored: it is made from the code on every run (with a new date each time) and holds
+#     nothing the .po does not. Locations name the file without a line number and entries are
+#     sorted by file and line, so a .po diff shows only texts that changed, where they are used.
+#     Written under a name of this run first: two runs at once never read each other's half.
+#     Babel's "Skipping f-string" warnings are not shown: each names an f-string given as a
+#     field's value (scale=f"{s:g}"), the template itself is extracted; a template that is an
+#     f-string, or a say() Babel cannot see, tests/test_language.py names.
+#  2. pybabel update: the .po follows it. A text whose msgid is unchanged keeps its Chinese; a
+#     new or reworded one is left empty, never guessed (--no-fuzzy-matching: a fuzzy match is a
+#     wrong translation that looks done); a text no code says any more is dropped, not kept as
+#     #~ (its Chinese is beside the new empty entry in the diff, and in git).
+#  3. pybabel compile: mxlearn.mo, what Python's gettext reads at run time; empty and fuzzy
+#     entries are left out (English shows). Written whole, then moved into place.
+# The keywords: the functions of mxlearn/language.py that take a template (GNU xgettext's form:
+# name:argument numbers, two for a singular and its plural). tests/test_language.py reads this
+# line, so the tests check what this target extracts.
+BABEL_KEYWORDS := say say_drawn say_n:1,2 say_in:2 N_ Nn_:1,2
+LOCALE := mxlearn/locale
+POT := $(LOCALE)/mxlearn.pot
+PO := $(LOCALE)/zh/LC_MESSAGES/mxlearn.po
+MO := $(PO:.po=.mo)
+
 translations: setup
-	$(BIN)/python tools/translations.py
+	@set -e; t=$$$$; trap "rm -f $(POT).$$t $(POT).$$t.log $(MO).$$t" EXIT; \
+	$(BIN)/pybabel --quiet extract --no-default-keywords $(addprefix -k ,$(BABEL_KEYWORDS)) \
+	    --add-location=file --sort-by-file --width=100 --project=mxlearn \
+	    --output-file=$(POT).$$t mxlearn 2>$(POT).$$t.log || { cat $(POT).$$t.log >&2; exit 1; }; \
+	grep -v 'Skipping f-string with substitutions' $(POT).$$t.log >&2 || true; \
+	$(BIN)/pybabel --quiet update --locale=zh --domain=mxlearn --input-file=$(POT).$$t \
+	    --output-dir=$(LOCALE) --no-fuzzy-matching --ignore-obsolete --ignore-pot-creation-date \
+	    --width=100; \
+	mv -f $(POT).$$t $(POT); \
+	$(BIN)/pybabel compile --domain=mxlearn --locale=zh --input-file=$(PO) \
+	    --output-file=$(MO).$$t --statistics; \
+	mv -f $(MO).$$t $(MO)
 
 clean:
 	rm -rf .venv .venv-* runs .pytest_cache
