@@ -1,14 +1,17 @@
 """While fit runs, a plain NDArrayIter serves its full batches as views of its arrays: the
 batches must be the ones the iterator itself serves, in every last-batch mode, across shuffled
-epochs, and the iterator gets its own next back afterwards."""
+epochs, the iterator gets its own next back afterwards, and callbacks that read fit's locals
+see the user's own iterator where MXNet's fit shows it."""
 
 from __future__ import annotations
 
 import numpy as np
 import pytest
 
+import mxlearn
 from mxlearn import mx
 from mxlearn.array_batches import views_while_fitting
+from mxlearn.datasets import synthetic_classification
 
 
 def _epochs(data_iter, epochs: int) -> list:
@@ -74,3 +77,32 @@ def test_the_iterator_gets_its_next_back_when_fit_fails():
     with pytest.raises(RuntimeError), views_while_fitting(train):
         raise RuntimeError("fit failed")
     assert "next" not in vars(train)
+
+
+def _data(rows=100):
+    return synthetic_classification(num_samples=rows, num_features=16, num_classes=4, seed=1)
+
+
+def _net():
+    return mxlearn.models.mlp(num_classes=4, num_hidden=8)
+
+
+def _iterator_positions(module_class) -> list:
+    X, y = _data()
+    train = mx.io.NDArrayIter(X, y, 32, shuffle=True)
+    seen = []
+
+    def progress(param):
+        iterator = param.locals["train_data"]
+        seen.append((iterator is train, iterator.cursor, iterator.getpad()))
+
+    module_class(_net()).fit(
+        train, num_epoch=1, batch_end_callback=progress, optimizer_params={"learning_rate": 0.1}
+    )
+    return seen
+
+
+def test_callbacks_see_the_users_own_iterator():
+    seen = _iterator_positions(mxlearn.Module)
+    assert seen == _iterator_positions(mx.mod.Module)
+    assert len(seen) == 4 and all(is_it for is_it, _, _ in seen)

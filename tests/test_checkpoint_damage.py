@@ -11,9 +11,13 @@ import random
 import subprocess
 import sys
 
+import pytest
+
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
+
+pytestmark = pytest.mark.slow  # worker subprocesses
 
 WORKER = r"""
 import json, sys

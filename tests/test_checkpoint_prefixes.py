@@ -1,5 +1,5 @@
-"""Checkpoint prefixes and folders (issue 13, family 1): a prefix works alike for saving,
-resume, load_checkpoint and latest, or is refused before the first epoch trains, with the fix."""
+"""Checkpoint prefixes and folders: a prefix works alike for saving, resume, load_checkpoint
+and latest, or is refused before the first epoch trains, with the fix."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""Checkpoints: complete and verified, exact resume, interrupts, damage reported."""
+"""Checkpoints: complete and verified, exact resume, interrupts, damage reported; a resume, an
+epoch number, a network or files that cannot work are refused before anything trains."""
 
 from __future__ import annotations
 
@@ -343,9 +344,140 @@ def test_a_refused_resume_leaves_no_optimizer_state_behind(tmp_path):
     mod = mxlearn.Module(mxlearn.models.mlp())
     with pytest.raises(InputError, match="begin_epoch=5"):
         mod.fit(_iter(), num_epoch=6, begin_epoch=5, resume=prefix)
-    with pytest.raises(ArgumentTypeError, match="neither a dict nor"):
+    with pytest.raises(ArgumentTypeError) as refused:
         mod.fit(_iter(), num_epoch=4, resume=prefix, optimizer="adam", optimizer_params=0.1)
+    assert refused.value.fields["name"] == "optimizer_params"
     # a plain fit afterwards starts afresh: no sgd momentum forced into its adam
     mod.fit(_iter(), num_epoch=1, optimizer="adam", optimizer_params={"learning_rate": 0.01})
     assert type(mod.optimizer).__name__ == "Adam"
     assert mod.optimizer.num_update == 2048 // 32  # one epoch's updates, none inherited
+
+
+def test_a_resume_with_another_optimizer_is_refused_before_touching_the_module(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    mod = mxlearn.resume(prefix)
+    with pytest.raises(InputError, match="for 'sgd'"):
+        mod.fit(small_iter, num_epoch=2, checkpoint=prefix, optimizer="adam")
+    assert not mod.optimizer_initialized
+    mod.fit(small_iter, num_epoch=2, checkpoint=prefix)  # the corrected call continues
+    assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2]
+
+
+def test_a_resume_of_an_optimizer_object_says_how_to_go_on(small_iter, small_net, tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(
+        small_iter, num_epoch=1, checkpoint=prefix, optimizer=mx.optimizer.Adam(learning_rate=0.05)
+    )
+    manifest = mxlearn.checkpoint.read_manifest(prefix, 1)
+    assert any("settings" in item for item in manifest["optimizer"]["not_saved"])
+    with pytest.raises(InputError, match="optimizer object") as info:
+        mxlearn.resume(prefix).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    assert "optimizer='adam'" in info.value.fix
+
+
+def test_a_resume_that_is_not_a_prefix_is_explained():
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import ArgumentTypeError
+
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    data = mx.io.NDArrayIter(np.zeros((64, 16), "float32"), np.arange(64) % 4, 32)
+    with pytest.raises(ArgumentTypeError, match=r"a path such as 'runs/mlp'"):
+        mod.fit(data, num_epoch=1, resume=True)
+
+
+def test_mxnet_checkpoint_files_in_the_way_are_refused_before_training(
+    small_iter, small_net, ready_module, tmp_path
+):
+    prefix = str(tmp_path / "mx")
+    ready_module.save_checkpoint(prefix, 1)  # MXNet's own files, no manifest
+    before = (tmp_path / "mx-0001.params").read_bytes()
+    with pytest.raises(CheckpointExistsError, match="already"):
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    assert (tmp_path / "mx-0001.params").read_bytes() == before
+    ours = str(tmp_path / "ours")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=ours)
+    with pytest.raises(CheckpointExistsError, match="already"):
+        ready_module.save_checkpoint(ours, 1)  # would break checkpoint 1's manifest
+    assert mxlearn.checkpoint.verifies(ours, 1)
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        ("period", lambda m, p: m.Checkpoint(p, period=1.5)),
+        ("keep", lambda m, p: m.Checkpoint(p, keep=True)),
+        ("patience", lambda m, p: m.EarlyStopping("accuracy", patience=2.5)),
+    ],
+)
+def test_epoch_counts_must_be_whole_numbers(tmp_path, make):
+    import mxlearn
+    from mxlearn.rules import WrongKind
+
+    name, make_it = make
+    with pytest.raises(WrongKind) as refused:
+        make_it(mxlearn, str(tmp_path / "m"))
+    assert refused.value.fields["name"] == name
+
+
+@pytest.mark.parametrize("epoch", ["1", 1.0, True, -1])
+def test_a_checkpoint_number_that_is_not_a_whole_number_is_explained(tmp_path, epoch):
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=str(tmp_path / "m"))
+    for load in (mxlearn.Module.load, mxlearn.load_checkpoint):
+        with pytest.raises(InputError, match="a whole number of completed epochs") as refused:
+            load(str(tmp_path / "m"), epoch)
+        assert "-1" not in refused.value.fix  # the example is a number that works
+
+
+def test_a_checkpoint_missing_layers_is_refused_instead_of_loading_zeros(small_net, tmp_path):
+    """A symbol file and a parameter file of two different networks: missing layers would be
+    zeros, every prediction 1/num_classes."""
+    other = mx.sym.FullyConnected(mx.sym.Variable("data"), name="fc1", num_hidden=8)
+    other = mx.sym.SoftmaxOutput(other, name="softmax")
+    donor = mxlearn.Module(other)
+    donor.bind([("data", (32, 16))], [("softmax_label", (32,))])
+    donor.init_params()
+    prefix = str(tmp_path / "m")
+    donor.save_checkpoint(prefix, 1)
+    small_net.save(f"{prefix}-symbol.json")  # now the symbol needs fc2 and fc3 as well
+    with pytest.raises(InputError, match="fc2_weight") as info:
+        mxlearn.Module.load(prefix, 1)
+    assert "would start as zeros" in str(info.value)
+
+
+def test_parameters_of_a_network_with_other_layer_sizes_are_named_not_the_data(tmp_path):
+    import shutil
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    for name, hidden in (("small", 8), ("large", 16)):
+        mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=hidden))
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1)
+        mod.save_checkpoint(str(tmp_path / name), 1)
+    shutil.copy(tmp_path / "large-0001.params", tmp_path / "small-0001.params")
+    mod = mxlearn.Module.load(str(tmp_path / "small"), 1)
+    with pytest.raises(InputError) as caught:
+        mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=2, begin_epoch=1)
+    text = str(caught.value)
+    assert "'fc1_weight' is (16, 16) where this network needs (8, 16)" in text
+    assert "features" not in text  # the data is not the problem
+
+
+def test_a_hand_edited_manifest(small_iter, small_net, tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    manifest = json.loads((tmp_path / "m-0001.json").read_text())
+    del manifest["files"]
+    (tmp_path / "m-0001.json").write_text(json.dumps(manifest))
+    with pytest.raises(DamagedCheckpointError, match="'files'"):
+        mxlearn.checkpoint.read_manifest(prefix, 1)

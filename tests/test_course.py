@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from mxlearn.commands.course import course_notebooks, run_notebook
 
@@ -26,6 +27,7 @@ def test_the_course_is_every_english_notebook_then_the_chinese_edition():
     assert len(english) == 7  # 01-06 the Module API, 07 the experiment bench
 
 
+@pytest.mark.slow
 def test_a_run_keeps_the_executed_notebook_and_an_offline_html_copy(tmp_path):
     source = _notebook(
         tmp_path / "lesson.ipynb",
@@ -47,6 +49,7 @@ def test_a_run_keeps_the_executed_notebook_and_an_offline_html_copy(tmp_path):
     assert not [s for s in scripts if "http://" in s or "https://" in s]
 
 
+@pytest.mark.slow
 def test_a_failing_notebook_is_reported_and_still_saved(tmp_path):
     source = _notebook(tmp_path / "broken.ipynb", "print('before')", "1 / 0", "print('after')")
     run = run_notebook(source, tmp_path / "out")
@@ -54,6 +57,7 @@ def test_a_failing_notebook_is_reported_and_still_saved(tmp_path):
     assert run.html.exists() and "before" in run.html.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_a_kernel_that_dies_is_reported_and_the_run_goes_on(tmp_path):
     source = _notebook(tmp_path / "dies.ipynb", "print('before')", "import os\nos._exit(1)")
     run = run_notebook(source, tmp_path / "out")

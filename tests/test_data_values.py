@@ -1,6 +1,6 @@
-"""Data checks on every batch, not only the first (issue 13, family 5): in-memory iterators
-have every row checked before fit or score starts; other iterators have each batch's checks
-queued on the device and read where a read happens anyway."""
+"""Data checks on every batch, not only the first: in-memory iterators have every row checked
+before fit or score starts; other iterators have each batch's checks queued on the device and
+read where a read happens anyway."""
 
 from __future__ import annotations
 

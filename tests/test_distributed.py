@@ -1,5 +1,6 @@
 """mxlearn.distributed: MXNet's dist_sync on 127.0.0.1 (scheduler, server, workers) as one job
-that finishes together or is stopped together, saying which process failed."""
+that finishes together or is stopped together, saying which process failed; a distributed
+kvstore outside the launcher is refused, naming it."""
 
 from __future__ import annotations
 
@@ -13,8 +14,10 @@ from pathlib import Path
 
 import pytest
 
+import mxlearn
 from mxlearn import mx
 from mxlearn.distributed import DistributedJobError, job_environment, launch
+from mxlearn.errors import InputError
 
 WORKER_SCRIPT = textwrap.dedent(
     """
@@ -51,6 +54,7 @@ def _gone(pid: int) -> bool:
     return not Path(f"/proc/{pid}").exists()
 
 
+@pytest.mark.slow
 def test_two_workers_and_a_server_reach_identical_weights(tmp_path):
     output = io.StringIO()
     result = launch(
@@ -69,6 +73,7 @@ def test_two_workers_and_a_server_reach_identical_weights(tmp_path):
     assert all(_gone(pid) for pid in result.pids) and len(result.pids) == 4
 
 
+@pytest.mark.slow
 def test_a_killed_worker_ends_the_whole_job_with_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("DIE", "1")
     with pytest.raises(DistributedJobError) as info:
@@ -82,6 +87,7 @@ def test_a_killed_worker_ends_the_whole_job_with_a_clear_error(tmp_path, monkeyp
     assert all(_gone(pid) for pid in info.value.pids) and len(info.value.pids) == 4
 
 
+@pytest.mark.slow
 def test_the_time_limit_stops_every_process(tmp_path):
     script = _script(tmp_path, "import time\ntime.sleep(600)\n")
     started = time.monotonic()
@@ -93,6 +99,7 @@ def test_the_time_limit_stops_every_process(tmp_path):
     assert "SIGKILL" not in info.value.fix and "timeout=" in info.value.fix  # its own fix
 
 
+@pytest.mark.slow
 def test_the_command_line_reports_a_failing_script(tmp_path):
     script = _script(tmp_path, "raise ValueError('the data file is missing')\n")
     done = subprocess.run(
@@ -127,3 +134,12 @@ def test_the_processes_of_a_job_speak_the_language_the_launcher_speaks():
         mxlearn.set_language("en")
     env = job_environment(workers=2, servers=1, port=45678, base={"MXLEARN_LANG": "zh"})
     assert env["MXLEARN_LANG"] == "en"  # the launcher's own choice wins
+
+
+def test_a_distributed_kvstore_outside_a_launcher(small_iter, small_net, monkeypatch):
+    for name in [n for n in os.environ if n.startswith("DMLC_")]:
+        monkeypatch.delenv(name)
+    mod = mxlearn.Module(small_net)
+    with pytest.raises(InputError, match="python -m mxlearn launch"):
+        mod.fit(small_iter, num_epoch=1, kvstore="dist_sync")
+    assert mod.state == "created"

@@ -131,6 +131,7 @@ def _nothing_left(tmp_path):
     assert _processes_with(TOKEN) == []  # what a notebook started itself
 
 
+@pytest.mark.slow
 def test_every_exercise_of_every_student_is_graded(temporary, capsys):
     tmp_path = temporary
     teacher, submitted = tmp_path / "notebooks", tmp_path / "submitted"
@@ -206,6 +207,7 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
     assert str(out.resolve()) in printed and str(grading.html.resolve()) in printed
 
 
+@pytest.mark.slow
 def test_the_whole_run_keeps_to_the_time_limit_and_leaves_no_process(temporary):
     tmp_path = temporary
     submitted = tmp_path / "submitted"
@@ -230,6 +232,7 @@ def test_the_whole_run_keeps_to_the_time_limit_and_leaves_no_process(temporary):
     _nothing_left(tmp_path)
 
 
+@pytest.mark.slow
 def test_mxnet_trains_under_the_default_memory_limit(temporary):
     tmp_path = temporary
     answer = (
@@ -342,6 +345,7 @@ def test_an_out_that_could_destroy_a_file_is_refused(tmp_path):
     assert page.read_text() == "<p>my own page</p>"
 
 
+@pytest.mark.slow
 def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
     tmp_path = temporary
     teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
@@ -429,6 +433,7 @@ def test_a_notebook_the_teacher_does_not_have_is_not_run(tmp_path):
     assert len(rows) == 3
 
 
+@pytest.mark.slow
 def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     _notebook(tmp_path / "submitted" / "alice" / "week1" / NOTEBOOK)
@@ -448,6 +453,7 @@ def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     assert os.stat(tmp_path / "grades.html").st_mode & 0o777 == 0o640
 
 
+@pytest.mark.slow
 def test_odd_metadata_in_one_notebook_costs_only_that_notebook(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
@@ -484,6 +490,7 @@ def test_a_damaged_teacher_notebook_is_named_not_skipped(tmp_path):
         grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
 
 
+@pytest.mark.slow
 def test_a_notebook_that_prints_megabytes_is_graded_as_any_other(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     loud = "for _ in range(50):\n    print('x' * 1_000_000)\n" + ANSWER_1  # 50 MB of output

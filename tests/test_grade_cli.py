@@ -25,6 +25,7 @@ def _class(tmp_path):
     return teacher, submitted
 
 
+@pytest.mark.slow
 def test_the_command_grades_every_student_and_exits_0(tmp_path, capsys):
     teacher, submitted = _class(tmp_path)
     out = tmp_path / "grades.csv"
@@ -72,6 +73,7 @@ def test_arguments_that_cannot_work_exit_2_with_the_fix(
     assert not said.out and not list(tmp_path.glob("grades.*"))  # nothing ran, nothing written
 
 
+@pytest.mark.slow
 def test_without_nbclient_the_command_names_what_to_install_and_runs_nothing(tmp_path):
     teacher, submitted = _class(tmp_path)
     out = tmp_path / "grades.csv"

@@ -9,9 +9,12 @@ import time
 from pathlib import Path
 
 import nbformat
+import pytest
 
 from mxlearn.commands.grade import grade
 from mxlearn.commands.student_edition import write_student_edition
+
+pytestmark = pytest.mark.slow  # a kernel per notebook
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
 NAME = "01_module_step_by_step.ipynb"

@@ -1,4 +1,5 @@
-"""LivePlot: backend choice, curves after updates (Agg), fit integration, exact metrics."""
+"""LivePlot: backend choice, curves after updates (Agg), fit integration, exact metrics; a bad
+budget, the display backend outside a kernel and updates after the plot finished refused."""
 
 from __future__ import annotations
 
@@ -11,7 +12,7 @@ from conftest import seed_all
 
 import mxlearn
 from mxlearn import MetricHistory, mx
-from mxlearn.errors import ArgumentTypeError, InputError
+from mxlearn.errors import ArgumentTypeError, InputError, LifecycleError
 from mxlearn.live import backends, plot
 from mxlearn.live.figure import TrainingFigure
 from mxlearn.live.plot import PROGRESS_INTERVAL
@@ -59,6 +60,7 @@ def _imports_ipywidgets(in_kernel: bool) -> bool:
     return "".join(printed).strip() == "True"
 
 
+@pytest.mark.slow
 def test_a_kernel_imports_ipywidgets_with_mxlearn_and_a_script_does_not():
     """In a notebook the import cell pays for ipywidgets, not the first training cell."""
     pytest.importorskip("ipywidgets")
@@ -515,3 +517,61 @@ def test_a_plot_given_to_a_second_fit_draws_that_fits_curves(tmp_path):
         )
         drawn = live.figure.line_data("accuracy")["validation"][1]
         assert list(drawn) == mod.history.series("accuracy", "validation", "epoch")[1]
+
+
+@pytest.mark.parametrize("budget", ["x", None, float("nan")])
+def test_a_live_plot_budget_that_is_not_a_number_is_explained(budget):
+    import mxlearn
+    from mxlearn.errors import MXLearnError
+
+    with pytest.raises(MXLearnError) as refused:
+        mxlearn.LivePlot(budget=budget)
+    assert refused.value.fields["name"] == "budget"
+    assert "LivePlot(budget=" in refused.value.fix
+
+
+def test_the_display_backend_outside_a_notebook_is_refused_before_training():
+    import numpy as np
+
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.errors import InputError
+
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    data = mx.io.NDArrayIter(np.zeros((64, 16), "float32"), np.arange(64) % 4, 32)
+    with pytest.raises(InputError, match="not running in a Jupyter kernel") as refused:
+        mod.fit(data, num_epoch=1, live=mxlearn.LivePlot(backend="display"))
+    assert "backend='console'" in refused.value.fix
+    assert mod.history is None  # refused before the run began: nothing trained
+
+
+def test_live_plot_update_after_close_is_refused(small_iter, small_net):
+    live = mxlearn.LivePlot(backend="console", png_path=None)
+    live.renderer.finish = lambda frame, png, text: None
+    metric = mx.metric.create("acc")
+    mod = mxlearn.Module(small_net)
+    mod.bind(small_iter.provide_data, small_iter.provide_label)
+    mod.init_params()
+    batch = next(iter(small_iter))
+    mod.forward(batch, is_train=False)
+    mod.update_metric(metric, batch.label)
+    live.update(0, metric, batch)
+    live.close()
+    with pytest.raises(LifecycleError, match="after the plot was finished"):
+        live.update(0, metric, batch)
+    with pytest.raises(LifecycleError, match="after the plot was finished"):
+        live.validation(0, [("accuracy", 0.5)])
+
+
+def test_live_plot_of_a_finished_fit_takes_no_manual_values(small_iter, small_net):
+    live = mxlearn.LivePlot(backend="console", png_path=None)
+    mod = mxlearn.Module(small_net)
+    mod.fit(small_iter, num_epoch=1, live=live)
+    records = len(mod.history)
+    metric = mx.metric.create("acc")
+    batch = next(iter(small_iter))
+    mod.forward(batch, is_train=False)
+    mod.update_metric(metric, batch.label)
+    with pytest.raises(LifecycleError, match="after the plot was finished"):
+        live.update(0, metric, batch)
+    assert len(mod.history) == records  # the fit's history is untouched

@@ -1,6 +1,7 @@
-"""No guessed directions or names (issue 13, family 3): best checkpoints, early stopping and the
-plot axes take every name the metric factory takes, know the direction of MXNet's metrics from
-a table, ask the user for a custom metric's, and judge the validation metric."""
+"""No guessed directions or names: best checkpoints, early stopping and the plot axes take every
+name the metric factory takes, know the direction of MXNet's metrics from a table, ask the user
+for a custom metric's (and refuse one that contradicts the metric), and judge the validation
+metric."""
 
 from __future__ import annotations
 
@@ -178,3 +179,14 @@ def test_ce_and_top_k_acc_name_the_runs_metrics_of_their_class(small_data, small
     )
     assert (stopper.judged, stopper.is_higher) == ("cross-entropy", False)
     assert (policy.best_metric, policy.best_is_higher) == ("top_2_accuracy", True)
+
+
+def test_a_stated_direction_that_contradicts_the_metric_and_metric_objects_are_refused():
+    with pytest.raises(InputError, match="smaller is better"):
+        from mxlearn.metrics.directions import direction
+
+        direction("cross-entropy", mx.metric.CrossEntropy(), True, "EarlyStopping('ce')")
+    with pytest.raises(InputError, match="a metric's name"):
+        mxlearn.EarlyStopping(mx.metric.Accuracy())
+    with pytest.raises(InputError, match="a metric's name"):
+        mxlearn.Checkpoint("m", best=mx.metric.Accuracy())

@@ -1,4 +1,6 @@
-"""Metrics by the seed tutorial's names, F1 for many classes, and metrics that fit the output."""
+"""Metrics by the seed tutorial's names, F1 for many classes, and metrics that fit the output.
+The deferred metric fit reads later gives what MXNet's fit gives: labels changed in place during
+an epoch, accuracy per position, a float64 classifier. Two metrics of one name are refused."""
 
 from __future__ import annotations
 
@@ -8,6 +10,7 @@ from conftest import SHARED_DATA, seed_all
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.datasets import synthetic_classification
 from mxlearn.errors import InputError
 from mxlearn.metrics.catalogue import F1, create_metric
 
@@ -154,3 +157,94 @@ def test_a_prepared_copy_keeps_the_values_of_its_moment():
     source[:] = 7
     copy(source, 1)
     assert slots[0].asnumpy().tolist() == [1, 2, 3] and slots[1].asnumpy().tolist() == [7] * 3
+
+
+def _data(rows=100):
+    return synthetic_classification(num_samples=rows, num_features=16, num_classes=4, seed=1)
+
+
+def _net():
+    return mxlearn.models.mlp(num_classes=4, num_hidden=8)
+
+
+def test_labels_changed_during_an_epoch_are_measured_as_they_were_trained():
+    """A callback shifts every label by one class after the first batch, in place. Each
+    batch's recorded accuracy must be its outputs against the labels it trained on, even
+    though the metric is read later (deferred): the labels are copied when the batch runs."""
+    X, y = _data(96)
+    labels = mx.nd.array(y)
+    train = mx.io.NDArrayIter(mx.nd.array(X), labels, 32)  # holds `labels` itself
+    trained_on = []
+
+    def relabel(param):
+        module, batch = param.locals["self"], param.locals["data_batch"]
+        predicted = module.get_outputs()[0].asnumpy().argmax(axis=1)
+        trained_on.append(float((predicted == batch.label[0].asnumpy()).mean()))
+        if param.nbatch == 0:
+            labels[:] = (labels + 1) % 4
+
+    mxlearn.seed(0)
+    mod = mxlearn.Module(_net())
+    mod.fit(train, num_epoch=1, optimizer_params={"learning_rate": 0.1}, batch_end_callback=relabel)
+    assert mod.history.series("accuracy", "train", "batch")[1] == trained_on
+    assert mod.history.last("accuracy", "train") == np.mean(trained_on)
+
+
+def _final_train_values(module_class, net, X, y, metric_factory) -> list:
+    """The training metric's value at the end of each epoch, as MXNet's fit holds it."""
+    ends = []
+
+    def keep(param):
+        if param.locals["end_of_batch"]:
+            ends.append(param.eval_metric.get_global()[1])
+
+    mxlearn.seed(0)
+    train = mx.io.NDArrayIter(X, y, 32, shuffle=True, last_batch_handle="discard")
+    mod = module_class(net)
+    mod.fit(
+        train,
+        eval_metric=metric_factory(),
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=2,
+        batch_end_callback=keep,
+    )
+    return ends
+
+
+def test_per_position_accuracy_is_mxnets():
+    """Outputs (N, C, T) and labels (N, T): one class per position, not per row."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(100, 16).astype("float32")
+    y = rng.randint(0, 4, (100, 5)).astype("float32")
+    hidden = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=20, name="fc")
+    outputs = mx.sym.reshape(hidden, shape=(-1, 4, 5))
+    net = mx.sym.SoftmaxOutput(outputs, multi_output=True, name="softmax")
+
+    def accuracy():
+        return mx.metric.Accuracy(axis=1)
+
+    expected = _final_train_values(mx.mod.Module, net, X, y, accuracy)
+    assert _final_train_values(mxlearn.Module, net, X, y, accuracy) == expected
+
+
+def test_a_float64_classifier_is_measured_like_mxnet():
+    X, y = _data()
+    data = mx.sym.Cast(mx.sym.Variable("data"), dtype="float64")
+    label = mx.sym.Cast(mx.sym.Variable("softmax_label"), dtype="float64")
+    hidden = mx.sym.FullyConnected(data, num_hidden=4, name="fc")
+    net = mx.sym.SoftmaxOutput(hidden, label=label, name="softmax")
+
+    def accuracy():
+        return mx.metric.Accuracy()
+
+    expected = _final_train_values(mx.mod.Module, net, X, y, accuracy)
+    assert _final_train_values(mxlearn.Module, net, X, y, accuracy) == expected
+
+
+def test_two_metrics_of_one_name_are_refused_before_training(small_iter, small_net):
+    mod = mxlearn.Module(small_net)
+    with pytest.raises(InputError, match="two metrics are named \\['accuracy'\\]") as info:
+        mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy()])
+    assert "name=" in info.value.fix and mod.state == "created"
+    mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy(name="acc_again")])
+    assert {"accuracy", "acc_again"} <= set(mod.history.metrics())

@@ -1,4 +1,5 @@
-"""Padded rows of the last batch never count in a metric."""
+"""Padded rows of the last batch never count in a metric, and a last batch that is simply
+shorter (no padding) is measured as MXNet's own fit measures it."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from conftest import seed_all
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.datasets import synthetic_classification
 
 
 def _trained(context=None):
@@ -48,3 +50,51 @@ def test_manual_loop_and_several_devices_leave_out_the_padding():
     assert metric.num_inst == 100
     assert metric.get()[1] == expected
     assert np.isclose(mod.score(mx.io.NDArrayIter(X, y, 32), "acc")[0][1], expected)
+
+
+class ShortLast(mx.io.DataIter):
+    """An iterator whose last batch simply has fewer rows (no padding): MXNet reshapes."""
+
+    def __init__(self, X, y, batch_size):
+        super().__init__(batch_size)
+        self.X, self.y, self.at = mx.nd.array(X), mx.nd.array(y), 0
+
+    @property
+    def provide_data(self):
+        return [mx.io.DataDesc("data", (self.batch_size, self.X.shape[1]))]
+
+    @property
+    def provide_label(self):
+        return [mx.io.DataDesc("softmax_label", (self.batch_size,))]
+
+    def reset(self):
+        self.at = 0
+
+    def next(self):
+        if self.at >= self.X.shape[0]:
+            raise StopIteration
+        start, self.at = self.at, min(self.at + self.batch_size, self.X.shape[0])
+        return mx.io.DataBatch([self.X[start : self.at]], [self.y[start : self.at]], pad=0)
+
+
+def _data(rows=100):
+    return synthetic_classification(num_samples=rows, num_features=16, num_classes=4, seed=1)
+
+
+def _net():
+    return mxlearn.models.mlp(num_classes=4, num_hidden=8)
+
+
+def test_a_short_last_batch_without_padding_is_measured_like_mxnet():
+    X, y = _data()
+    mxlearn.seed(0)
+    mod = mxlearn.Module(_net())
+    mod.fit(
+        mx.io.NDArrayIter(X, y, 32),
+        eval_data=ShortLast(X[:70], y[:70], 32),
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=2,
+    )
+    outputs = mod.predict(mx.io.NDArrayIter(X[:70], y[:70], 70)).asnumpy()
+    expected = float((outputs.argmax(axis=1) == y[:70]).mean())
+    assert mod.history.last("accuracy", "validation") == expected

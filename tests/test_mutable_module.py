@@ -161,6 +161,7 @@ def test_fixed_param_prefix_keeps_those_parameters():
     assert not np.array_equal(before["conv2_weight"], after["conv2_weight"])
 
 
+@pytest.mark.slow
 def test_memory_stays_flat_over_200_changes_among_20_shapes():
     # The benchmark's own measurement, in a fresh process (figures: benchmarks/README.md).
     import json

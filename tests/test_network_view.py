@@ -207,6 +207,7 @@ def test_something_not_a_symbol_is_refused():
     assert "mod.symbol" in refused.value.fix
 
 
+@pytest.mark.slow
 def test_it_draws_without_graphviz(tmp_path):
     script = (
         "import sys\n"

@@ -1,5 +1,5 @@
-"""In IPython an MXLearnError shows as a short block with the fix (issue 13, family 8); %tb
-still gives the whole traceback; outside IPython nothing changes."""
+"""In IPython an MXLearnError shows as a short block with the fix; %tb still gives the whole
+traceback; outside IPython nothing changes."""
 
 from __future__ import annotations
 
@@ -7,13 +7,17 @@ import subprocess
 import sys
 import textwrap
 
+import pytest
+
+pytestmark = pytest.mark.slow  # IPython and Python subprocesses
+
 SCRIPT = textwrap.dedent(
     """
     from IPython.core.interactiveshell import InteractiveShell
     shell = InteractiveShell.instance()
     shell.run_cell("import mxlearn")  # nothing to install: IPython asks the error itself
     print("=== misuse")
-    shell.run_cell("mod = mxlearn.Module(mxlearn.models.mlp())\\nmod.forward(None)")
+    shell.run_cell("mod = mxlearn.Module(mxlearn.models.mlp())\\nmod.get_outputs()")
     print("=== tb")
     shell.run_line_magic("tb", "")
     print("=== other error")
@@ -40,7 +44,7 @@ def test_a_misuse_shows_a_short_block_with_the_fix_and_tb_shows_the_rest():
     sections = _sections(done.stdout)
     block = [line for line in sections["misuse"] if line.strip()]
     assert 3 <= len(block) <= 10, block
-    assert block[0].startswith("LifecycleError at line 2: mod.forward(None)")
+    assert block[0].startswith("NotBound at line 2: mod.get_outputs()")  # the kind, where
     assert any(line.strip().startswith("Fix: mod.bind(") for line in block)
     assert block[-1] == "(the full traceback: run %tb in the next cell)"
     assert "mxlearn/module/module.py" in "\n".join(sections["tb"])  # the whole story, on demand
@@ -52,11 +56,11 @@ def test_outside_ipython_tracebacks_are_pythons_own():
         [
             sys.executable,
             "-c",
-            "import mxlearn\nmxlearn.Module(mxlearn.models.mlp()).forward(None)",
+            "import mxlearn\nmxlearn.Module(mxlearn.models.mlp()).get_outputs()",
         ],
         capture_output=True,
         text=True,
         timeout=120,
     )
     assert done.stderr.startswith("Traceback (most recent call last):")
-    assert "mxlearn.errors.LifecycleError" in done.stderr
+    assert "mxlearn.guards.lifecycle.NotBound: mod.get_outputs()" in done.stderr

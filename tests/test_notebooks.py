@@ -95,6 +95,7 @@ def test_each_notebook_teaches_then_recaps_with_exercises_and_checks(path):
         assert "UCI Machine Learning Repository" in text and "CC BY 4.0" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("path", NOTEBOOKS, ids=_name)
 def test_notebook_runs(path, tmp_path):
     nb = nbformat.read(path, as_version=4)
@@ -124,6 +125,7 @@ def _stream_text(outputs: list) -> str:
     return "".join(o.get("text", "") for o in outputs if o.output_type == "stream")
 
 
+@pytest.mark.slow
 def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
     text = _stream_text(
         _run_cell(
@@ -135,6 +137,7 @@ def test_fit_shows_epochs_in_a_fresh_kernel_without_logging_setup():
     assert "Epoch[0] Train-accuracy=" in text and "Epoch[1] Validation-accuracy=" in text
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("backend", ["widget", "display"])
 def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
     """In place updates end with the final figure as a PNG in the cell's output, so a saved or
@@ -153,6 +156,7 @@ def test_live_plot_leaves_a_final_png_in_the_notebook(backend):
     assert not any("image/jpeg" in b for b in bundles)  # live frames were replaced in place
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("given", ["live=live", "callbacks=[live]"])
 def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines(given):
     text = _stream_text(
@@ -169,6 +173,7 @@ def test_a_live_plot_carries_the_numbers_without_mxnets_epoch_lines(given):
     assert len(epochs) == 3, text  # the plot's one line per epoch
 
 
+@pytest.mark.slow
 def test_a_live_plot_in_a_notebook_shows_what_the_curves_show_under_it():
     outputs = _run_cell(
         "X, y = mxlearn.datasets.synthetic_classification(num_samples=512)\n"

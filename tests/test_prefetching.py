@@ -1,6 +1,6 @@
-"""A PrefetchingIter whose inner iterator raises made MXNet's fit wait for ever (issue 13,
-family 7): its thread dies and the training thread waits for a batch that never comes. Run in
-a subprocess with a time limit, so that a hang fails the test instead of blocking the suite."""
+"""A PrefetchingIter whose inner iterator raises is explained, not a hang: in MXNet's own fit
+its thread dies and the training thread waits for ever for a batch that never comes. Run in a
+subprocess with a time limit, so that a hang fails the test instead of blocking the suite."""
 
 from __future__ import annotations
 
@@ -9,6 +9,8 @@ import sys
 import textwrap
 
 import pytest
+
+pytestmark = pytest.mark.slow  # each case in a subprocess
 
 SCRIPT = textwrap.dedent(
     """

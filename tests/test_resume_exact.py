@@ -1,6 +1,6 @@
-"""Resume is exact for every optimizer MXNet ships and for schedules that keep lists (issue 13,
-family 2): a run checkpointed after 2 epochs and resumed in a fresh process to epoch 4 ends with
-every parameter byte and the update count of a run never interrupted."""
+"""Resume is exact for every optimizer MXNet ships and for schedules that keep lists: a run
+checkpointed after 2 epochs and resumed in a fresh process to epoch 4 ends with every
+parameter byte and the update count of a run never interrupted."""
 
 from __future__ import annotations
 
@@ -96,6 +96,7 @@ def _run(script: str, folder, names) -> dict:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
+@pytest.mark.slow
 def test_every_optimizer_and_a_multi_step_schedule_resume_exactly(tmp_path):
     names = [*OPTIMIZERS, "sgd+multifactor"]
     whole = _run(TRAIN, tmp_path, names)  # uninterrupted runs, and runs stopped after epoch 2
@@ -218,6 +219,7 @@ def _run_random(script: str, *args) -> tuple[dict, str]:
     return json.loads(done.stdout.strip().splitlines()[-1]), done.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kind", ["letters", "dropout-batchnorm"])
 def test_shuffled_data_and_random_operators_resume_exactly(tmp_path, kind):
     """Shuffled letter iterators, momentum and a MultiFactorScheduler; a network with Dropout
@@ -333,6 +335,7 @@ DEVICES = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("saved_on, resumed_on", [(2, 1), (1, 2)])
 def test_a_resume_on_other_devices_keeps_momentum_and_counts(tmp_path, saved_on, resumed_on):
     _run_random(DEVICES, tmp_path, saved_on, 2, "train")
@@ -367,6 +370,7 @@ EARLY = textwrap.dedent(
 )
 
 
+@pytest.mark.slow
 def test_early_stopping_carries_on_across_a_resume(tmp_path):
     whole, told = _run_random(EARLY, tmp_path, "whole")
     _run_random(EARLY, tmp_path, "part")

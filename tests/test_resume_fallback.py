@@ -1,4 +1,4 @@
-"""A damaged newest checkpoint (issue 13, family 2): resume names it when it falls back to an
+"""A damaged newest checkpoint: resume names it when it falls back to an
 older one, and training from that one replaces the damaged epoch instead of refusing after an
 epoch of work; a clash with a checkpoint that verifies is refused before training."""
 

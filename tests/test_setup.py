@@ -44,6 +44,7 @@ def test_aliases_are_set_only_where_numpy_removed_them(monkeypatch):
             delattr(np, name)
 
 
+@pytest.mark.slow
 def test_missing_mxnet_names_both_wheels():
     done = _python("import sys; sys.modules['mxnet'] = None; import mxlearn")
     assert done.returncode != 0
@@ -51,6 +52,7 @@ def test_missing_mxnet_names_both_wheels():
     assert "mxnet==1.9.1" in done.stderr and "mxnet-cu112==1.9.1" in done.stderr
 
 
+@pytest.mark.slow
 def test_environment_defaults_respect_the_user():
     code = "import os, mxlearn; print(os.environ['MXNET_SUBGRAPH_VERBOSE'], os.environ['MXNET_MKLDNN_CACHE_NUM'])"
     env = {k: v for k, v in os.environ.items() if not k.startswith("MXNET_")}
@@ -78,6 +80,7 @@ def test_auto_context_on_this_machine_says_why(capsys):
     assert "cores" in mxlearn.describe(mx.cpu())
 
 
+@pytest.mark.slow
 def test_fit_in_a_fresh_interpreter_prints_epochs_without_logging_setup():
     code = (
         "import mxlearn\nfrom mxlearn import mx\n"
@@ -120,6 +123,7 @@ def test_tour_runs_and_learns(tmp_path, capsys):
     ]
 
 
+@pytest.mark.slow
 def test_doctor_reports_versions_device_and_widgets():
     done = subprocess.run(
         [sys.executable, "-m", "mxlearn", "doctor"], capture_output=True, text=True, timeout=120
@@ -130,6 +134,7 @@ def test_doctor_reports_versions_device_and_widgets():
     assert "widgets" in done.stdout and "will render" in done.stdout
 
 
+@pytest.mark.slow
 def test_cli_reports_an_explained_error_without_traceback(tmp_path):
     env = {**os.environ, "MXLEARN_DATA": str(tmp_path / "none"), "XDG_CACHE_HOME": str(tmp_path)}
     # an unreachable download: the loader explains, the command exits 1 without a traceback

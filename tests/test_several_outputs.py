@@ -1,5 +1,5 @@
-"""Networks with several outputs (issue 13, family 4, part): labels are matched to their loss
-layers by name, in whatever order label_names lists them."""
+"""Networks with several outputs: labels are matched to their loss layers by name, in whatever
+order label_names lists them, and each metric measures its own output."""
 
 from __future__ import annotations
 

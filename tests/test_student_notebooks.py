@@ -44,6 +44,7 @@ def test_no_answer_line_is_in_any_student_file(edition):
             assert line not in text and json.dumps(line)[1:-1] not in text, (name, line)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", NAMES, ids=str)
 def test_a_student_notebook_runs_and_every_exercise_fails_its_check(edition, name, tmp_path):
     nb = nbformat.read(edition / name, as_version=4)

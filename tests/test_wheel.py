@@ -9,6 +9,10 @@ import sys
 import zipfile
 from pathlib import Path
 
+import pytest
+
+pytestmark = pytest.mark.slow  # builds the wheel with pip
+
 ROOT = Path(__file__).resolve().parents[1]
 
 
