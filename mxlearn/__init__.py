@@ -2,13 +2,16 @@
 
 from . import checkpoint, checks, datasets, distributed, errors, models
 from ._compat import mx
+from .boundary import public as _public
 from .checkpoint import Checkpoint, load_checkpoint
 from .devices import auto_context, context_list, describe
 from .errors import MXLearnError
 from .exercises import hint
 from .experiments.comparison import compare
 from .experiments.layer_stats import LayerStats
-from .language import current_language, set_language
+from .experiments.rate_finder import RateFinding, lr_find
+from .language import current_language
+from .language import set_language as _set_language
 from .live import LivePlot
 from .metrics import MetricHistory, create_metric
 from .module import Module, MutableModule, resume
@@ -16,7 +19,8 @@ from .network_view import NetworkView, show_network
 from .seeding import seed
 from .training import Callback, EarlyStopping, EpochReport, RunContext, StopTraining
 from .training.loop import TrainingInterrupted
-from .training.rate_finder import RateFinding, lr_find
+
+set_language = _public("mxlearn.set_language()")(_set_language)
 
 __version__ = "0.1.0"
 

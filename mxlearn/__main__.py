@@ -5,12 +5,18 @@ from __future__ import annotations
 import argparse
 import sys
 
+from .boundary import public
 from .commands.doctor import run_doctor
 from .commands.grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, refuse_missing_packages
 from .commands.tour import run_tour
 from .distributed import launch as run_job
-from .errors import InputError, MXLearnError
+from .errors import N_, InputError, MXLearnError
 from .language import say
+
+
+class TwoCourseOutputs(InputError):
+    says = N_("mxlearn course: --out and --student both name where to write.")
+    fix_says = N_("give one: --out for the executed course, --student for the edition")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -89,50 +95,49 @@ def _add_grade(commands) -> None:
 
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
-
     try:
-        if args.command == "tour":
-            run_tour(args.out, epochs=args.epochs)
-        elif args.command == "course" and args.student is not None:
-            from .commands.student_edition import write_student_edition
-
-            if args.out is not None:
-                raise InputError(
-                    say("mxlearn course: --out and --student both name where to write."),
-                    fix=say("give one: --out for the executed course, --student for the edition"),
-                )
-            written = write_student_edition(args.notebooks, args.student)
-            print(
-                say(
-                    "Student edition: {count} notebooks in {out}",
-                    count=len(written),
-                    out=args.student,
-                )
-            )
-        elif args.command == "course":
-            # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
-            from .commands.course import run_course
-
-            if any(run.error for run in run_course(args.notebooks, args.out or "runs/course")):
-                return 1
-        elif args.command == "grade":
-            return _grade(args)
-        elif args.command == "launch":
-            result = run_job(
-                args.script, args.script_args, args.workers, args.servers, args.timeout
-            )
-            print(
-                say(
-                    "mxlearn launch: {workers} workers finished in {seconds:.1f} s.",
-                    workers=args.workers,
-                    seconds=result.seconds,
-                )
-            )
-        else:
-            run_doctor()
+        return _run(args)
     except MXLearnError as err:
         print(f"\nmxlearn: {err}", file=sys.stderr)
         return 1
+
+
+@public("python -m mxlearn")
+def _run(args: argparse.Namespace) -> int:
+    if args.command == "tour":
+        run_tour(args.out, epochs=args.epochs)
+    elif args.command == "course" and args.student is not None:
+        from .commands.student_edition import write_student_edition
+
+        if args.out is not None:
+            raise TwoCourseOutputs()
+        written = write_student_edition(args.notebooks, args.student)
+        print(
+            say(
+                "Student edition: {count} notebooks in {out}",
+                count=len(written),
+                out=args.student,
+            )
+        )
+    elif args.command == "course":
+        # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
+        from .commands.course import run_course
+
+        if any(run.error for run in run_course(args.notebooks, args.out or "runs/course")):
+            return 1
+    elif args.command == "grade":
+        return _grade(args)
+    elif args.command == "launch":
+        result = run_job(args.script, args.script_args, args.workers, args.servers, args.timeout)
+        print(
+            say(
+                "mxlearn launch: {workers} workers finished in {seconds:.1f} s.",
+                workers=args.workers,
+                seconds=result.seconds,
+            )
+        )
+    else:
+        run_doctor()
     return 0
 
 

@@ -14,8 +14,31 @@ import warnings
 
 import numpy as np
 
-from .errors import SetupError
+from .errors import N_, SetupError
 from .language import say
+
+
+# Each named ...SetupError: an import that fails shows it in a terminal's traceback.
+class NumpyTooNewSetupError(SetupError):
+    says = N_(
+        "MXNet 1.9.1 cannot run with NumPy {version}: NumPy 2 removed names MXNet "
+        'needs. Fix: pip install "numpy==1.23.5" (or make setup, which pins it).'
+    )
+
+
+class NvidiaLibrariesSetupError(SetupError):
+    says = N_(
+        "The GPU wheel of MXNet is installed but cannot load the NVIDIA libraries "
+        "({error}). It needs the NVIDIA driver, CUDA 11.2 and cuDNN 8. Fix: on a "
+        "machine without them use the CPU wheel instead: pip uninstall mxnet-cu112 "
+        "&& {cpu_fix}"
+    )
+
+
+class NoMxnetSetupError(SetupError):
+    says = N_(
+        "MXNet is not installed ({error}). Fix, choose one: {cpu_fix}; or for a GPU: {gpu_fix}."
+    )
 
 
 def _cpu_fix() -> str:
@@ -52,13 +75,7 @@ def _numpy_major_minor() -> tuple[int, int]:
 
 def _check_numpy() -> None:
     if _numpy_major_minor() >= (2, 0):
-        raise SetupError(
-            say(
-                "MXNet 1.9.1 cannot run with NumPy {version}: NumPy 2 removed names MXNet "
-                'needs. Fix: pip install "numpy==1.23.5" (or make setup, which pins it).',
-                version=np.__version__,
-            )
-        )
+        raise NumpyTooNewSetupError(version=np.__version__)
 
 
 def _set_numpy_aliases() -> None:
@@ -87,25 +104,8 @@ def _import_mxnet():
             import mxnet
     except ImportError as err:
         if "libcuda" in str(err) or "libcudart" in str(err) or "libnvidia" in str(err):
-            raise SetupError(
-                say(
-                    "The GPU wheel of MXNet is installed but cannot load the NVIDIA libraries "
-                    "({error}). It needs the NVIDIA driver, CUDA 11.2 and cuDNN 8. Fix: on a "
-                    "machine without them use the CPU wheel instead: pip uninstall mxnet-cu112 "
-                    "&& {cpu_fix}",
-                    error=err,
-                    cpu_fix=_cpu_fix(),
-                )
-            ) from None
-        raise SetupError(
-            say(
-                "MXNet is not installed ({error}). Fix, choose one: {cpu_fix}; or for a GPU: "
-                "{gpu_fix}.",
-                error=err,
-                cpu_fix=_cpu_fix(),
-                gpu_fix=_gpu_fix(),
-            )
-        ) from None
+            raise NvidiaLibrariesSetupError(error=err, cpu_fix=_cpu_fix()) from None
+        raise NoMxnetSetupError(error=err, cpu_fix=_cpu_fix(), gpu_fix=_gpu_fix()) from None
     if mxnet.__version__ != "1.9.1":
         warnings.warn(
             say(

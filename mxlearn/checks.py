@@ -21,13 +21,19 @@ OK: all 4 parameter arrays changed in the update.
 
 from __future__ import annotations
 
+import inspect
+
 import numpy as np
 
 from . import checkpoint as files
-from .errors import CheckFailed
+from . import rules
+from ._compat import mx
+from .boundary import public
+from .errors import N_, CheckFailed, InputError
 from .exercises import for_exercises
 from .language import say
 from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported here)
+    _ok,
     accepts_batch,
     best_epoch_recorded,
     checkpoints_kept,
@@ -42,8 +48,104 @@ from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported
 )
 
 
-def _ok(text: str) -> None:
-    print(say("OK: {text}", text=text))
+class NotASnapshot(InputError):
+    says = N_(
+        "checks.parameters_changed(mod, before): before holds no copy of {names}, so it is "
+        "not a snapshot of this module."
+    )
+    fix_code = "before = mxlearn.checks.snapshot(mod)   # before the step"
+
+
+class ParametersUnchanged(CheckFailed):
+    says = N_(
+        "These parameters did not change: {names}. An update changes every trained "
+        "weight unless the gradients were zero or no update ran."
+    )
+    fix_says = N_("per batch: mod.forward(batch, is_train=True); mod.backward(); mod.update()")
+
+
+class NoGradientsKept(CheckFailed):
+    says = N_("The module keeps no gradients: it was bound with for_training=False.")
+
+
+class GradientsNotFinite(CheckFailed):
+    says = N_("Gradients of {names} hold NaN or infinite values.")
+    fix_says = N_("check the data for NaN/Inf and lower the learning rate")
+
+
+class GradientsCutOff(CheckFailed):
+    says = N_(
+        "Every gradient is zero, and backward ran after the training forward: the "
+        "loss passes no gradient back to any parameter."
+    )
+    fix_says = N_(
+        "look between the loss and the parameters for a BlockGrad, a loss with "
+        "grad_scale=0 or a constant loss: mx.viz.print_summary(mod.symbol)"
+    )
+
+
+class NoBackwardYet(CheckFailed):
+    says = N_("Every gradient is zero: backward has not run since the last training forward.")
+    fix_code = "mod.forward(batch, is_train=True); mod.backward()"
+
+
+class WrongOutputShape(CheckFailed):
+    says = N_(
+        "The output '{name}' is shaped {shape}, not {expected}: (batch size, number of "
+        "classes) comes from the data shapes given to bind and the last layer's "
+        "num_hidden."
+    )
+
+
+class NoSuchCheckpoint(CheckFailed):
+    says = N_("There is no checkpoint {epoch} of '{prefix}'; saved: {saved}.")
+
+
+class BeginEpochRepeats(CheckFailed):
+    says = N_(
+        "Checkpoint {epoch} holds {epoch} completed epochs (0..{last}), so training "
+        "goes on with epoch {epoch}: begin_epoch={begin} would repeat epochs."
+    )
+    fix_code = "begin_epoch={epoch}"
+
+
+class BeginEpochSkips(CheckFailed):
+    says = N_(
+        "Checkpoint {epoch} holds {epoch} completed epochs (0..{last}), so training "
+        "goes on with epoch {epoch}: begin_epoch={begin} would skip epochs."
+    )
+    fix_code = "begin_epoch={epoch}"
+
+
+class NotLearned(CheckFailed):
+    says = N_(
+        "Accuracy {accuracy:.3f} is no better than always guessing the most common class "
+        "({guessing:.3f}): the network has not learned. {hints}"
+    )
+    fix_says = N_("train again with optimizer_params={{'learning_rate': 0.1}} and more epochs")
+
+
+class NotLearnedEnough(CheckFailed):
+    says = N_("Accuracy {accuracy:.3f} beats guessing ({guessing:.3f}) but not {above}. {hints}")
+    fix_says = N_("train more epochs (fit again with begin_epoch and a larger num_epoch)")
+
+
+class WrongPredictionShape(CheckFailed):
+    says = N_(
+        "predict gave shape {shape}, not ({rows}, {classes}): one row per example "
+        "({rows} in this iterator, without the padding of its last batch) and one "
+        "column per class. A different row count means other data was predicted; a "
+        "different column count, another network's last layer."
+    )
+
+
+class ParametersNotGiven(CheckFailed):
+    says = N_(
+        "The module's parameters are not the given ones: differing {differ}, not given "
+        "{missing}. set_params copies them in; training or init_params afterwards "
+        "changes them again."
+    )
+    fix_code = "mod.set_params(arg_params, aux_params)"
 
 
 def snapshot(mod) -> dict:
@@ -59,16 +161,11 @@ def parameters_changed(mod, before: dict) -> None:
     # a module loaded but never bound has trained nothing: all its parameters count as trained
     fixed = set(mod.executor_group.fixed_param_names or []) if mod.binded else set()
     trained = [k for k in mod.get_params()[0] if k not in fixed]
+    if not set(trained) <= set(before):
+        raise NotASnapshot(names=sorted(set(trained) - set(before)))
     same = [k for k in trained if np.array_equal(now[k], before[k])]
     if same:
-        raise CheckFailed(
-            say(
-                "These parameters did not change: {names}. An update changes every trained "
-                "weight unless the gradients were zero or no update ran.",
-                names=same,
-            ),
-            fix=say("per batch: mod.forward(batch, is_train=True); mod.backward(); mod.update()"),
-        )
+        raise ParametersUnchanged(names=same)
     _ok(say("all {count} parameter arrays changed in the update.", count=len(trained)))
 
 
@@ -82,31 +179,12 @@ def gradients_computed(mod) -> None:
         if devices and devices[0] is not None
     }
     if not grads:
-        raise CheckFailed(
-            say("The module keeps no gradients: it was bound with for_training=False.")
-        )
+        raise NoGradientsKept()
     bad = [n for n, g in grads.items() if not np.isfinite(g).all()]
     if bad:
-        raise CheckFailed(
-            say("Gradients of {names} hold NaN or infinite values.", names=bad),
-            fix=say("check the data for NaN/Inf and lower the learning rate"),
-        )
+        raise GradientsNotFinite(names=bad)
     if all(not g.any() for g in grads.values()):
-        if mod.backward_ran:
-            raise CheckFailed(
-                say(
-                    "Every gradient is zero, and backward ran after the training forward: the "
-                    "loss passes no gradient back to any parameter."
-                ),
-                fix=say(
-                    "look between the loss and the parameters for a BlockGrad, a loss with "
-                    "grad_scale=0 or a constant loss: mx.viz.print_summary(mod.symbol)"
-                ),
-            )
-        raise CheckFailed(
-            say("Every gradient is zero: backward has not run since the last training forward."),
-            fix="mod.forward(batch, is_train=True); mod.backward()",
-        )
+        raise GradientsCutOff() if mod.backward_ran else NoBackwardYet()
     _ok(say("gradients of {count} parameter arrays are finite and not all zero.", count=len(grads)))
 
 
@@ -115,49 +193,19 @@ def output_shape(mod, expected: tuple) -> None:
     """After ``bind`` (or ``forward``): the first output has the shape you expect."""
     name, shape = mod.output_shapes[0]
     if tuple(shape) != tuple(expected):
-        raise CheckFailed(
-            say(
-                "The output '{name}' is shaped {shape}, not {expected}: (batch size, number of "
-                "classes) comes from the data shapes given to bind and the last layer's "
-                "num_hidden.",
-                name=name,
-                shape=tuple(shape),
-                expected=tuple(expected),
-            ),
-        )
+        raise WrongOutputShape(name=name, shape=tuple(shape), expected=tuple(expected))
     _ok(say("the output '{name}' is shaped {shape}.", name=name, shape=tuple(shape)))
 
 
 @for_exercises
 def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) -> None:
     """Before resuming: ``begin_epoch`` continues right after checkpoint ``checkpoint_epoch``."""
-    if checkpoint_epoch not in files.saved_epochs(prefix):
-        raise CheckFailed(
-            say(
-                "There is no checkpoint {epoch} of '{prefix}'; saved: {saved}.",
-                epoch=checkpoint_epoch,
-                prefix=prefix,
-                saved=files.saved_epochs(prefix),
-            )
-        )
+    saved = files.saved_epochs(prefix)
+    if checkpoint_epoch not in saved:
+        raise NoSuchCheckpoint(epoch=checkpoint_epoch, prefix=prefix, saved=saved)
     if begin_epoch != checkpoint_epoch:
-        values = dict(epoch=checkpoint_epoch, last=checkpoint_epoch - 1, begin=begin_epoch)
-        if begin_epoch < checkpoint_epoch:
-            problem = say(
-                "Checkpoint {epoch} holds {epoch} completed epochs (0..{last}), so training "
-                "goes on with epoch {epoch}: begin_epoch={begin} would repeat epochs.",
-                **values,
-            )
-        else:
-            problem = say(
-                "Checkpoint {epoch} holds {epoch} completed epochs (0..{last}), so training "
-                "goes on with epoch {epoch}: begin_epoch={begin} would skip epochs.",
-                **values,
-            )
-        raise CheckFailed(
-            problem,
-            fix=f"begin_epoch={checkpoint_epoch}",
-        )
+        kind = BeginEpochRepeats if begin_epoch < checkpoint_epoch else BeginEpochSkips
+        raise kind(epoch=checkpoint_epoch, last=checkpoint_epoch - 1, begin=begin_epoch)
     _ok(
         say(
             "begin_epoch={begin} continues right after checkpoint {epoch}.",
@@ -190,27 +238,9 @@ def learned(mod, eval_iter, above: float | None = None) -> None:
         "low (it crawls), too few epochs, or labels that do not belong to their rows."
     )
     if accuracy <= guessing:
-        raise CheckFailed(
-            say(
-                "Accuracy {accuracy:.3f} is no better than always guessing the most common class "
-                "({guessing:.3f}): the network has not learned. {hints}",
-                accuracy=accuracy,
-                guessing=guessing,
-                hints=hints,
-            ),
-            fix=say("train again with optimizer_params={{'learning_rate': 0.1}} and more epochs"),
-        )
+        raise NotLearned(accuracy=accuracy, guessing=guessing, hints=hints)
     if above is not None and accuracy <= above:
-        raise CheckFailed(
-            say(
-                "Accuracy {accuracy:.3f} beats guessing ({guessing:.3f}) but not {above}. {hints}",
-                accuracy=accuracy,
-                guessing=guessing,
-                above=above,
-                hints=hints,
-            ),
-            fix=say("train more epochs (fit again with begin_epoch and a larger num_epoch)"),
-        )
+        raise NotLearnedEnough(accuracy=accuracy, guessing=guessing, above=above, hints=hints)
     if above is None:
         _ok(
             say(
@@ -238,17 +268,7 @@ def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
     rows = len(_labels(eval_iter))
     shape = tuple(predictions.shape)
     if shape != (rows, num_classes):
-        raise CheckFailed(
-            say(
-                "predict gave shape {shape}, not ({rows}, {classes}): one row per example "
-                "({rows} in this iterator, without the padding of its last batch) and one "
-                "column per class. A different row count means other data was predicted; a "
-                "different column count, another network's last layer.",
-                shape=shape,
-                rows=rows,
-                classes=num_classes,
-            ),
-        )
+        raise WrongPredictionShape(shape=shape, rows=rows, classes=num_classes)
     _ok(
         say(
             "{rows} rows (one per example) of {classes} class scores.",
@@ -266,14 +286,42 @@ def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> N
     missing = sorted(set(now) - set(given))
     differ = sorted(k for k in given if k in now and not np.array_equal(now[k], given[k].asnumpy()))
     if missing or differ:
-        raise CheckFailed(
-            say(
-                "The module's parameters are not the given ones: differing {differ}, not given "
-                "{missing}. set_params copies them in; training or init_params afterwards "
-                "changes them again.",
-                differ=differ,
-                missing=missing,
-            ),
-            fix="mod.set_params(arg_params, aux_params)",
-        )
+        raise ParametersNotGiven(differ=differ, missing=missing)
     _ok(say("the module holds exactly these {count} parameter arrays.", count=len(given)))
+
+
+# Every check is a public call: its arguments, declared once by name for all the checks.
+ARGUMENTS = dict(
+    mod=rules.instance(mx.mod.BaseModule, N_("a module"), "mod = mxlearn.Module(net)"),
+    eval_iter=rules.data_iter("eval_iter=val_iter"),
+    before=rules.mapping("before = mxlearn.checks.snapshot(mod)"),
+    expected=rules.instance((tuple, list), N_("a shape such as (32, 26)"), "expected=(32, 26)"),
+    predictions=rules.instance(
+        (mx.nd.NDArray, np.ndarray), N_("an array"), "predictions = mod.predict(val_iter)"
+    ),
+    num_classes=rules.whole(1, "num_classes=26"),
+    above=rules.number("above=0.5", minimum=0, maximum=1, optional=True),
+    prefix=rules.path("prefix='runs/mlp'"),
+    checkpoint_epoch=rules.whole(0, "checkpoint_epoch=5"),
+    begin_epoch=rules.whole(0, "begin_epoch=5"),
+    num_epoch=rules.whole(1, "num_epoch=10"),
+    patience=rules.whole(1, "patience=2"),
+    epochs=rules.instance((list, tuple), N_("a list of epochs"), "epochs=[8, 9, 10]"),
+    contexts=rules.instance((list, tuple), N_("a list of devices"), "contexts=[mx.cpu(0)]"),
+    arg_params=rules.arrays("arg_params, aux_params = mod.get_params()"),
+    aux_params=rules.arrays("arg_params, aux_params = mod.get_params()", optional=True),
+    kind=rules.text("kind='overfitting'"),
+)
+# Rules inside for_exercises: a wrong value given for an exercise fails its check (a verdict
+# the student reads), instead of stopping the cell. The checks of a run's results
+# (run_checks) read what they are given by its attributes, so they have the boundary only.
+for _name, _check in list(globals().items()):
+    if callable(_check) and not _name.startswith("_") and not isinstance(_check, type):
+        if _check.__module__ in ("mxlearn.checks", "mxlearn.run_checks"):
+            _inner = getattr(_check, "__wrapped__", _check)
+            _declared = {}
+            if _check.__module__ == "mxlearn.checks":
+                _names = inspect.signature(_inner).parameters
+                _declared = {p: ARGUMENTS[p] for p in _names if p in ARGUMENTS}
+            _guarded = public(f"checks.{_name}()", **_declared)(_inner)
+            globals()[_name] = for_exercises(_guarded) if _inner is not _check else _guarded

@@ -22,7 +22,8 @@ from pathlib import Path
 import numpy as np
 
 from ._compat import mx
-from .errors import DatasetError
+from .boundary import public
+from .errors import N_, DatasetError
 from .language import say
 
 LETTER_URL = (
@@ -32,6 +33,23 @@ LETTER_URL = (
 LETTER_SHA256 = "2b89f3602cf768d3c8355267d2f13f2417809e101fc2b5ceee10db19a60de6e2"
 LETTER_FILES = ("letter-recognition.data", "letter-recognition.data.gz")
 NUM_TRAIN = 16000  # the tutorial trains on the first 16,000 rows and validates on the last 4,000
+
+
+class DamagedGzip(DatasetError):
+    says = N_("'{path}' is a damaged gzip file ({error}).")
+    fix_says = N_("delete it; mxlearn downloads a fresh copy: rm '{path}'")
+
+
+class NotTheLetterFile(DatasetError):
+    says = N_(
+        "'{path}' is not the UCI letter-recognition file: its SHA-256 is {digest}, "
+        "expected {expected} (a damaged or different file)."
+    )
+    fix_says = N_("delete it so that mxlearn downloads a fresh copy: rm '{path}'")
+
+
+class DownloadFailed(DatasetError):
+    says = N_("Could not download the letter-recognition data from {url}: {reason}.")
 
 
 def letter_attribution() -> str:
@@ -59,22 +77,10 @@ def _verified_bytes(path: Path) -> bytes:
     try:
         content = gzip.decompress(raw) if raw[:2] == b"\x1f\x8b" else raw
     except (OSError, EOFError) as err:
-        raise DatasetError(
-            say("'{path}' is a damaged gzip file ({error}).", path=path, error=err),
-            fix=say("delete it; mxlearn downloads a fresh copy: rm '{path}'", path=path),
-        ) from None
+        raise DamagedGzip(path=path, error=err) from None
     digest = hashlib.sha256(content).hexdigest()
     if digest != LETTER_SHA256:
-        raise DatasetError(
-            say(
-                "'{path}' is not the UCI letter-recognition file: its SHA-256 is {digest}, "
-                "expected {expected} (a damaged or different file).",
-                path=path,
-                digest=digest,
-                expected=LETTER_SHA256,
-            ),
-            fix=say("delete it so that mxlearn downloads a fresh copy: rm '{path}'", path=path),
-        )
+        raise NotTheLetterFile(path=path, digest=digest, expected=LETTER_SHA256)
     return content
 
 
@@ -87,20 +93,14 @@ def _download(url: str, folder: Path) -> Path:
                 tmp.write(response.read())
         except (urllib.error.URLError, OSError, ValueError) as err:
             os.unlink(tmp.name)
-            raise DatasetError(
-                say(
-                    "Could not download the letter-recognition data from {url}: {reason}.",
-                    url=url,
-                    reason=getattr(err, "reason", err),
-                ),
-                fix=say(
-                    "download {url} by hand, then either put it in {folder} or point mxlearn at "
-                    "its folder: letter_recognition(path='/that/folder') or "
-                    "export MXLEARN_DATA=/that/folder",
-                    url=LETTER_URL,
-                    folder=folder,
-                ),
-            ) from None
+            fix = say(  # the file's own address, whichever one was tried
+                "download {url} by hand, then either put it in {folder} or point mxlearn at "
+                "its folder: letter_recognition(path='/that/folder') or "
+                "export MXLEARN_DATA=/that/folder",
+                url=LETTER_URL,
+                folder=folder,
+            )
+            raise DownloadFailed(url=url, reason=getattr(err, "reason", err), fix=fix) from None
     try:
         _verified_bytes(Path(tmp.name))
     except DatasetError:
@@ -145,6 +145,7 @@ def letter_recognition(path: str | os.PathLike | None = None) -> tuple[np.ndarra
     return _parse(_verified_bytes(letter_file(path)))
 
 
+@public("mxlearn.datasets.letter_iters()")
 def letter_iters(batch_size: int = 32, path: str | os.PathLike | None = None):
     """The tutorial's iterators: training on the first 16,000 rows (shuffled), validation on
     the last 4,000, so ``mod.predict(val_iter)`` has shape (4000, 26).

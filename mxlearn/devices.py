@@ -5,8 +5,10 @@ from __future__ import annotations
 import os
 import platform
 
+from . import rules
 from ._compat import mx
-from .errors import ArgumentTypeError, DeviceError
+from .boundary import public
+from .errors import N_, ArgumentTypeError, DeviceError
 from .gpus import (
     GpuInfo,
     build_architectures,
@@ -16,6 +18,53 @@ from .gpus import (
     unsupported_reason,
 )
 from .language import say
+
+
+class NotADeviceKind(DeviceError):
+    says = N_("MXLEARN_DEVICE={forced!r} is not a device kind.")
+    fix_says = N_("MXLEARN_DEVICE=gpu (or cpu), or unset it")
+
+
+class GpuForced(DeviceError):
+    says = N_("MXLEARN_DEVICE=gpu, but {why}.")
+
+
+class GpuForcedUnsupported(GpuForced):
+    fix_says = N_(
+        "run on the CPU (unset MXLEARN_DEVICE), or on a GPU from Maxwell to Ada (sm_50-sm_89)"
+    )
+
+
+class GpuForcedMissing(GpuForced):
+    fix_says = N_(
+        "on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset MXLEARN_DEVICE "
+        "to run on the CPU"
+    )
+
+
+class NoDeviceNamed(ArgumentTypeError):
+    says = N_("{called}: context=[] names no device.")
+    fix_code = "context=mxlearn.auto_context()"
+
+
+class DeviceFunctionGiven(ArgumentTypeError):
+    says = N_(
+        "{called}: context=mx.{name} passes the function itself; a device is made by calling it."
+    )
+    fix_says = N_("context=mx.{name}(0)   (or context=mxlearn.auto_context())")
+
+
+class NotADevice(ArgumentTypeError):
+    says = N_("{called}: context={context!r} is not a device.")
+    fix_says = N_("context=mx.cpu() or context=mx.gpu(0) (or mxlearn.auto_context())")
+
+
+class DeviceUnusable(DeviceError):
+    says = N_("{called}: context={context} cannot be used: {why}.")
+    fix_says = N_(
+        "context=mx.cpu()   (or context=mxlearn.auto_context(), which picks the GPU "
+        "when there is one)"
+    )
 
 
 def gpu_count() -> int:
@@ -62,10 +111,7 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
     """
     forced = forced.strip().lower()
     if forced not in ("", "cpu", "gpu"):
-        raise DeviceError(
-            say("MXLEARN_DEVICE={forced!r} is not a device kind.", forced=forced),
-            fix=say("MXLEARN_DEVICE=gpu (or cpu), or unset it"),
-        )
+        raise NotADeviceKind(forced=forced)
     if forced == "cpu":
         return "cpu", say("MXLEARN_DEVICE=cpu asks for it")
     if mxnet_gpus > 0:
@@ -74,29 +120,18 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
         if first is not None and has_kernels(first, architectures) is False:
             why = unsupported_reason(first, build, architectures)
             if forced == "gpu":
-                raise DeviceError(
-                    say("MXLEARN_DEVICE=gpu, but {why}.", why=why),
-                    fix=say(
-                        "run on the CPU (unset MXLEARN_DEVICE), or on a GPU from Maxwell to Ada "
-                        "(sm_50-sm_89)"
-                    ),
-                )
+                raise GpuForcedUnsupported(why=why)
             return "cpu", say("{why}; the CPU works instead", why=why)
         if first is None:
             return "gpu", say("MXNet sees a GPU")
         return "gpu", say("MXNet sees a GPU: {gpu}", gpu=first.describe())
     why = no_gpu_reason(gpus, build)
     if forced == "gpu":
-        raise DeviceError(
-            say("MXLEARN_DEVICE=gpu, but {why}.", why=why),
-            fix=say(
-                "on a machine with an NVIDIA GPU: make setup MXNET=gpu; or unset MXLEARN_DEVICE "
-                "to run on the CPU"
-            ),
-        )
+        raise GpuForcedMissing(why=why)
     return "cpu", why
 
 
+@public("mxlearn.auto_context()", verbose=rules.flag("verbose=False"))
 def auto_context(verbose: bool = True):
     """``mx.gpu(0)`` when MXNet sees a GPU its build has kernels for, else ``mx.cpu()``; prints
     why in one line. ``$MXLEARN_DEVICE`` (cpu or gpu) overrides the choice.
@@ -116,6 +151,11 @@ def auto_context(verbose: bool = True):
     return ctx
 
 
+@public(
+    "mxlearn.context_list()",
+    count=rules.whole(1, "mxlearn.context_list(2)"),
+    verbose=rules.flag("verbose=False"),
+)
 def context_list(count: int = 2, verbose: bool = True) -> list:
     """``count`` devices for data parallelism: GPUs when MXNet sees that many it can use, else
     ``count`` CPU contexts (which share the same cores: they show the mechanics, not a speedup).
@@ -168,6 +208,10 @@ def _cpu_name() -> str:
     return platform.processor() or platform.machine()
 
 
+@public(
+    "mxlearn.describe()",
+    ctx=rules.instance(mx.Context, N_("a device such as mx.cpu()"), "mxlearn.describe(mx.cpu())"),
+)
 def describe(ctx) -> str:
     """A one-line name for a context: its kind, model and (on a GPU) memory."""
     if ctx.device_type == "gpu":
@@ -193,27 +237,12 @@ def check_context(context, called: str = "Module()"):
     """The context as a list, after refusing what MXNet would only reject at bind time."""
     contexts = list(context) if isinstance(context, (list, tuple)) else [context]
     if not contexts:
-        raise ArgumentTypeError(
-            say("{called}: context=[] names no device.", called=called),
-            fix="context=mxlearn.auto_context()",
-        )
+        raise NoDeviceNamed(called=called)
     for ctx in contexts:
-        if ctx in (mx.gpu, mx.cpu) or (callable(ctx) and not isinstance(ctx, mx.Context)):
-            name = getattr(ctx, "__name__", "gpu")
-            raise ArgumentTypeError(
-                say(
-                    "{called}: context=mx.{name} passes the function itself; a device is made "
-                    "by calling it.",
-                    called=called,
-                    name=name,
-                ),
-                fix=say("context=mx.{name}(0)   (or context=mxlearn.auto_context())", name=name),
-            )
+        if ctx is mx.gpu or ctx is mx.cpu or (callable(ctx) and not isinstance(ctx, mx.Context)):
+            raise DeviceFunctionGiven(called=called, name=getattr(ctx, "__name__", "gpu"))
         if not isinstance(ctx, mx.Context):
-            raise ArgumentTypeError(
-                say("{called}: context={context!r} is not a device.", called=called, context=ctx),
-                fix=say("context=mx.cpu() or context=mx.gpu(0) (or mxlearn.auto_context())"),
-            )
+            raise NotADevice(called=called, context=ctx)
         if ctx.device_type == "gpu" and ctx.device_id >= gpu_count():
             seen = gpu_count()
             why = (
@@ -223,16 +252,5 @@ def check_context(context, called: str = "Module()"):
                     "MXNet sees {count} GPU(s): gpu(0)..gpu({last})", count=seen, last=seen - 1
                 )
             )
-            raise DeviceError(
-                say(
-                    "{called}: context={context} cannot be used: {why}.",
-                    called=called,
-                    context=ctx,
-                    why=why,
-                ),
-                fix=say(
-                    "context=mx.cpu()   (or context=mxlearn.auto_context(), which picks the GPU "
-                    "when there is one)"
-                ),
-            )
+            raise DeviceUnusable(called=called, context=ctx, why=why)
     return contexts

@@ -26,7 +26,7 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from .errors import InputError, MXLearnError
+from .errors import N_, InputError, MXLearnError
 from .language import current_language, say
 
 LOOPBACK = "127.0.0.1"
@@ -37,6 +37,34 @@ FINISH_GRACE_SECONDS = 15.0  # for servers and scheduler to exit once the worker
 
 class DistributedJobError(MXLearnError, RuntimeError):
     """A process of a distributed job failed, or the job ran past its time limit."""
+
+    says = N_(
+        "The distributed job stopped: {what}. Every other process of the job was "
+        "stopped too (in MXNet's parameter server the others would wait for it "
+        "forever).{tail}"
+    )
+    fix_says = N_(
+        "read the failing process's output above (lines prefixed with its role); a "
+        "worker that was killed (SIGKILL) often ran out of memory"
+    )
+
+
+class JobTimedOut(DistributedJobError):
+    fix_says = N_(
+        "give the job more time (launch(..., timeout=...), or --timeout on the "
+        "command line), or find in the output above the step each process "
+        "stopped at"
+    )
+
+
+class TooFewProcesses(InputError):
+    says = N_("launch(workers={workers}, servers={servers}): a job needs at least one of each.")
+    fix_code = "python -m mxlearn launch -n 2 -s 1 train.py"
+
+
+class NoSuchScript(InputError):
+    says = N_("launch(): there is no script '{script}'.")
+    fix_code = "python -m mxlearn launch -n 2 path/to/train.py"
 
 
 @dataclass
@@ -199,11 +227,7 @@ class Job:
                         seconds=self.timeout,
                         running=", ".join(running),
                     ),
-                    fix=say(
-                        "give the job more time (launch(..., timeout=...), or --timeout on the "
-                        "command line), or find in the output above the step each process "
-                        "stopped at"
-                    ),
+                    JobTimedOut,
                 )
             time.sleep(POLL_SECONDS)
         # servers and the scheduler leave once the workers have said goodbye
@@ -216,25 +240,12 @@ class Job:
     def _all_done(workers) -> bool:
         return all(p.popen.poll() == 0 for p in workers)
 
-    def _fail(self, culprit: JobProcess | None, what: str, fix: str | None = None) -> None:
+    def _fail(self, culprit: JobProcess | None, what: str, kind=DistributedJobError) -> None:
         self.stop()
         tail = ""
         if culprit is not None and culprit.last_lines:
             tail = say(" Its last output:\n    {lines}", lines="\n    ".join(culprit.last_lines))
-        raise DistributedJobError(
-            say(
-                "The distributed job stopped: {what}. Every other process of the job was "
-                "stopped too (in MXNet's parameter server the others would wait for it "
-                "forever).{tail}",
-                what=what,
-                tail=tail,
-            ),
-            fix=fix
-            or say(
-                "read the failing process's output above (lines prefixed with its role); a "
-                "worker that was killed (SIGKILL) often ran out of memory"
-            ),
-        )
+        raise kind(what=what, tail=tail)
 
     # ---------------------------------------------------------------- stopping
     def stop(self) -> None:
@@ -274,19 +285,9 @@ def launch(
     >>> mxlearn.distributed.launch('train.py', ['--epochs', '3'], workers=2)  # doctest: +SKIP
     """
     if workers < 1 or servers < 1:
-        raise InputError(
-            say(
-                "launch(workers={workers}, servers={servers}): a job needs at least one of each.",
-                workers=workers,
-                servers=servers,
-            ),
-            fix="python -m mxlearn launch -n 2 -s 1 train.py",
-        )
+        raise TooFewProcesses(workers=workers, servers=servers)
     if not os.path.isfile(script):
-        raise InputError(
-            say("launch(): there is no script '{script}'.", script=script),
-            fix="python -m mxlearn launch -n 2 path/to/train.py",
-        )
+        raise NoSuchScript(script=script)
     job = Job(script, args, workers, servers, timeout, python, output or sys.stdout)
     started = time.monotonic()
     try:

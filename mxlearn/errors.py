@@ -1,4 +1,18 @@
-"""The errors mxlearn raises: one family, each also the built-in type a Python user expects.
+"""The errors mxlearn raises: one family of kinds, each also the built-in type a Python user
+expects, each declared once with its template, its fix and (through the template) its fields.
+
+A kind is a class; its English texts are the gettext catalogue's keys, marked with ``N_`` so
+``make translations`` (Babel) finds them, and rendered in the current language when raised:
+
+    class NoSuchInput(InputError):
+        says = N_("{called}: the network has no input '{name}'. The network reads: {reads}.")
+        fix_code = "Module(net, data_names={expected})"
+
+    raise NoSuchInput(called="Module()", name="x", reads="data (32, 16)", expected=["data"])
+
+``says`` is the problem, ``fix_says`` a fix in words (translated), ``fix_code`` a fix that is
+code (the same in every language: students copy it); ``says`` may be ``Nn_(one, many)`` with
+``plural_by`` naming the count field, for ngettext. Tests read ``error.fields``, not wording.
 
 Every message says what was called and what is wrong, then the exact call that fixes it, then
 (for a module) its current state, so a student can act on it without reading a traceback:
@@ -12,28 +26,81 @@ from __future__ import annotations
 
 import difflib
 import os
+import string
 import traceback
 from collections.abc import Iterable
+from typing import ClassVar
 
-from .language import say
+from . import language
+from .language import N_, Nn_, say, say_n
 
 PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
+__all__ = ["N_", "Nn_"]  # re-exported: a kind's module imports its markers from here
 
 
 class MXLearnError(Exception):
-    """Base of every error mxlearn raises (but ``language.LanguageError``, which this module
-    needs to say its own words); ``fix`` and ``state`` are also kept as attributes."""
+    """Base of every error mxlearn raises; ``fields``, ``fix`` and ``state`` are attributes.
 
-    def __init__(self, problem: str, *, fix: str | None = None, state: str | None = None):
-        self.problem = problem
-        self.fix = fix
+    A kind declares ``says`` (and ``fix_says`` or ``fix_code``) and is raised with its fields
+    as keywords; the older form, a problem already said plus ``fix=``, is kept for the call
+    sites not yet declared as kinds."""
+
+    says: ClassVar[str | tuple[str, str] | None] = None
+    plural_by: ClassVar[str | None] = None
+    fix_says: ClassVar[str | None] = None
+    fix_code: ClassVar[str | None] = None
+
+    def __init__(
+        self,
+        problem: str | None = None,
+        /,
+        *,
+        fix: str | None = None,
+        state: str | None = None,
+        **fields: object,
+    ):
+        self.fields = fields
+        self.problem = self.render_problem(fields) if problem is None else problem
+        self.fix = self.render_fix(fields) if fix is None else fix
         self.state = state
-        lines = [problem]
-        if fix:
-            lines.append(say("  Fix: {fix}", fix=fix))
+        lines = [self.problem]
+        if self.fix:
+            lines.append(say("  Fix: {fix}", fix=self.fix))
         if state:
             lines.append(say("  Module state: {state}", state=state))
         super().__init__("\n".join(lines))
+
+    def __str__(self) -> str:  # the message, also for a KeyError (whose own str is a repr)
+        return str(self.args[0]) if self.args else ""
+
+    @classmethod
+    def render_problem(cls, fields: dict) -> str:
+        if cls.says is None:
+            raise TypeError(f"{cls.__name__} declares no 'says' template; pass the problem")
+        if isinstance(cls.says, tuple):
+            return say_n(*cls.says, fields[cls.plural_by], **fields)
+        return say(cls.says, **fields)
+
+    @classmethod
+    def render_fix(cls, fields: dict) -> str | None:
+        if cls.fix_says is not None:
+            return say(cls.fix_says, **fields)
+        if cls.fix_code is not None:
+            return cls.fix_code.format(**fields)
+        return None
+
+    @classmethod
+    def field_names(cls) -> set[str]:
+        """The placeholders a kind's templates read: the fields it must be raised with."""
+        texts = [cls.fix_says, cls.fix_code]
+        texts += list(cls.says) if isinstance(cls.says, tuple) else [cls.says]
+        return {
+            name.split(".")[0].split("[")[0]
+            for text in texts
+            if text
+            for _, name, _, _ in string.Formatter().parse(text)
+            if name
+        }
 
     def _render_traceback_(self) -> list[str]:
         """IPython's hook for showing an exception: in a notebook, a short block with the fix
@@ -67,6 +134,10 @@ def _student_line(tb) -> str | None:
     if found.line:
         return say("line {number}: {code}", number=found.lineno, code=found.line.strip())
     return say("line {number}", number=found.lineno)
+
+
+class Signal(Exception):
+    """Not an error: a signal to mxlearn (``StopTraining``), which every boundary passes on."""
 
 
 class LifecycleError(MXLearnError, RuntimeError):
@@ -127,6 +198,33 @@ class CheckFailed(MXLearnError, AssertionError):
 
 class SetupError(MXLearnError, ImportError):
     """The environment cannot run MXNet (missing MXNet, NumPy 2, missing NVIDIA libraries)."""
+
+
+class LanguageError(MXLearnError, ValueError):
+    """A language mxlearn does not speak, or a catalogue missing from the installation."""
+
+
+class NotALanguage(LanguageError):
+    says = N_("mxlearn.set_language({name!r}): mxlearn speaks {languages} (Simplified Chinese).")
+    fix_code = "mxlearn.set_language('zh') or mxlearn.set_language('en')"
+
+
+class MissingCatalogue(LanguageError):
+    # In English only, and without say(): the catalogue that would say it is what is missing.
+    def __init__(self, *, language: str, folder: str):
+        self.fields = {"language": language, "folder": folder}
+        self.problem = (
+            f"mxlearn's catalogue for '{language}' is missing from {folder} (mxlearn.mo): "
+            "this installation of mxlearn is incomplete."
+        )
+        self.fix = "make translations (in a checkout), or reinstall mxlearn"
+        self.state = None
+        Exception.__init__(self, f"{self.problem}\n  Fix: {self.fix}")
+
+
+language.refusals.update(
+    family=LanguageError, not_a_language=NotALanguage, missing_catalogue=MissingCatalogue
+)
 
 
 def closest(name: str, candidates: Iterable[str], n: int = 3) -> list[str]:

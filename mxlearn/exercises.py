@@ -16,8 +16,40 @@ import functools
 import inspect
 from collections.abc import Callable
 
-from .errors import CheckFailed, InputError, did_you_mean
+from .boundary import public
+from .errors import N_, CheckFailed, InputError, did_you_mean
 from .language import say
+
+
+class ExerciseNotNamed(InputError):
+    says = N_(
+        "An exercise is named by a string such as '03.2' (notebook 03, exercise 2); got {given!r}."
+    )
+    fix_code = "mxlearn.hint('03.2')"
+
+
+class NoSuchExercise(InputError):
+    says = N_("There is no exercise {exercise!r}.")
+
+
+class NothingToCheckYet(CheckFailed):
+    says = N_(
+        "nothing to check yet: a value the check needs is still None, so the exercise's "
+        "answer has not run (or left it None)."
+    )
+    fix_says = N_(
+        "replace '# YOUR CODE HERE' and 'raise NotImplementedError()' in the exercise's cell "
+        "with your code, run it, then run this check again"
+    )
+
+
+class WrongKindOfAnswer(CheckFailed):
+    says = N_(
+        "the check could not use what it was given ({error}): a value is not of the "
+        "kind the exercise asks for (a module, a number, a list...). Read the task "
+        "again."
+    )
+
 
 _hints_given: dict[str, int] = {}  # per kernel: how many hints of each exercise were shown
 _failures: dict[str, int] = {}  # per kernel: how often each exercise's check failed
@@ -257,24 +289,15 @@ def _notebook_07() -> dict[str, tuple[str, list[str]]]:
 def exercise_name(exercise) -> str:
     """'03.2' as given, or written a usual other way ('3.2', ' 03.2 '); refused otherwise."""
     if not isinstance(exercise, str):
-        raise InputError(
-            say(
-                "An exercise is named by a string such as '03.2' (notebook 03, exercise 2); "
-                "got {given!r}.",
-                given=exercise,
-            ),
-            fix="mxlearn.hint('03.2')",
-        )
+        raise ExerciseNotNamed(given=exercise)
     name = exercise.strip()
     notebook, dot, number = name.partition(".")
     if dot and notebook.isdigit() and number.isdigit():
         name = f"{int(notebook):02d}.{int(number)}"
     known = catalogue()
     if name not in known:
-        raise InputError(
-            say("There is no exercise {exercise!r}.", exercise=exercise),
-            fix=did_you_mean(name, known) or say("exercises are named like '03.2'"),
-        )
+        fix = did_you_mean(name, known) or say("exercises are named like '03.2'")
+        raise NoSuchExercise(exercise=exercise, fix=fix)
     return name
 
 
@@ -299,6 +322,7 @@ def _next_hint(exercise: str) -> str:
     return text
 
 
+@public("mxlearn.hint()")
 def hint(exercise: str) -> None:
     """Print the next hint of an exercise: each call gives one more, none gives the answer."""
     print(_next_hint(exercise_name(exercise)))
@@ -319,38 +343,21 @@ def _unanswered(check: Callable, args: tuple, kwargs: dict) -> bool:
 WRONG_KIND = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
-def _nothing_yet() -> CheckFailed:
-    return CheckFailed(
-        say(
-            "nothing to check yet: a value the check needs is still None, so the exercise's "
-            "answer has not run (or left it None)."
-        ),
-        fix=say(
-            "replace '# YOUR CODE HERE' and 'raise NotImplementedError()' in the exercise's cell "
-            "with your code, run it, then run this check again"
-        ),
-    )
-
-
 def _verdict(exercise: str, failure: CheckFailed, counted: bool) -> CheckFailed:
     """The check's words about the exercise; its fix (which may be the answer) replaced by
-    the way to a hint, and from the second failure the next hint itself."""
-    problem = say(
-        "Exercise {exercise} ({title}): {problem}",
-        exercise=exercise,
-        title=_title(exercise),
-        problem=failure.problem,
-    )
-    fix = (
-        failure.fix
-        if not counted
-        else say("mxlearn.hint('{exercise}') gives a hint", exercise=exercise)
-    )
+    the way to a hint, and from the second failure the next hint itself. A CheckFailed itself,
+    not a kind of it: the grader and the course's notebooks know a failed check by that name."""
+    problem, fix = failure.problem, failure.fix
     if counted:
+        fix = say("mxlearn.hint('{exercise}') gives a hint", exercise=exercise)
         _failures[exercise] = _failures.get(exercise, 0) + 1
         if _failures[exercise] >= 2:
             problem += "\n  " + _next_hint(exercise)
-    return CheckFailed(problem, fix=fix)
+    title = _title(exercise)
+    said = say(
+        "Exercise {exercise} ({title}): {problem}", exercise=exercise, title=title, problem=problem
+    )
+    return CheckFailed(said, fix=fix)
 
 
 def for_exercises(check: Callable) -> Callable:
@@ -362,20 +369,13 @@ def for_exercises(check: Callable) -> Callable:
             return check(*args, **kwargs)
         exercise = exercise_name(exercise)
         if _unanswered(check, args, kwargs):
-            raise _verdict(exercise, _nothing_yet(), counted=False) from None
+            raise _verdict(exercise, NothingToCheckYet(), counted=False) from None
         try:
             return check(*args, **kwargs)
         except CheckFailed as failure:
             raise _verdict(exercise, failure, counted=True) from None
         except WRONG_KIND as error:
-            failure = CheckFailed(
-                say(
-                    "the check could not use what it was given ({error}): a value is not of the "
-                    "kind the exercise asks for (a module, a number, a list...). Read the task "
-                    "again.",
-                    error=f"{type(error).__name__}: {str(error)[:120]}",
-                )
-            )
+            failure = WrongKindOfAnswer(error=f"{type(error).__name__}: {str(error)[:120]}")
             raise _verdict(exercise, failure, counted=True) from None
 
     return checked

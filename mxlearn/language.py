@@ -22,7 +22,6 @@ from __future__ import annotations
 import functools
 import gettext
 import os
-import traceback
 import warnings
 
 LANGUAGES = ("en", "zh")
@@ -32,18 +31,27 @@ LOCALE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale
 _chosen: str | None = None  # set_language's choice; None: the environment variable decides
 
 
-class LanguageError(ValueError):
-    """A language mxlearn does not speak. (Not an ``MXLearnError``: those say their "Fix:" line
-    through this module, which therefore imports none of them.)"""
+# The refusals of this module are error kinds declared in mxlearn.errors, which says its words
+# through this module: errors.py puts them here when it is imported (as ``import mxlearn``
+# always does first), so neither module imports the other in a circle.
+refusals: dict[str, type] = {}
 
-    def _render_traceback_(self) -> list[str]:
-        """IPython's hook: in a notebook the message and its fix, as mxlearn's errors show
-        theirs (``%tb`` in the next cell shows the whole traceback)."""
-        if getattr(self, "_shown_short", False):  # %tb: the whole traceback this time
-            return "".join(traceback.format_exception(self)).rstrip("\n").split("\n")
-        self._shown_short = True
-        lines = [type(self).__name__, *(f"  {line}" for line in str(self).split("\n"))]
-        return lines + [say("(the full traceback: run %tb in the next cell)")]
+
+def __getattr__(name: str):
+    if name == "LanguageError":
+        return refusals["family"]
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
+
+def N_(template: str, /) -> str:
+    """Marks an English template for the catalogue (Babel's keyword) where it is declared, to
+    be said later: an error kind's ``says``, a table's text."""
+    return template
+
+
+def Nn_(singular: str, plural: str, /) -> tuple[str, str]:
+    """Marks a template with its plural for the catalogue, to be said with :func:`say_n`."""
+    return singular, plural
 
 
 class LanguageWarning(UserWarning):
@@ -62,15 +70,8 @@ def set_language(name: str | None) -> None:
         return
     language = _parsed(name)
     if language is None:
-        raise LanguageError(
-            say(
-                "mxlearn.set_language({name!r}): mxlearn speaks {languages} (Simplified "
-                "Chinese).\n"
-                "  Fix: mxlearn.set_language('zh') or mxlearn.set_language('en')",
-                name=name,
-                languages=say(" and ").join(repr(language) for language in LANGUAGES),
-            )
-        )
+        languages = say(" and ").join(repr(language) for language in LANGUAGES)
+        raise refusals["not_a_language"](name=name, languages=languages)
     if language != "en":
         _catalogue(language)  # a missing catalogue is said now, not at the first message
     _chosen = language
@@ -92,7 +93,7 @@ def current_language() -> str:
     if language != "en":
         try:
             _catalogue(language)
-        except LanguageError as missing:  # the same: named once, and English spoken
+        except refusals["family"] as missing:  # the same: named once, and English spoken
             _warn_once(str(missing))
             return "en"
     return language
@@ -119,6 +120,21 @@ def say(template: str, /, **values: object) -> str:
     text = template
     if current_language() != "en":
         text = _catalogue(current_language()).gettext(template)
+    return text.format(**values)
+
+
+def say_n(singular: str, plural: str, count: int, /, **values: object) -> str:
+    """Like :func:`say`, with the plural form the language uses for ``count`` (ngettext)."""
+    if current_language() == "en":
+        text = singular if count == 1 else plural
+    else:
+        text = _catalogue(current_language()).ngettext(singular, plural, count)
+    return text.format(count=count, **values) if "count" not in values else text.format(**values)
+
+
+def say_in(language: str, template: str, /, **values: object) -> str:
+    """``template`` in ``language`` (for a test that every kind renders in both)."""
+    text = template if language == "en" else _catalogue(language).gettext(template)
     return text.format(**values)
 
 
@@ -163,8 +179,4 @@ def _catalogue(language: str) -> gettext.NullTranslations:
     try:
         return gettext.translation("mxlearn", LOCALE_FOLDER, languages=[language])
     except OSError:  # never English while Chinese was asked for, without a word
-        raise LanguageError(
-            f"mxlearn's catalogue for '{language}' is missing from {LOCALE_FOLDER} "
-            "(mxlearn.mo): this installation of mxlearn is incomplete.\n"
-            "  Fix: make translations (in a checkout), or reinstall mxlearn"
-        ) from None
+        raise refusals["missing_catalogue"](language=language, folder=LOCALE_FOLDER) from None

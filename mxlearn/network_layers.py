@@ -15,13 +15,74 @@ import numpy as np
 
 from . import network
 from ._compat import mx
-from .errors import InputError, did_you_mean
+from .errors import N_, InputError, did_you_mean
 from .guards.arguments import engine_reason
-from .language import say
 
 BYTES_PER_VALUE = 4  # float32, MXNet's default type
 INPUT_OP = "Variable"  # how an input (data or label) is shown: it is made by mx.sym.Variable
 EXAMPLE_CALL = "mxlearn.show_network(net, data_shapes=[('data', (32, 16))])"
+
+
+class NotANetwork(InputError):
+    says = N_("show_network() draws a network built with mx.sym; got {kind}.")
+    fix_code = EXAMPLE_CALL
+
+
+class ModuleForNetwork(NotANetwork):
+    fix_code = "mxlearn.show_network(mod.symbol, data_shapes=train_iter.provide_data)"
+
+
+class NeedsShapes(InputError):
+    """Shapes missing or wrong: the fix is the call that gives each input one (``call``)."""
+
+    fix_says = N_(
+        "{call} with the shape of one batch, batch size first; or "
+        "data_shapes=train_iter.provide_data"
+    )
+
+
+class NoSuchShownInput(NeedsShapes):
+    says = N_(
+        "show_network(): the network has no input '{name}'. {hint} The network reads: {inputs}."
+    )
+
+
+class NotAShape(NeedsShapes):
+    says = N_(
+        "show_network({argument}=...): {shape!r} is not a shape for '{name}': a shape is a "
+        "tuple of whole numbers above 0, batch size first, such as (32, 16)."
+    )
+
+
+class NotShapePairs(NeedsShapes):
+    says = N_(
+        "show_network({argument}={given!r}): expected a list of (name, shape) pairs such "
+        "as [('data', (32, 16))], which is what an iterator's provide_data gives, or a "
+        "dict {{'data': (32, 16)}}."
+    )
+
+
+class ShapesMissing(NeedsShapes):
+    says = N_(
+        "show_network(): no shape for {unknown}, so the layers' shapes cannot be worked out. "
+        "The network reads: {inputs}."
+    )
+
+
+class TwoShapesGiven(InputError):
+    says = N_("show_network(): '{name}' is given two shapes, {first} and {second}.")
+    fix_says = N_("give each input one shape, in data_shapes, label_shapes or as {name}=...")
+
+
+class ShapesNotInferred(InputError):
+    says = N_(
+        "show_network(): MXNet cannot work out the shapes of this network for {shapes}: {reason}"
+    )
+    fix_says = N_("check the input shapes against the layers: {call} shows the same error")
+
+
+class ImageShapesNotInferred(ShapesNotInferred):
+    fix_says = N_("images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)")
 
 
 @dataclass(frozen=True)
@@ -68,16 +129,8 @@ class Layer:
 def check_symbol(symbol) -> None:
     if isinstance(symbol, mx.sym.Symbol):
         return
-    fix = EXAMPLE_CALL
-    if isinstance(getattr(symbol, "symbol", None), mx.sym.Symbol):  # a Module: its network
-        fix = "mxlearn.show_network(mod.symbol, data_shapes=train_iter.provide_data)"
-    raise InputError(
-        say(
-            "show_network() draws a network built with mx.sym; got {kind}.",
-            kind=type(symbol).__name__,
-        ),
-        fix=fix,
-    )
+    a_module = isinstance(getattr(symbol, "symbol", None), mx.sym.Symbol)  # fix: its network
+    raise (ModuleForNetwork if a_module else NotANetwork)(kind=type(symbol).__name__)
 
 
 def given_shapes(symbol, data_shapes, label_shapes, shapes: dict) -> tuple[dict, set]:
@@ -95,33 +148,15 @@ def given_shapes(symbol, data_shapes, label_shapes, shapes: dict) -> tuple[dict,
     known = symbol.list_arguments() + symbol.list_auxiliary_states()
     for name in found:
         if name not in known:
-            raise InputError(
-                say(
-                    "show_network(): the network has no input '{name}'. {hint} The network "
-                    "reads: {inputs}.",
-                    name=name,
-                    hint=did_you_mean(name, network.input_names(symbol) or known),
-                    inputs=network.describe_inputs(symbol),
-                ),
-                fix=_fix_call(symbol),
-            )
+            hint = did_you_mean(name, network.input_names(symbol) or known)
+            inputs, call = network.describe_inputs(symbol), _example_call(symbol)
+            raise NoSuchShownInput(name=name, hint=hint, inputs=inputs, call=call)
     return found, told_inputs
 
 
 def _add(found: dict, name: str, shape: tuple) -> None:
     if name in found and found[name] != shape:
-        raise InputError(
-            say(
-                "show_network(): '{name}' is given two shapes, {first} and {second}.",
-                name=name,
-                first=found[name],
-                second=shape,
-            ),
-            fix=say(
-                "give each input one shape, in data_shapes, label_shapes or as {name}=...",
-                name=name,
-            ),
-        )
+        raise TwoShapesGiven(name=name, first=found[name], second=shape)
     found[name] = shape
 
 
@@ -137,7 +172,7 @@ def _pairs(symbol, value, argument: str) -> list[tuple[str, tuple]]:
     elif isinstance(value, (list, tuple)):
         items = list(value)
     else:
-        _refuse_form(symbol, value, argument)
+        raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
     pairs = []
     for item in items:
         if isinstance(item, mx.io.DataDesc):
@@ -145,7 +180,7 @@ def _pairs(symbol, value, argument: str) -> list[tuple[str, tuple]]:
         elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
             pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
         else:
-            _refuse_form(symbol, value, argument)
+            raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
     return pairs
 
 
@@ -158,41 +193,14 @@ def _shape(symbol, shape, argument: str, name: str) -> tuple:
         )
     ):
         return tuple(int(n) for n in shape)
-    raise InputError(
-        say(
-            "show_network({argument}=...): {shape!r} is not a shape for '{name}': a shape is a "
-            "tuple of whole numbers above 0, batch size first, such as (32, 16).",
-            argument=argument,
-            shape=shape,
-            name=name,
-        ),
-        fix=_fix_call(symbol),
-    )
+    raise NotAShape(argument=argument, shape=shape, name=name, call=_example_call(symbol))
 
 
-def _refuse_form(symbol, given, argument: str):
-    raise InputError(
-        say(
-            "show_network({argument}={given!r}): expected a list of (name, shape) pairs such "
-            "as [('data', (32, 16))], which is what an iterator's provide_data gives, or a "
-            "dict {{'data': (32, 16)}}.",
-            argument=argument,
-            given=given,
-        ),
-        fix=_fix_call(symbol),
-    )
-
-
-def _fix_call(symbol, names=None) -> str:
+def _example_call(symbol, names=None) -> str:
     """The call that gives a shape to each input (the shape an example: the letters' one)."""
     names = names or network.input_names(symbol) or ["data"]
     pairs = ", ".join(f"('{n}', (32, 16))" for n in names)
-    call = f"mxlearn.show_network(net, data_shapes=[{pairs}])"
-    return say(
-        "{call} with the shape of one batch, batch size first; or "
-        "data_shapes=train_iter.provide_data",
-        call=call,
-    )
+    return f"mxlearn.show_network(net, data_shapes=[{pairs}])"
 
 
 def network_layers(symbol, shapes: dict, told_inputs: set) -> list[Layer]:
@@ -255,23 +263,11 @@ def _inferred(symbol, shapes: dict) -> tuple[dict, dict, dict]:
         arg_shapes, out_shapes, aux_shapes = internals.infer_shape_partial(**shapes)
     except mx.base.MXNetError as err:
         reason = engine_reason(err)
-        fix = say(
-            "check the input shapes against the layers: {call} shows the same error",
-            call=f"net.infer_shape({', '.join(f'{n}={s}' for n, s in shapes.items())})",
-        )
-        if "4D" in reason.split():  # MXNet: "Input data should be 4D in batch-num_filter-y-x"
-            fix = say(
-                "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
-            )
-        raise InputError(
-            say(
-                "show_network(): MXNet cannot work out the shapes of this network for {shapes}: "
-                "{reason}",
-                shapes=", ".join(f"{n} {s}" for n, s in shapes.items()),
-                reason=reason,
-            ),
-            fix=fix,
-        ) from None
+        # MXNet: "Input data should be 4D in batch-num_filter-y-x"
+        refusal = ImageShapesNotInferred if "4D" in reason.split() else ShapesNotInferred
+        call = f"net.infer_shape({', '.join(f'{n}={s}' for n, s in shapes.items())})"
+        given = ", ".join(f"{n} {s}" for n, s in shapes.items())
+        raise refusal(shapes=given, reason=reason, call=call) from None
     return (
         dict(zip(internals.list_arguments(), map(tuple, arg_shapes))),
         dict(zip(internals.list_auxiliary_states(), map(tuple, aux_shapes))),
@@ -282,17 +278,10 @@ def _inferred(symbol, shapes: dict) -> tuple[dict, dict, dict]:
 def _refuse_missing(symbol, unknown: list, labels: set) -> None:
     data = [n for n in unknown if n in network.input_names(symbol)]
     missing_labels = [n for n in unknown if n in labels]
-    if data or not missing_labels:
-        fix = _fix_call(symbol, data or None)
-    else:
+    fix = None  # the declared one: a shape for each data input
+    if not data and missing_labels:
         pairs = ", ".join(f"('{n}', (32,))" for n in missing_labels)
         fix = f"mxlearn.show_network(net, data_shapes=..., label_shapes=[{pairs}])"
-    raise InputError(
-        say(
-            "show_network(): no shape for {unknown}, so the layers' shapes cannot be worked out. "
-            "The network reads: {inputs}.",
-            unknown=", ".join(f"'{n}'" for n in (data or missing_labels or unknown)),
-            inputs=network.describe_inputs(symbol),
-        ),
-        fix=fix,
-    )
+    unknown = ", ".join(f"'{n}'" for n in (data or missing_labels or unknown))
+    inputs, call = network.describe_inputs(symbol), _example_call(symbol, data or None)
+    raise ShapesMissing(unknown=unknown, inputs=inputs, call=call, fix=fix)

@@ -15,7 +15,8 @@ import unicodedata
 from xml.sax.saxutils import escape
 
 from .atomic_write import atomic_write_bytes
-from .errors import InputError
+from .boundary import public
+from .errors import N_, InputError
 from .language import say
 from .network_layers import BYTES_PER_VALUE, Layer, check_symbol, given_shapes, network_layers
 
@@ -30,6 +31,29 @@ COLUMNS = ("name", "op", "shape", "inputs", "params", "aux", "output_bytes", "pa
 _NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ufffe\uffff]")
 
 
+class PngNotDrawn(InputError):
+    says = N_(
+        "view.save({path!r}): a network is drawn as SVG, without any outside program; "
+        "turning it into a PNG would need an SVG renderer, which mxlearn does not "
+        "install."
+    )
+    fix_says = N_("{call}; a browser opens it, and a notebook shows the view itself")
+
+
+class NoSvgExtension(InputError):
+    says = N_("view.save({path!r}): the file name needs the .svg extension.")
+    fix_code = "{call}"
+
+
+class NotSvg(InputError):
+    says = N_(
+        "view.save({path!r}): a network view is saved as an .svg file; {suffix} is not "
+        "a format it writes."
+    )
+    fix_code = "{call}"
+
+
+@public("mxlearn.show_network()")
 def show_network(symbol, data_shapes=None, label_shapes=None, **shapes) -> NetworkView:
     """Every layer of ``symbol`` with its output shape, parameter count and memory.
 
@@ -102,8 +126,13 @@ class NetworkView:
         """Write the drawing to ``path`` (a .svg file); returns the path."""
         path = os.fspath(path)
         stem, suffix = os.path.splitext(path)
+        call = f"view.save('{os.path.basename(stem) or 'network'}.svg')"
+        if suffix.lower() == ".png":
+            raise PngNotDrawn(path=path, call=call)
+        if not suffix:
+            raise NoSvgExtension(path=path, call=call)
         if suffix.lower() != ".svg":
-            refuse_format(path, stem, suffix)
+            raise NotSvg(path=path, suffix=suffix, call=call)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as compare's save
         atomic_write_bytes(path, self.svg().encode("utf-8"))
         return path
@@ -137,33 +166,6 @@ class NetworkView:
 
     def __repr__(self) -> str:
         return text_table(self)
-
-
-def refuse_format(path: str, stem: str, suffix: str) -> None:
-    svg_call = f"view.save('{os.path.basename(stem) or 'network'}.svg')"
-    if suffix.lower() == ".png":
-        raise InputError(
-            say(
-                "view.save({path!r}): a network is drawn as SVG, without any outside program; "
-                "turning it into a PNG would need an SVG renderer, which mxlearn does not "
-                "install.",
-                path=path,
-            ),
-            fix=say(
-                "{call}; a browser opens it, and a notebook shows the view itself",
-                call=svg_call,
-            ),
-        )
-    if not suffix:
-        problem = say("view.save({path!r}): the file name needs the .svg extension.", path=path)
-    else:
-        problem = say(
-            "view.save({path!r}): a network view is saved as an .svg file; {suffix} is not "
-            "a format it writes.",
-            path=path,
-            suffix=suffix,
-        )
-    raise InputError(problem, fix=svg_call)
 
 
 def memory_text(count: int) -> str:

@@ -11,10 +11,112 @@ from __future__ import annotations
 import numpy as np
 
 from .checkpoint import files
-from .errors import CheckFailed, InputError, MXLearnError, did_you_mean
+from .errors import N_, CheckFailed, InputError, MXLearnError, did_you_mean
 from .exercises import for_exercises
 from .language import say
 from .metrics.findings import KINDS
+
+
+class ScoreDiffers(CheckFailed):
+    says = N_(
+        "You got {value}, but scoring '{name}' on these examples gives {expected:.4f}. "
+        "A different number comes from other examples (the padding of the last batch "
+        "counted, or another iterator), another metric, or a module trained since."
+    )
+
+
+class OtherCheckpointsKept(CheckFailed):
+    says = N_(
+        "The complete checkpoints of '{prefix}' on disk are {saved}, not {expected}. "
+        "period says after how many epochs one is saved, keep how many of the newest "
+        "stay."
+    )
+
+
+class BatchRefused(CheckFailed):
+    says = N_("The module refuses this batch: {reason}")
+
+
+class WrongBatchOutput(CheckFailed):
+    says = N_("The module takes the batch but gives shape {shape}, not ({rows}, {classes}).")
+
+
+class OtherDevices(CheckFailed):
+    says = N_(
+        "The module is bound on {bound}, not on {expected}: the devices come from "
+        "Module(..., context=[...]), and a module not yet bound has none."
+    )
+
+
+class TrackerHooksNothing(CheckFailed):
+    says = N_(
+        "The tracker is a {kind} that overrides none of mxlearn.Callback's hooks, so fit "
+        "never asked it anything: its values were not recorded by a callback."
+    )
+
+
+class OtherBestEpoch(CheckFailed):
+    says = N_(
+        "The callback holds best_epoch={epoch} and best_accuracy={accuracy}, but the "
+        "run's best validation accuracy was {best:.4f}, in epoch {right}. The hook that "
+        "runs after each epoch's validation, with the value in run.history, must keep "
+        "the larger one and its epoch; fit must get the callback (callbacks=[...])."
+    )
+
+
+class NoValidationAccuracy(CheckFailed):
+    says = N_("The module's history holds no validation accuracy: fit ran without eval_data.")
+    fix_code = "mod.fit(train_iter, eval_data=val_iter, ...)"
+
+
+class NotForPredictionOnly(CheckFailed):
+    says = N_(
+        "The module is {condition}: a module for predictions only is bound without label "
+        "shapes and with for_training=False (it keeps no gradients)."
+    )
+
+
+class NotStoppedEarly(CheckFailed):
+    says = N_(
+        "Training ran {count} epochs and its best validation accuracy came in epoch "
+        "{best}, {after} epochs before the end: stopping early after {patience} epochs "
+        "without a better one ends {patience} epochs after the best, before "
+        "num_epoch={num_epoch}."
+    )
+
+
+class OtherEpochsTrained(CheckFailed):
+    says = N_(
+        "This module's history holds training epochs {trained}, not {expected}: a run "
+        "resumed after checkpoint {begin} trains epochs {begin} to {last} in a module of "
+        "its own."
+    )
+
+
+class OtherKvstore(CheckFailed):
+    says = N_(
+        "The module's gradients were summed by {used}, not by a kvstore of kind '{kind}': "
+        "fit takes the kind as kvstore=."
+    )
+
+
+class NotAComparison(CheckFailed):
+    says = N_("This is a {kind}, not what mxlearn.compare returns.")
+
+
+class OtherRunsCompared(CheckFailed):
+    says = N_(
+        "The comparison holds runs trained with {used}, not {expected}: compare the "
+        "modules themselves (their settings come with them), in that order."
+    )
+
+
+class NoSuchFindingKind(InputError):
+    says = N_("There is no finding of kind {kind!r}.")
+
+
+class FindingShown(CheckFailed):
+    says = N_("The curves still show it: {finding}")
 
 
 def _ok(text: str) -> None:
@@ -29,16 +131,7 @@ def score_matches(value, mod, eval_iter, metric) -> None:
     if isinstance(value, list):
         value = dict(value).get(expected[0][0])
     if value is None or not np.isclose(float(value), expected[0][1], rtol=0, atol=1e-6):
-        raise CheckFailed(
-            say(
-                "You got {value}, but scoring '{name}' on these examples gives {expected:.4f}. "
-                "A different number comes from other examples (the padding of the last batch "
-                "counted, or another iterator), another metric, or a module trained since.",
-                value=value,
-                name=expected[0][0],
-                expected=expected[0][1],
-            ),
-        )
+        raise ScoreDiffers(value=value, name=expected[0][0], expected=expected[0][1])
     _ok(say("{name} = {value:.4f}, as score gives it.", name=expected[0][0], value=expected[0][1]))
 
 
@@ -48,16 +141,7 @@ def checkpoints_kept(prefix: str, epochs: list) -> None:
     # complete checkpoints whose files verify: a .params file alone (or an empty one) is none
     saved = [e for e in files.manifested_epochs(prefix) if files.verifies(prefix, e)]
     if saved != sorted(epochs):
-        raise CheckFailed(
-            say(
-                "The complete checkpoints of '{prefix}' on disk are {saved}, not {expected}. "
-                "period says after how many epochs one is saved, keep how many of the newest "
-                "stay.",
-                prefix=prefix,
-                saved=saved,
-                expected=sorted(epochs),
-            ),
-        )
+        raise OtherCheckpointsKept(prefix=prefix, saved=saved, expected=sorted(epochs))
     _ok(say("checkpoints {saved} of '{prefix}' are on disk.", saved=saved, prefix=prefix))
 
 
@@ -68,20 +152,10 @@ def accepts_batch(mod, batch, num_classes: int) -> None:
     try:
         mod.forward(batch, is_train=False)
     except MXLearnError as refused:
-        raise CheckFailed(
-            say("The module refuses this batch: {reason}", reason=refused.problem),
-            fix=refused.fix,
-        ) from None
+        raise BatchRefused(reason=refused.problem, fix=refused.fix) from None
     shape = tuple(mod.get_outputs()[0].shape)
     if shape != (rows, num_classes):
-        raise CheckFailed(
-            say(
-                "The module takes the batch but gives shape {shape}, not ({rows}, {classes}).",
-                shape=shape,
-                rows=rows,
-                classes=num_classes,
-            ),
-        )
+        raise WrongBatchOutput(shape=shape, rows=rows, classes=num_classes)
     _ok(
         say(
             "a batch shaped {shape} goes through: {rows} rows of {classes} class scores.",
@@ -97,14 +171,7 @@ def on_devices(mod, contexts: list) -> None:
     """The module is bound on exactly these devices (it splits each batch across them)."""
     bound = list(mod.executor_group.contexts) if mod.binded else []
     if bound != list(contexts):
-        raise CheckFailed(
-            say(
-                "The module is bound on {bound}, not on {expected}: the devices come from "
-                "Module(..., context=[...]), and a module not yet bound has none.",
-                bound=bound,
-                expected=list(contexts),
-            ),
-        )
+        raise OtherDevices(bound=bound, expected=list(contexts))
     _ok(say("bound on {count} devices: {bound}.", count=len(bound), bound=bound))
 
 
@@ -112,41 +179,21 @@ def on_devices(mod, contexts: list) -> None:
 def best_epoch_recorded(tracker, mod) -> None:
     """A callback's ``best_epoch`` and ``best_accuracy`` are the run's best validation epoch."""
     if not _overrides_a_hook(tracker):
-        raise CheckFailed(
-            say(
-                "The tracker is a {kind} that overrides none of mxlearn.Callback's hooks, so fit "
-                "never asked it anything: its values were not recorded by a callback.",
-                kind=type(tracker).__name__,
-            ),
-        )
+        raise TrackerHooksNothing(kind=type(tracker).__name__)
     epochs, values = _validation_accuracy(mod)
     best = max(values)
     got_epoch = getattr(tracker, "best_epoch", None)
     got = getattr(tracker, "best_accuracy", None)
     right = [e for e, v in zip(epochs, values) if v == best]
     if got_epoch not in right or got is None or not np.isclose(float(got), best):
-        raise CheckFailed(
-            say(
-                "The callback holds best_epoch={epoch} and best_accuracy={accuracy}, but the "
-                "run's best validation accuracy was {best:.4f}, in epoch {right}. The hook that "
-                "runs after each epoch's validation, with the value in run.history, must keep "
-                "the larger one and its epoch; fit must get the callback (callbacks=[...]).",
-                epoch=got_epoch,
-                accuracy=got,
-                best=best,
-                right=right[0],
-            ),
-        )
+        raise OtherBestEpoch(epoch=got_epoch, accuracy=got, best=best, right=right[0])
     _ok(say("the callback found the best epoch, {epoch} ({best:.4f}).", epoch=got_epoch, best=best))
 
 
 def _validation_accuracy(mod) -> tuple[list, list]:
     epochs, values = mod.history.series("accuracy", "validation", "epoch")
     if not values:
-        raise CheckFailed(
-            say("The module's history holds no validation accuracy: fit ran without eval_data."),
-            fix="mod.fit(train_iter, eval_data=val_iter, ...)",
-        )
+        raise NoValidationAccuracy()
     return epochs, values
 
 
@@ -168,19 +215,14 @@ def _trained_epochs(mod) -> list[int]:
 def for_prediction_only(mod) -> None:
     """The module is bound for predictions: no labels, no gradients."""
     if not mod.binded or mod.for_training or mod.label_shapes:
-        raise CheckFailed(
-            say(
-                "The module is {state}: a module for predictions only is bound without label "
-                "shapes and with for_training=False (it keeps no gradients).",
-                state=say("not bound")
-                if not mod.binded
-                else say(
-                    "bound with for_training={training} and label shapes {labels}",
-                    training=mod.for_training,
-                    labels=mod.label_shapes,
-                ),
-            ),
-        )
+        condition = say("not bound")
+        if mod.binded:
+            condition = say(
+                "bound with for_training={training} and label shapes {labels}",
+                training=mod.for_training,
+                labels=mod.label_shapes,
+            )
+        raise NotForPredictionOnly(condition=condition)
     _ok(say("bound for predictions only: no labels, no gradients."))
 
 
@@ -191,18 +233,9 @@ def stopped_early(mod, patience: int, num_epoch: int) -> None:
     epochs, values = _validation_accuracy(mod)
     best = epochs[int(np.argmax(values))]
     if epochs[-1] + 1 >= num_epoch or epochs[-1] - best != patience:
-        raise CheckFailed(
-            say(
-                "Training ran {count} epochs and its best validation accuracy came in epoch "
-                "{best}, {after} epochs before the end: stopping early after {patience} epochs "
-                "without a better one ends {patience} epochs after the best, before "
-                "num_epoch={num_epoch}.",
-                count=epochs[-1] + 1,
-                best=best,
-                after=epochs[-1] - best,
-                patience=patience,
-                num_epoch=num_epoch,
-            ),
+        count, after = epochs[-1] + 1, epochs[-1] - best
+        raise NotStoppedEarly(
+            count=count, best=best, after=after, patience=patience, num_epoch=num_epoch
         )
     _ok(
         say(
@@ -219,17 +252,8 @@ def resumed_epochs(mod, begin_epoch: int, num_epoch: int) -> None:
     """The module trained exactly the epochs from ``begin_epoch`` up to ``num_epoch``."""
     trained, expected = _trained_epochs(mod), list(range(begin_epoch, num_epoch))
     if trained != expected:
-        raise CheckFailed(
-            say(
-                "This module's history holds training epochs {trained}, not {expected}: a run "
-                "resumed after checkpoint {begin} trains epochs {begin} to {last} in a module of "
-                "its own.",
-                trained=trained,
-                expected=expected,
-                begin=begin_epoch,
-                last=num_epoch - 1,
-            ),
-        )
+        last = num_epoch - 1
+        raise OtherEpochsTrained(trained=trained, expected=expected, begin=begin_epoch, last=last)
     _ok(say("it trained epochs {first} to {last}.", first=begin_epoch, last=num_epoch - 1))
 
 
@@ -238,14 +262,7 @@ def uses_kvstore(mod, kind: str) -> None:
     """The module's gradients were summed by a kvstore of this kind ('local', 'device')."""
     used = mod.kvstore_type
     if used != kind:
-        raise CheckFailed(
-            say(
-                "The module's gradients were summed by {used}, not by a kvstore of kind '{kind}': "
-                "fit takes the kind as kvstore=.",
-                used=repr(used) if used else say("no kvstore"),
-                kind=kind,
-            ),
-        )
+        raise OtherKvstore(used=repr(used) if used else say("no kvstore"), kind=kind)
     _ok(say("gradients summed by the kvstore '{kind}'.", kind=kind))
 
 
@@ -254,22 +271,10 @@ def runs_compared(comparison, optimizers: list) -> None:
     """``mxlearn.compare`` was given runs trained with these optimizers, in this order."""
     runs = getattr(comparison, "runs", None)
     if runs is None:
-        raise CheckFailed(
-            say(
-                "This is a {kind}, not what mxlearn.compare returns.",
-                kind=type(comparison).__name__,
-            ),
-        )
+        raise NotAComparison(kind=type(comparison).__name__)
     used = [(run.settings or {}).get("optimizer") for run in runs]
     if used != list(optimizers):
-        raise CheckFailed(
-            say(
-                "The comparison holds runs trained with {used}, not {expected}: compare the "
-                "modules themselves (their settings come with them), in that order.",
-                used=used,
-                expected=list(optimizers),
-            ),
-        )
+        raise OtherRunsCompared(used=used, expected=list(optimizers))
     _ok(say("{count} runs compared: {used}.", count=len(runs), used=", ".join(used)))
 
 
@@ -277,11 +282,8 @@ def runs_compared(comparison, optimizers: list) -> None:
 def no_finding(mod, kind: str) -> None:
     """``mod.history.diagnose()`` reports no finding of this kind (e.g. 'overfitting')."""
     if kind not in KINDS:  # a misspelt kind would never be found: the check would pass
-        raise InputError(
-            say("There is no finding of kind {kind!r}.", kind=kind),
-            fix=did_you_mean(kind, KINDS),
-        )
+        raise NoSuchFindingKind(kind=kind, fix=did_you_mean(kind, KINDS))
     found = [f for f in mod.history.diagnose() if f.kind == kind]
     if found:
-        raise CheckFailed(say("The curves still show it: {finding}", finding=found[0].text))
+        raise FindingShown(finding=found[0].text)
     _ok(say("no {kind} in the curves.", kind=kind))

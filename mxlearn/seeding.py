@@ -6,9 +6,12 @@ import random
 
 import numpy as np
 
+from . import rules
 from ._compat import mx
+from .boundary import public
 
 
+@public("mxlearn.seed()", n=rules.whole(0, "mxlearn.seed(42)", maximum=2**32 - 1))
 def seed(n: int) -> None:
     """Seed every random generator a Module run draws from.
 

@@ -10,8 +10,25 @@ from __future__ import annotations
 import numpy as np
 
 from ._compat import mx
-from .errors import InputError
-from .language import say
+from .errors import N_, InputError
+
+
+class NoGroups(InputError):
+    says = N_("ShapeVaryingIter needs at least one group of examples.")
+    fix_code = "ShapeVaryingIter(mxlearn.shaped_data.striped_images(), 16)"
+
+
+class GroupLabelsMismatch(InputError):
+    says = N_("ShapeVaryingIter: a group has {examples} examples and {labels} labels.")
+    fix_says = N_("give each group as (X, y) with one label per example")
+
+
+class GroupsDifferInDimensions(InputError):
+    says = N_(
+        "ShapeVaryingIter: the groups' examples have {dimensions} dimensions; "
+        "shapes may vary in size, not in the number of dimensions."
+    )
+    fix_says = N_("give every group the same layout, e.g. (n, channels, height, width)")
 
 
 def striped_images(
@@ -54,31 +71,14 @@ class ShapeVaryingIter(mx.io.DataIter):
     ):
         super().__init__(batch_size)
         if not groups:
-            raise InputError(
-                say("ShapeVaryingIter needs at least one group of examples."),
-                fix="ShapeVaryingIter(mxlearn.shaped_data.striped_images(), 16)",
-            )
+            raise NoGroups()
         for X, y in groups:
             if len(X) != len(y) or len(X) == 0:
-                raise InputError(
-                    say(
-                        "ShapeVaryingIter: a group has {examples} examples and {labels} labels.",
-                        examples=len(X),
-                        labels=len(y),
-                    ),
-                    fix=say("give each group as (X, y) with one label per example"),
-                )
+                raise GroupLabelsMismatch(examples=len(X), labels=len(y))
         self.groups = [(np.asarray(X, np.float32), np.asarray(y, np.float32)) for X, y in groups]
         dimensions = {X.ndim for X, _ in self.groups}
         if len(dimensions) != 1:
-            raise InputError(
-                say(
-                    "ShapeVaryingIter: the groups' examples have {dimensions} dimensions; "
-                    "shapes may vary in size, not in the number of dimensions.",
-                    dimensions=sorted(dimensions),
-                ),
-                fix=say("give every group the same layout, e.g. (n, channels, height, width)"),
-            )
+            raise GroupsDifferInDimensions(dimensions=sorted(dimensions))
         self.data_name, self.label_name = data_name, label_name
         self.shuffle, self._rng = shuffle, np.random.default_rng(seed)
         self._plan = [

@@ -29,6 +29,7 @@ import numpy as np
 
 from .._compat import mx
 from ..atomic_write import atomic_write, atomic_write_bytes
+from ..boundary import public
 from ..errors import CheckpointError, DamagedCheckpointError
 from ..language import say
 from . import file_messages as messages
@@ -99,7 +100,7 @@ def _digest(path: str) -> dict:
 def _check_finite(arg_params: dict, aux_params: dict, epoch: int) -> None:
     bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
     if bad:
-        raise messages.not_finite(bad, epoch)
+        raise messages.ParametersNotFinite(epoch=epoch, names=bad[:5])
 
 
 def save(
@@ -119,7 +120,7 @@ def save(
     and to save parameters that are not finite.
     """
     if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
-        raise messages.exists_already(prefix, epoch)
+        raise messages.CheckpointExists(epoch=epoch, prefix=prefix)
     arg_params, aux_params = module.get_params()
     _check_finite(arg_params, aux_params, epoch)
     sym_json = module.symbol.tojson()
@@ -127,7 +128,7 @@ def save(
         with open(symbol_file(prefix)) as f:
             on_disk = f.read()
         if _canonical(on_disk) != _canonical(sym_json):
-            raise messages.other_network(symbol_file(prefix))
+            raise messages.OtherNetwork(path=symbol_file(prefix))
     else:
         atomic_write(symbol_file(prefix), lambda p: module.symbol.save(p))
     save_dict = {f"arg:{k}": v for k, v in arg_params.items()}
@@ -192,19 +193,21 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         with open(path, "rb") as f:
             manifest = json.loads(f.read().decode())
     except FileNotFoundError:
-        raise messages.no_checkpoint(prefix, epoch, path) from None
+        raise messages.NoCheckpoint(epoch=epoch, prefix=prefix, path=path) from None
     except (UnicodeDecodeError, ValueError) as err:
-        raise messages.unreadable_manifest(path, err) from None
+        raise messages.UnreadableManifest(path=path, error=err) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise messages.not_a_manifest(path)
+        raise messages.NotAManifest(path=path)
     folder = os.path.dirname(os.path.abspath(prefix))
     for role, entry in _listed_files(manifest, path).items():
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
-            raise messages.missing_file(epoch, role, file)
+            raise messages.ListedFileMissing(epoch=epoch, role=role, file=file)
         got = _digest(file)
         if got["size"] != entry["size"] or got["sha256"] != entry["sha256"]:
-            raise messages.damaged_file(epoch, file, got, entry)
+            sizes = {"size": got["size"], "listed_size": entry["size"]}
+            hashes = {"sha256": got["sha256"][:16], "listed_sha256": entry["sha256"][:16]}
+            raise messages.ListedFileDamaged(epoch=epoch, file=file, **sizes, **hashes)
     return manifest
 
 
@@ -216,7 +219,7 @@ def _listed_files(manifest: dict, path: str) -> dict:
     if not isinstance(listed, dict) or not all(
         isinstance(e, dict) and all(k in e for k in keys) for e in listed.values()
     ):
-        raise messages.incomplete_manifest(path)
+        raise messages.IncompleteManifest(path=path)
     return listed
 
 
@@ -238,36 +241,36 @@ def verifies(prefix: str, epoch: int) -> bool:
 def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
     """:func:`latest`, and the newer checkpoints it passed over: (epoch, what is wrong)."""
     prefix = check_prefix(prefix, f"latest({prefix!r})")
-    problems, skipped = [], []
+    skipped = []
     for epoch in reversed(manifested_epochs(prefix)):
         try:
             return epoch, read_manifest(prefix, epoch), skipped
         except (DamagedCheckpointError, CheckpointError) as err:
-            problems.append(err.problem)
             skipped.append((epoch, err.problem))
-    # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in problems)
+    # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in skipped)
     found = [e for e in saved_epochs(prefix) if e not in manifested_epochs(prefix)]
-    raise messages.none_complete(prefix, problems, found)
+    problems = [problem for _, problem in skipped]
+    raise messages.NoCompleteCheckpoint(prefix=prefix, skipped=problems, mxnet_only=found)
 
 
 def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
     """``(arg_params, aux_params)`` from an MXNet ``.params`` file, checked before MXNet parses
     it (against ``expected`` = {'size', 'sha256'} when a manifest gives them)."""
     if not os.path.exists(path):
-        raise messages.no_params_file(path)
+        raise messages.NoParamsFile(path=path)
     if os.path.isdir(path):
-        raise messages.params_is_folder(path)
+        raise messages.ParamsIsFolder(path=path)
     if expected is not None:
         got = _digest(path)
         if (got["size"], got["sha256"]) != (expected["size"], expected["sha256"]):
-            raise messages.params_not_as_listed(path)
+            raise messages.ParamsNotAsListed(path=path)
     check_ndarray_file(path)
     try:
         loaded = mx.nd.load(path)
     except mx.base.MXNetError as err:
-        raise messages.mxnet_cannot_read(path, err) from None
+        raise messages.MXNetCannotRead(path=path, error=err) from None
     if not isinstance(loaded, dict):
-        raise messages.unnamed_arrays(path)
+        raise messages.UnnamedArrays(path=path)
     arg_params, aux_params = {}, {}
     for key, value in loaded.items():
         kind, _, name = key.partition(":")
@@ -308,9 +311,12 @@ def check_epoch(epoch, called: str) -> None:
             example = max(int(epoch), 1)  # a negative number's example would be itself
         except (TypeError, ValueError):
             example = 1
-        raise messages.not_an_epoch(called, epoch, example)
+        raise messages.NotAnEpoch(
+            called=called, kind=type(epoch).__name__, epoch=epoch, example=example
+        )
 
 
+@public("mxlearn.load_checkpoint()")
 def load_checkpoint(prefix: str, epoch: int):
     """``mx.model.load_checkpoint`` with the missing file explained: (symbol, arg_params, aux_params).
 
@@ -323,18 +329,20 @@ def load_checkpoint(prefix: str, epoch: int):
     prefix = check_prefix(prefix, called)
     loading = f"load_checkpoint({prefix!r}, {epoch})"  # the prefix with '~' expanded
     if not os.path.exists(symbol_file(prefix)):
-        folder = os.path.dirname(prefix)
-        raise messages.no_symbol_file(
-            loading, symbol_file(prefix), folder, prefixes_in(folder), prefix
+        folder, file = os.path.dirname(prefix), symbol_file(prefix)
+        saved = prefixes_in(folder)
+        raise messages.NoSymbolFile(
+            called=loading, file=file, folder=folder, saved=saved, prefix=prefix
         )
     if not os.path.exists(params_file(prefix, epoch)):
         epochs = saved_epochs(prefix)
-        raise messages.no_params_for_epoch(
-            loading,
-            params_file(prefix, epoch),
-            epochs,
-            params_file(os.path.basename(prefix), 3),
-            f"load_checkpoint({prefix!r}, {epochs[-1]})" if epochs else None,
+        saved = say("saved epochs: {epochs}", epochs=epochs)
+        if not epochs:
+            saved = say("no parameter files were saved")
+        fix = f"load_checkpoint({prefix!r}, {epochs[-1]})" if epochs else None
+        file, example = params_file(prefix, epoch), params_file(os.path.basename(prefix), 3)
+        raise messages.NoParamsForEpoch(
+            called=loading, file=file, saved=saved, example=example, fix=fix
         )
     expected = None
     if os.path.exists(manifest_file(prefix, epoch)):
@@ -355,7 +363,7 @@ def load_symbol(prefix: str):
             text = f.read()
         json.loads(text)
     except (UnicodeDecodeError, ValueError) as err:
-        raise messages.damaged_symbol(path, err) from None
+        raise messages.DamagedSymbol(path=path, error=err) from None
     return mx.sym.load_json(text)
 
 

@@ -6,7 +6,7 @@ import struct
 
 import numpy as np
 
-from ..errors import DamagedCheckpointError
+from ..errors import N_, DamagedCheckpointError
 from ..language import say
 
 _LIST_MAGIC = 0x112
@@ -16,34 +16,29 @@ _DTYPE_SIZES = {0: 4, 1: 8, 2: 2, 3: 1, 4: 4, 5: 1, 6: 8, 7: 1, 12: 2}
 _MAX_NDIM = 32
 
 
+class IncompleteParamsFile(DamagedCheckpointError):
+    says = N_("'{path}' is not a complete MXNet parameter file: {what}.")
+    fix_says = N_(
+        "use an earlier checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
+        "good one), or save the parameters again"
+    )
+
+
 class _Reader:
     """Reads fields of a file's bytes in order, failing with the file's name and the place."""
 
     def __init__(self, path: str, data: bytes) -> None:
         self.path, self.data, self.size, self.position = path, data, len(data), 0
 
-    def fail(self, what: str) -> DamagedCheckpointError:
-        return DamagedCheckpointError(
-            say(
-                "'{path}' is not a complete MXNet parameter file: {what}.",
-                path=self.path,
-                what=what,
-            ),
-            fix=say(
-                "use an earlier checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
-                "good one), or save the parameters again"
-            ),
-        )
+    def fail(self, what: str) -> IncompleteParamsFile:
+        return IncompleteParamsFile(path=self.path, what=what)
 
     def take(self, fmt: str):
         width = struct.calcsize(fmt)
         if self.position + width > self.size:
+            where = {"size": self.size, "position": self.position}
             raise self.fail(
-                say(
-                    "it ends at byte {size}, inside a field at byte {position}",
-                    size=self.size,
-                    position=self.position,
-                )
+                say("it ends at byte {size}, inside a field at byte {position}", **where)
             )
         values = struct.unpack_from(fmt, self.data, self.position)
         self.position += width
@@ -61,9 +56,8 @@ def _read_array(reader: _Reader, index: int) -> None:
     if marker not in _ARRAY_MAGICS:
         raise reader.fail(say("array {index} does not start with an NDArray marker", index=index))
     if reader.take("<i") != 0:
-        raise reader.fail(
-            say("array {index} is sparse, which this check does not read", index=index)
-        )
+        what = say("array {index} is sparse, which this check does not read", index=index)
+        raise reader.fail(what)
     ndim = reader.take("<i")
     numpy_shapes = marker == max(_ARRAY_MAGICS)  # V3: ndim 0 is a scalar, -1 is empty
     if numpy_shapes and ndim == -1 or not numpy_shapes and ndim == 0:
@@ -72,14 +66,12 @@ def _read_array(reader: _Reader, index: int) -> None:
         raise reader.fail(say("array {index} claims {ndim} dimensions", index=index, ndim=ndim))
     shape = [reader.take("<q") for _ in range(ndim)]
     if any(d < 0 for d in shape):
-        raise reader.fail(
-            say("array {index} has a negative dimension {shape}", index=index, shape=shape)
-        )
+        what = say("array {index} has a negative dimension {shape}", index=index, shape=shape)
+        raise reader.fail(what)
     _dev_type, _dev_id, dtype = reader.take("<iii")
     if dtype not in _DTYPE_SIZES:
-        raise reader.fail(
-            say("array {index} has the unknown type flag {dtype}", index=index, dtype=dtype)
-        )
+        what = say("array {index} has the unknown type flag {dtype}", index=index, dtype=dtype)
+        raise reader.fail(what)
     nbytes = int(np.prod(shape, dtype=np.float64)) * _DTYPE_SIZES[dtype]
     short = say(
         "array {index} {shape} needs {nbytes} bytes; the file ends first",
@@ -101,21 +93,13 @@ def check_ndarray_file(path: str) -> int:
         reader = _Reader(path, f.read())
     magic, _reserved = reader.take("<QQ")
     if magic != _LIST_MAGIC:
-        raise reader.fail(
-            say(
-                "it starts with {magic}, not MXNet's {expected}",
-                magic=hex(magic),  # hex: as {:#x} writes it
-                expected=hex(_LIST_MAGIC),
-            )
-        )
+        found = {"magic": hex(magic), "expected": hex(_LIST_MAGIC)}  # hex: as {:#x} writes it
+        raise reader.fail(say("it starts with {magic}, not MXNet's {expected}", **found))
     count = reader.take("<Q")
     if count > reader.size // 24:
+        claims = {"count": count, "size": reader.size}
         raise reader.fail(
-            say(
-                "it claims {count} arrays, more than its {size} bytes can hold",
-                count=count,
-                size=reader.size,
-            )
+            say("it claims {count} arrays, more than its {size} bytes can hold", **claims)
         )
     for index in range(count):
         _read_array(reader, index)
@@ -132,7 +116,6 @@ def check_ndarray_file(path: str) -> int:
         except UnicodeDecodeError:
             raise reader.fail(say("the name of array {index} is not text", index=index)) from None
     if reader.position != reader.size:
-        raise reader.fail(
-            say("{count} bytes follow its last array", count=reader.size - reader.position)
-        )
+        after = reader.size - reader.position
+        raise reader.fail(say("{count} bytes follow its last array", count=after))
     return count

@@ -13,9 +13,64 @@ import numbers
 import pickle
 
 from .._compat import mx
-from ..errors import DamagedCheckpointError, InputError, UntrustedFileError
+from ..errors import N_, DamagedCheckpointError, InputError, UntrustedFileError
 from ..language import say
 from .update_keys import UpdateKeys
+
+
+class PickleAsksForClass(UntrustedFileError):
+    says = N_(
+        "The optimizer-state file asks to create {module}.{name}, which no optimizer "
+        "state holds; it was refused, and nothing in the file ran."
+    )
+    fix_says = N_(
+        "only load .states files you made yourself; mxlearn's own checkpoints "
+        "(fit(checkpoint=...)) need no pickle at all"
+    )
+
+
+class UntrustedStates(UntrustedFileError):
+    says = N_(
+        "'{path}' was not loaded. MXNet's .states files are Python pickles: loading one "
+        "can run any code its author put in it (a crafted file can delete files or "
+        "install software)."
+    )
+    fix_says = N_(
+        "if you made this file yourself: {call}; mxlearn's checkpoints "
+        "(fit(checkpoint=...), mxlearn.resume) need no pickle"
+    )
+
+
+class UnreadableStates(DamagedCheckpointError):
+    says = N_("'{path}' is not a readable optimizer-state file: {error}")
+
+
+class NotPerWeightStates(DamagedCheckpointError):
+    says = N_("'{path}' does not hold per-weight optimizer states.")
+
+
+class StatesInKVStore(InputError):
+    says = N_(
+        "This module updates its weights inside a distributed kvstore; its optimizer "
+        "state cannot be read from Python."
+    )
+    fix_says = N_("checkpoint parameters only: mod.save_checkpoint(prefix, epoch)")
+
+
+class UnsavableState(InputError):
+    says = N_("optimizer state of type {kind} cannot be saved")
+
+
+class UnknownSchedule(InputError):
+    says = N_("the checkpoint's learning-rate schedule {name} is unknown")
+
+
+class OtherOptimizer(InputError):
+    says = N_(
+        "the checkpoint's optimizer state is for '{saved}', but the module's optimizer "
+        "is '{current}'."
+    )
+    fix_says = N_("resume with optimizer='{saved}' (or leave the optimizer out of fit)")
 
 
 class _ArraysOnly(pickle.Unpickler):
@@ -26,18 +81,7 @@ class _ArraysOnly(pickle.Unpickler):
     def find_class(self, module, name):
         if (module, name) in self.ALLOWED:
             return super().find_class(module, name)
-        raise UntrustedFileError(
-            say(
-                "The optimizer-state file asks to create {module}.{name}, which no optimizer "
-                "state holds; it was refused, and nothing in the file ran.",
-                module=module,
-                name=name,
-            ),
-            fix=say(
-                "only load .states files you made yourself; mxlearn's own checkpoints "
-                "(fit(checkpoint=...)) need no pickle at all"
-            ),
-        )
+        raise PickleAsksForClass(module=module, name=name)
 
 
 def read_pickled_states(path: str, trust: bool, trusted_call: str | None = None):
@@ -45,19 +89,7 @@ def read_pickled_states(path: str, trust: bool, trusted_call: str | None = None)
     (``trusted_call``: the caller's own call with trust=True, for the fix)."""
     if not trust:
         call = trusted_call or f"mod.load_optimizer_states({path!r}, trust=True)"
-        raise UntrustedFileError(
-            say(
-                "'{path}' was not loaded. MXNet's .states files are Python pickles: loading one "
-                "can run any code its author put in it (a crafted file can delete files or "
-                "install software).",
-                path=path,
-            ),
-            fix=say(
-                "if you made this file yourself: {call}; mxlearn's checkpoints "
-                "(fit(checkpoint=...), mxlearn.resume) need no pickle",
-                call=call,
-            ),
-        )
+        raise UntrustedStates(path=path, call=call)
     with open(path, "rb") as f:
         data = f.read()
     try:
@@ -65,27 +97,17 @@ def read_pickled_states(path: str, trust: bool, trusted_call: str | None = None)
     except UntrustedFileError:
         raise
     except Exception as err:  # a damaged pickle raises many kinds of error
-        raise DamagedCheckpointError(
-            say("'{path}' is not a readable optimizer-state file: {error}", path=path, error=err)
-        ) from None
+        raise UnreadableStates(path=path, error=err) from None
     if isinstance(states, tuple) and len(states) == 2:
         states = states[0]  # (states, optimizer): the optimizer part was refused above if present
     if not isinstance(states, dict):
-        raise DamagedCheckpointError(
-            say("'{path}' does not hold per-weight optimizer states.", path=path)
-        )
+        raise NotPerWeightStates(path=path)
     return states
 
 
 def require_updater(updater) -> None:
     if updater is None:
-        raise InputError(
-            say(
-                "This module updates its weights inside a distributed kvstore; its optimizer "
-                "state cannot be read from Python."
-            ),
-            fix=say("checkpoint parameters only: mod.save_checkpoint(prefix, epoch)"),
-        )
+        raise StatesInKVStore()
 
 
 def _index_key(index) -> str:
@@ -112,9 +134,7 @@ def _flatten(state, key: str, arrays: dict):
                 for k, v in state.items()
             }
         }
-    raise InputError(
-        say("optimizer state of type {kind} cannot be saved", kind=type(state).__name__)
-    )
+    raise UnsavableState(kind=type(state).__name__)
 
 
 def _rebuild(structure, arrays: dict):
@@ -191,12 +211,7 @@ def make_scheduler(saved: dict | None):
         return None
     cls = getattr(mx.lr_scheduler, saved["class"], None)
     if cls is None:
-        raise InputError(
-            say(
-                "the checkpoint's learning-rate schedule {name} is unknown",
-                name=saved["class"],
-            )
-        )
+        raise UnknownSchedule(name=saved["class"])
     scheduler = cls.__new__(cls)
     scheduler.__dict__.update(saved["state"])
     return scheduler
@@ -241,18 +256,7 @@ def restore(updater, arrays: dict, description: dict, keys: UpdateKeys) -> None:
     optimizer = updater.optimizer
     saved_name = description["optimizer"]
     if type(optimizer).__name__.lower() != saved_name:
-        raise InputError(
-            say(
-                "the checkpoint's optimizer state is for '{saved}', but the module's optimizer "
-                "is '{current}'.",
-                saved=saved_name,
-                current=type(optimizer).__name__.lower(),
-            ),
-            fix=say(
-                "resume with optimizer='{saved}' (or leave the optimizer out of fit)",
-                saved=saved_name,
-            ),
-        )
+        raise OtherOptimizer(saved=saved_name, current=type(optimizer).__name__.lower())
     structures = keys.live(description["states"])
     updater.states = {key: _rebuild(s, arrays) for key, s in structures.items()}
     # False: the Updater moves each state to its weight's device before the next update

@@ -11,13 +11,50 @@ from __future__ import annotations
 import json
 import os
 
+from .. import rules
 from ..atomic_write import atomic_write_bytes
-from ..errors import CheckpointExistsError, InputError
-from ..guards.arguments import check_count
+from ..boundary import public
+from ..errors import N_, CheckpointExistsError, InputError
 from ..language import say
 from ..metrics.directions import check_name, direction, improves, resolve_name
 from . import files
 from .prefixes import check_writable_prefix
+
+EXAMPLE = "Checkpoint(prefix, period=1, keep=3)"
+
+
+class NotACheckpointSpec(InputError):
+    says = N_("fit(checkpoint={spec!r}): give a prefix such as 'runs/mlp' or a mxlearn.Checkpoint.")
+    fix_code = "mod.fit(..., checkpoint='runs/mlp')"
+
+
+class BestNeedsValidation(InputError):
+    says = N_(
+        "{called} keeps the epoch with the best validation value, and this fit has no eval_data."
+    )
+    fix_code = "mod.fit(train_iter, eval_data=val_iter, checkpoint=mxlearn.Checkpoint(...))"
+
+
+class WouldOverwrite(CheckpointExistsError):
+    """Checkpoints that exist and verify, which this fit would write again after an epoch."""
+
+    says = N_(
+        "Checkpoint {which} of '{prefix}' exists already and verifies; this fit (epochs "
+        "{first}..{last}) would write it again, and would refuse only after training an "
+        "epoch."
+    )
+    fix_says = N_(
+        "resume from them: mxlearn.resume({prefix!r}), or save under another prefix (or "
+        "pass Checkpoint(..., overwrite=True))"
+    )
+
+
+class WouldOverwriteSeveral(WouldOverwrite):
+    says = N_(
+        "Checkpoints {which} of '{prefix}' exist already and verify; this fit (epochs "
+        "{first}..{last}) would write them again, and would refuse only after training "
+        "an epoch."
+    )
 
 
 class Checkpoint:
@@ -32,6 +69,12 @@ class Checkpoint:
     ... # doctest: +SKIP
     """
 
+    @public(
+        "mxlearn.Checkpoint()",
+        period=rules.whole(1, EXAMPLE),
+        keep=rules.whole(1, EXAMPLE, optional=True),
+        overwrite=rules.flag("Checkpoint(prefix, overwrite=True)"),
+    )
     def __init__(
         self,
         prefix: str,
@@ -41,9 +84,6 @@ class Checkpoint:
         overwrite: bool = False,
         higher_is_better: bool | None = None,
     ):
-        called = f"Checkpoint(period={period!r}, keep={keep!r})"
-        check_count(period, "period", called, "Checkpoint(prefix, period=1, keep=3)")
-        check_count(keep, "keep", called, "Checkpoint(prefix, period=1, keep=3)", allow_none=True)
         check_name(best, "Checkpoint(best=...)")
         prefix = check_writable_prefix(prefix, f"Checkpoint({prefix!r})")
         self.prefix, self.period, self.keep, self.best = prefix, period, keep, best
@@ -62,14 +102,7 @@ class Checkpoint:
             return spec
         if isinstance(spec, (str, os.PathLike)):
             return cls(os.fspath(spec))
-        raise InputError(
-            say(
-                "fit(checkpoint={spec!r}): give a prefix such as 'runs/mlp' or a "
-                "mxlearn.Checkpoint.",
-                spec=spec,
-            ),
-            fix="mod.fit(..., checkpoint='runs/mlp')",
-        )
+        raise NotACheckpointSpec(spec=spec)
 
     def due(self, epochs_completed: int) -> bool:
         """The period asks for a checkpoint after ``epochs_completed`` epochs."""
@@ -112,7 +145,9 @@ class Checkpoint:
             return
         intact = [e for e in clash if e not in manifested or files.verifies(self.prefix, e)]
         if intact:
-            raise self._would_overwrite(intact, begin_epoch, num_epoch)
+            kind = WouldOverwrite if len(intact) == 1 else WouldOverwriteSeveral
+            which = ", ".join(str(e) for e in intact)
+            raise kind(which=which, prefix=self.prefix, first=begin_epoch, last=num_epoch - 1)
         self.replaceable = set(clash)
         print(
             say(
@@ -122,50 +157,12 @@ class Checkpoint:
             )
         )
 
-    def _would_overwrite(self, intact: list[int], begin_epoch: int, num_epoch: int):
-        """The error for checkpoints ``intact`` that this fit would write again."""
-        values = {
-            "which": ", ".join(str(e) for e in intact),
-            "prefix": self.prefix,
-            "first": begin_epoch,
-            "last": num_epoch - 1,
-        }
-        if len(intact) == 1:
-            problem = say(
-                "Checkpoint {which} of '{prefix}' exists already and verifies; this fit (epochs "
-                "{first}..{last}) would write it again, and would refuse only after training an "
-                "epoch.",
-                **values,
-            )
-        else:
-            problem = say(
-                "Checkpoints {which} of '{prefix}' exist already and verify; this fit (epochs "
-                "{first}..{last}) would write them again, and would refuse only after training "
-                "an epoch.",
-                **values,
-            )
-        return CheckpointExistsError(
-            problem,
-            fix=say(
-                "resume from them: mxlearn.resume({prefix!r}), or save under another prefix (or "
-                "pass Checkpoint(..., overwrite=True))",
-                prefix=self.prefix,
-            ),
-        )
-
     def judge_best_by(self, validation_metrics: dict) -> None:
         """Before training: which of the run's validation metrics ``best`` means, and which
         way is better; refused when there is none or the direction is unknown."""
         called = f"Checkpoint(best='{self.best}')"
         if not validation_metrics:
-            raise InputError(
-                say(
-                    "{called} keeps the epoch with the best validation value, and this fit has "
-                    "no eval_data.",
-                    called=called,
-                ),
-                fix="mod.fit(train_iter, eval_data=val_iter, checkpoint=mxlearn.Checkpoint(...))",
-            )
+            raise BestNeedsValidation(called=called)
         name = resolve_name(self.best, validation_metrics, called)
         self.best_is_higher = direction(
             name, validation_metrics[name], self.higher_is_better, called

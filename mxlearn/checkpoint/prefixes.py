@@ -13,10 +13,61 @@ from __future__ import annotations
 import os
 import tempfile
 
-from ..errors import ArgumentTypeError, InputError
-from ..language import say
+from ..errors import N_, ArgumentTypeError, InputError
 
 EXAMPLE_NAME = "mlp"
+
+
+class PrefixNotAPath(ArgumentTypeError):
+    says = N_(
+        "{called}: a checkpoint prefix is a path such as 'runs/mlp' (a folder and a "
+        "name for the files); got {kind}."
+    )
+    fix_says = N_("pass the prefix as a string, e.g. 'runs/mlp'")
+
+
+class NulInPrefix(InputError):
+    says = N_("{called}: the prefix {prefix!r} holds a NUL character, which no file name can.")
+    fix_says = N_("use letters, digits, '-' and '_', e.g. 'runs/mlp'")
+
+
+class PrefixIsAFolder(InputError):
+    says = N_(
+        "{called}: '{prefix}' names a folder; a checkpoint prefix names the files inside "
+        "it: '{inside}' writes '{inside}-symbol.json', '{inside}-0001.params', ..."
+    )
+    fix_says = N_("use the prefix '{inside}' (any name after the folder)")
+
+
+class FileOnTheWay(InputError):
+    says = N_(
+        "{called}: '{blocking}' is a file, not a folder, so nothing can be saved or found "
+        "under '{prefix}'."
+    )
+    fix_says = N_("choose a prefix in a folder, e.g. 'runs/mlp', or move the file away")
+
+
+class NoPrefixFolder(InputError):
+    says = N_("{called}: the folder '{folder}' for prefix '{prefix}' does not exist.")
+    fix_code = "os.makedirs({folder!r}, exist_ok=True)"
+
+
+class PrefixTooLong(InputError):
+    says = N_(
+        "{called}: the name '{name}' is too long: the files it names ('{longest}') "
+        "exceed the {limit} bytes a file name may have here."
+    )
+    fix_says = N_("choose a shorter name, e.g. 'runs/mlp'")
+
+
+class FolderNotWritable(InputError):
+    says = N_(
+        "{called}: cannot write into '{folder}' ({reason}), so no checkpoint could be "
+        "saved there; training would have run an epoch before finding out."
+    )
+    fix_says = N_(
+        "choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your notebook"
+    )
 
 
 def _inside(prefix: str) -> str:
@@ -27,51 +78,16 @@ def check_prefix(prefix, called: str) -> str:
     """``prefix`` as a string ('~' expanded), refused when it names a folder or lies under a
     file."""
     if not isinstance(prefix, (str, os.PathLike)):
-        raise ArgumentTypeError(
-            say(
-                "{called}: a checkpoint prefix is a path such as 'runs/mlp' (a folder and a "
-                "name for the files); got {kind}.",
-                called=called,
-                kind=type(prefix).__name__,
-            ),
-            fix=say("pass the prefix as a string, e.g. 'runs/mlp'"),
-        )
+        raise PrefixNotAPath(called=called, kind=type(prefix).__name__)
     prefix = os.path.expanduser(os.fspath(prefix))
     if "\0" in prefix:
-        raise InputError(
-            say(
-                "{called}: the prefix {prefix!r} holds a NUL character, which no file name can.",
-                called=called,
-                prefix=prefix,
-            ),
-            fix=say("use letters, digits, '-' and '_', e.g. 'runs/mlp'"),
-        )
+        raise NulInPrefix(called=called, prefix=prefix)
     if not os.path.basename(prefix) or os.path.isdir(prefix):
-        raise InputError(
-            say(
-                "{called}: '{prefix}' names a folder; a checkpoint prefix names the files inside "
-                "it: '{inside}' writes '{inside}-symbol.json', '{inside}-0001.params', ...",
-                called=called,
-                prefix=prefix,
-                inside=_inside(prefix),
-            ),
-            fix=say(
-                "use the prefix '{inside}' (any name after the folder)", inside=_inside(prefix)
-            ),
-        )
+        raise PrefixIsAFolder(called=called, prefix=prefix, inside=_inside(prefix))
     folder = os.path.dirname(os.path.abspath(prefix))
     blocking = _file_on_the_way(folder)
     if blocking is not None:
-        raise InputError(
-            say(
-                "{called}: '{blocking}' is a file, not a folder, so nothing can be saved or found "
-                "under '{prefix}'.",
-                called=called,
-                blocking=blocking,
-                prefix=prefix,
-            ),
-            fix=say("choose a prefix in a folder, e.g. 'runs/mlp', or move the file away"),
-        )
+        raise FileOnTheWay(called=called, blocking=blocking, prefix=prefix)
     return prefix
 
 
@@ -92,43 +108,15 @@ def check_writable_prefix(prefix, called: str) -> str:
     prefix = check_prefix(prefix, called)
     folder = os.path.dirname(os.path.abspath(prefix))
     if not os.path.isdir(folder):
-        raise InputError(
-            say(
-                "{called}: the folder '{folder}' for prefix '{prefix}' does not exist.",
-                called=called,
-                folder=folder,
-                prefix=prefix,
-            ),
-            fix=f"os.makedirs({folder!r}, exist_ok=True)",
-        )
+        raise NoPrefixFolder(called=called, folder=folder, prefix=prefix)
     longest = os.path.basename(prefix) + "-0000.optimizer.params"  # the longest name saved
     limit = os.pathconf(folder, "PC_NAME_MAX") if hasattr(os, "pathconf") else 255
     if len(os.fsencode(longest)) > limit:
-        raise InputError(
-            say(
-                "{called}: the name '{name}' is too long: the files it names ('{longest}') "
-                "exceed the {limit} bytes a file name may have here.",
-                called=called,
-                name=os.path.basename(prefix),
-                longest=longest,
-                limit=limit,
-            ),
-            fix=say("choose a shorter name, e.g. 'runs/mlp'"),
-        )
+        name = os.path.basename(prefix)
+        raise PrefixTooLong(called=called, name=name, longest=longest, limit=limit)
     try:
         with tempfile.TemporaryFile(dir=folder):
             pass
     except OSError as err:
-        raise InputError(
-            say(
-                "{called}: cannot write into '{folder}' ({reason}), so no checkpoint could be "
-                "saved there; training would have run an epoch before finding out.",
-                called=called,
-                folder=folder,
-                reason=err.strerror,
-            ),
-            fix=say(
-                "choose a folder you can write to, e.g. checkpoint='runs/mlp' beside your notebook"
-            ),
-        ) from None
+        raise FolderNotWritable(called=called, folder=folder, reason=err.strerror) from None
     return prefix

@@ -15,9 +15,19 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
 from .answer_regions import STUB_LINES
+
+
+class AnswerLeaks(InputError):
+    says = N_(
+        "mxlearn course --student: the answer line {line!r} also appears "
+        "outside its solution region ({target}, {where}), so the student "
+        "edition would give it away."
+    )
+    fix_says = N_("move that line into the solution region, or reword it outside")
+
 
 SHORTEST_SEARCHED = 8  # shorter lines (")", "pass", "x = 1") appear in any code
 # a line giving something away: code (a call, an operator, a literal) or a phrase of 3+ words;
@@ -86,14 +96,4 @@ def check_no_answer_left(editions: list[tuple[Path, object]], answers: list[str]
             text = _spaced(text)
             for line in lines:
                 if line in text:
-                    raise InputError(
-                        say(
-                            "mxlearn course --student: the answer line {line!r} also appears "
-                            "outside its solution region ({target}, {where}), so the student "
-                            "edition would give it away.",
-                            line=line,
-                            target=str(target),
-                            where=where,
-                        ),
-                        fix=say("move that line into the solution region, or reword it outside"),
-                    )
+                    raise AnswerLeaks(line=line, target=str(target), where=where)

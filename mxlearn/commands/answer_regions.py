@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
 
 CODE_STUB = {
@@ -33,6 +33,16 @@ ALONE = re.compile(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 # what a teacher may have meant as a marker: any case, any spacing, in a comment
 NEAR_MISS = re.compile(r"#.*\b(BEGIN|END)[\s_-]*(SOLUTION|HIDDEN[\s_-]*TESTS)\b", re.I)
 IMAGE_LINK = re.compile(r"attachment:([^)\s\"'>]+)")
+
+
+class BadRegion(InputError):
+    """A solution or hidden-test region nbgrader would read otherwise than its teacher meant."""
+
+    says = N_("{where}, line {line}: {problem}.")
+    fix_says = N_(
+        "put each answer between a line '### BEGIN SOLUTION' and a line "
+        "'### END SOLUTION', one region after another"
+    )
 
 
 @dataclass
@@ -58,17 +68,19 @@ def student_cell(source: str, stub: tuple[str, ...], whole: bool, where: str) ->
         kind, edge = marker
         if edge == "begin":
             if open_kind is not None:
-                _refuse(where, number, say("a second BEGIN before the END of the region above"))
+                problem = say("a second BEGIN before the END of the region above")
+                raise BadRegion(where=where, line=number, problem=problem)
             open_kind, indent, cell.replaced = kind, line[: len(line) - len(line.lstrip())], True
             ending = "\r" if line.endswith("\r") else ""
             if kind == "solution":
                 kept += [indent + part + ending for part in stub]
         elif open_kind != kind:
-            _refuse(where, number, say("an END without its BEGIN"))
+            raise BadRegion(where=where, line=number, problem=say("an END without its BEGIN"))
         else:
             open_kind = None
     if open_kind is not None:
-        _refuse(where, len(lines), say("a BEGIN whose region is never closed"))
+        problem = say("a BEGIN whose region is never closed")
+        raise BadRegion(where=where, line=len(lines), problem=problem)
     cell.source = "\n".join(kept)
     cell.answer = [line.rstrip("\r") for line in cell.answer]
     return cell
@@ -81,35 +93,19 @@ def _marker(line: str, number: int, where: str) -> tuple[str, str] | None:
         for edge, words in (("begin", begin), ("end", end)):
             if words in line:
                 if not ALONE.fullmatch(text):
-                    _refuse(
-                        where,
-                        number,
-                        say(
-                            "{line!r} holds a marker beside other text (nbgrader would drop the whole line)",
-                            line=text,
-                        ),
+                    problem = say(
+                        "{line!r} holds a marker beside other text (nbgrader would drop the whole line)",
+                        line=text,
                     )
+                    raise BadRegion(where=where, line=number, problem=problem)
                 return kind, edge
     if NEAR_MISS.search(text):
-        _refuse(
-            where,
-            number,
-            say(
-                "{line!r} looks like a marker but nbgrader would not see one, and would hand out the answer",
-                line=text,
-            ),
+        problem = say(
+            "{line!r} looks like a marker but nbgrader would not see one, and would hand out the answer",
+            line=text,
         )
+        raise BadRegion(where=where, line=number, problem=problem)
     return None
-
-
-def _refuse(where: str, line: int, problem: str) -> None:
-    raise InputError(
-        say("{where}, line {line}: {problem}.", where=where, line=line, problem=problem),
-        fix=say(
-            "put each answer between a line '### BEGIN SOLUTION' and a line "
-            "'### END SOLUTION', one region after another"
-        ),
-    )
 
 
 def kept_attachments(attachments: dict, source: str) -> dict:

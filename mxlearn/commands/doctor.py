@@ -137,7 +137,8 @@ def run_doctor() -> None:
     gpu_rows()
     for name in ENV_DEFAULTS:
         _row(name, str(os.environ.get(name)))
-    print(f"{_padded(say('device'))} ", end="")
+    device = say("device")
+    print(f"{_padded(device)} ", end="")
     auto_context()
     ok, why = widget_support()
     verdict = say("will render: {why}", why=why) if ok else say("will NOT render: {why}", why=why)

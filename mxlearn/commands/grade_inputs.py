@@ -26,13 +26,114 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from ..checkpoint.prefixes import check_prefix
-from ..errors import InputError
-from ..language import say
+from ..errors import N_, InputError
 from .grade_exercises import exercises_of
 from .grade_report import is_report
 from .student_edition import read_teacher_notebook
 
 HEADER = ("student", "notebook", "exercise", "status", "message")
+ELSEWHERE = N_("write the grades elsewhere: python -m mxlearn grade {folder} --out grades.csv")
+SUBMISSIONS_FIX = N_("python -m mxlearn grade FOLDER, with FOLDER/<student>/<notebook>.ipynb")
+TEACHER_FIX = N_(
+    "name the folder of the teacher's edition: "
+    "python -m mxlearn grade SUBMISSIONS --teacher notebooks"
+)
+
+
+class SettingNotPositive(InputError):
+    says = N_("mxlearn grade: --{name} {value:g} is not a positive number.")
+    fix_says = N_("python -m mxlearn grade {folder} --{name} N, with N > 0")
+
+
+class SettingNotFinite(SettingNotPositive):
+    says = N_("mxlearn grade: --{name} {value:g} is not a finite number.")
+
+
+class NoSubmissionsFolder(InputError):
+    says = N_("mxlearn grade: the folder {folder} does not exist.")
+    fix_says = SUBMISSIONS_FIX
+
+
+class FolderIsAFile(InputError):
+    says = N_("mxlearn grade: {path} is a file, not a folder.")
+    fix_says = SUBMISSIONS_FIX
+
+
+class NoSubmissions(InputError):
+    says = N_("mxlearn grade: {folder} holds no <student>/<notebook>.ipynb.")
+    fix_says = N_(
+        "put each student's notebooks in a folder of their own: "
+        "{folder}/alice/01_module_step_by_step.ipynb"
+    )
+
+
+class OutIsAFolder(InputError):
+    says = N_("mxlearn grade: --out {out} is a folder; it names the CSV file to write.")
+    fix_says = N_(
+        "name a file in that folder: python -m mxlearn grade {folder} --out {out}/grades.csv"
+    )
+
+
+class OutInsideSubmissions(InputError):
+    says = N_(
+        "mxlearn grade: --out {out} is inside SUBMISSIONS ({folder}); the grades are "
+        "not written among the notebooks they grade."
+    )
+    fix_says = ELSEWHERE
+
+
+class OutNotCSV(InputError):
+    says = N_(
+        "mxlearn grade: --out {out} does not end in .csv; it names the CSV file to "
+        "write (and the .html summary beside it)."
+    )
+    fix_code = "python -m mxlearn grade {folder} --out {csv}"
+
+
+class OutNotGrades(InputError):
+    says = N_(
+        "mxlearn grade: --out {out} exists and is not a CSV of grades (its first line "
+        "is not {header}); it is left as it is."
+    )
+    fix_says = ELSEWHERE
+
+
+class SummaryNotGrades(InputError):
+    says = N_(
+        "mxlearn grade: {html}, where the summary of --out {out} goes, exists and is "
+        "not a summary of grades; it is left as it is."
+    )
+    fix_says = ELSEWHERE
+
+
+class OutNotWritable(InputError):
+    says = N_("mxlearn grade: --out {out} cannot be written ({problem}).")
+    fix_says = N_("choose a folder you can write, e.g. --out grades.csv")
+
+
+class NoTeacherGiven(InputError):
+    says = N_(
+        "mxlearn grade: give --teacher DIR, the teacher's edition whose check cells are "
+        "run: there is no notebooks folder in {here}, and a submission's own check "
+        "cells cannot be trusted."
+    )
+    fix_code = "python -m mxlearn grade {submissions} --teacher DIR"
+
+
+class NoTeacherFolder(InputError):
+    says = N_("mxlearn grade: the teacher's folder {folder} does not exist.")
+    fix_says = TEACHER_FIX
+
+
+class TeacherIsAFile(FolderIsAFile):
+    fix_says = TEACHER_FIX
+
+
+class EmptyTeacherFolder(InputError):
+    says = N_(
+        "mxlearn grade: the teacher's folder {folder} holds no notebook, so no check can be run."
+    )
+    fix_says = TEACHER_FIX
 
 
 @dataclass
@@ -119,48 +220,19 @@ def teacher_copy(teacher: Teacher, name: str, submission=None) -> tuple[str | No
 def refuse_settings(submissions: Path, settings: dict) -> None:
     for name, value in settings.items():
         if not value > 0:
-            said = say(
-                "mxlearn grade: --{name} {value:g} is not a positive number.",
-                name=name,
-                value=value,
-            )
-        elif not math.isfinite(value):
-            said = say(
-                "mxlearn grade: --{name} {value:g} is not a finite number.", name=name, value=value
-            )
-        else:
-            continue
-        raise InputError(
-            said,
-            fix=say(
-                "python -m mxlearn grade {folder} --{name} N, with N > 0",
-                folder=str(submissions),
-                name=name,
-            ),
-        )
+            raise SettingNotPositive(name=name, value=value, folder=str(submissions))
+        if not math.isfinite(value):
+            raise SettingNotFinite(name=name, value=value, folder=str(submissions))
 
 
 def refuse_submissions(submissions: Path) -> list[Submission]:
+    if not submissions.exists():
+        raise NoSubmissionsFolder(folder=str(submissions))
     if not submissions.is_dir():
-        raise InputError(
-            say("mxlearn grade: the folder {folder} does not exist.", folder=str(submissions))
-            if not submissions.exists()
-            else say("mxlearn grade: {path} is a file, not a folder.", path=str(submissions)),
-            fix=say("python -m mxlearn grade FOLDER, with FOLDER/<student>/<notebook>.ipynb"),
-        )
+        raise FolderIsAFile(path=str(submissions))
     found = find_submissions(submissions)
     if not found:
-        raise InputError(
-            say(
-                "mxlearn grade: {folder} holds no <student>/<notebook>.ipynb.",
-                folder=str(submissions),
-            ),
-            fix=say(
-                "put each student's notebooks in a folder of their own: "
-                "{folder}/alice/01_module_step_by_step.ipynb",
-                folder=str(submissions),
-            ),
-        )
+        raise NoSubmissions(folder=str(submissions))
     return found
 
 
@@ -175,69 +247,23 @@ def _is_grades_csv(path: Path) -> bool:
 
 def _refuse_a_folder(folder: str, out: Path) -> None:
     if out.is_dir():
-        raise InputError(
-            say(
-                "mxlearn grade: --out {out} is a folder; it names the CSV file to write.",
-                out=str(out),
-            ),
-            fix=say(
-                "name a file in that folder: "
-                "python -m mxlearn grade {folder} --out {out}/grades.csv",
-                folder=folder,
-                out=str(out),
-            ),
-        )
+        raise OutIsAFolder(out=str(out), folder=folder)
 
 
 def refuse_out(submissions: Path, out: Path) -> None:
     """Refuse an ``--out`` whose writing could destroy a file that is not a grader's."""
     folder, html = str(submissions), out.with_suffix(".html")
     _refuse_a_folder(folder, out)
-    elsewhere = say(
-        "write the grades elsewhere: python -m mxlearn grade {folder} --out grades.csv",
-        folder=folder,
-    )
     real, inside = out.resolve(), submissions.resolve()
     if real == inside or inside in real.parents:
-        raise InputError(
-            say(
-                "mxlearn grade: --out {out} is inside SUBMISSIONS ({folder}); the grades are "
-                "not written among the notebooks they grade.",
-                out=str(out),
-                folder=folder,
-            ),
-            fix=elsewhere,
-        )
+        raise OutInsideSubmissions(out=str(out), folder=folder)
     if out.suffix.lower() != ".csv":
-        raise InputError(
-            say(
-                "mxlearn grade: --out {out} does not end in .csv; it names the CSV file to "
-                "write (and the .html summary beside it).",
-                out=str(out),
-            ),
-            fix=f"python -m mxlearn grade {folder} --out {out.with_suffix('.csv')}",
-        )
+        raise OutNotCSV(out=str(out), folder=folder, csv=out.with_suffix(".csv"))
     if (out.exists() or out.is_symlink()) and not _is_grades_csv(out):
-        raise InputError(
-            say(
-                "mxlearn grade: --out {out} exists and is not a CSV of grades (its first line "
-                "is not {header}); it is left as it is.",
-                out=str(out),
-                header=",".join(HEADER),
-            ),
-            fix=elsewhere,
-        )
+        raise OutNotGrades(out=str(out), header=",".join(HEADER), folder=folder)
     _refuse_an_unwritable_folder(out)
     if (html.exists() or html.is_symlink()) and not is_report(html):
-        raise InputError(
-            say(
-                "mxlearn grade: {html}, where the summary of --out {out} goes, exists and is "
-                "not a summary of grades; it is left as it is.",
-                html=str(html),
-                out=str(out),
-            ),
-            fix=elsewhere,
-        )
+        raise SummaryNotGrades(html=str(html), out=str(out), folder=folder)
 
 
 def _refuse_an_unwritable_folder(out: Path) -> None:
@@ -249,48 +275,20 @@ def _refuse_an_unwritable_folder(out: Path) -> None:
         with tempfile.TemporaryFile(dir=out.parent):
             pass
     except OSError as problem:
-        raise InputError(
-            say(
-                "mxlearn grade: --out {out} cannot be written ({problem}).",
-                out=str(out),
-                problem=problem.strerror or problem,
-            ),
-            fix=say("choose a folder you can write, e.g. --out grades.csv"),
-        ) from None
+        said = problem.strerror or problem
+        raise OutNotWritable(out=str(out), problem=said) from None
 
 
 def teacher_folder(teacher: str | Path | None, submissions: Path) -> Teacher:
     """The teacher's edition (``--teacher``, else ``notebooks``), read now, once."""
     if teacher is None and not Path("notebooks").is_dir():
-        raise InputError(
-            say(
-                "mxlearn grade: give --teacher DIR, the teacher's edition whose check cells are "
-                "run: there is no notebooks folder in {here}, and a submission's own check "
-                "cells cannot be trusted.",
-                here=os.getcwd(),
-            ),
-            fix=f"python -m mxlearn grade {submissions} --teacher DIR",
-        )
+        raise NoTeacherGiven(here=os.getcwd(), submissions=submissions)
     folder = Path("notebooks" if teacher is None else teacher)
-    fix = say(
-        "name the folder of the teacher's edition: "
-        "python -m mxlearn grade SUBMISSIONS --teacher notebooks"
-    )
+    if not folder.exists():
+        raise NoTeacherFolder(folder=str(folder))
     if not folder.is_dir():
-        raise InputError(
-            say("mxlearn grade: the teacher's folder {folder} does not exist.", folder=str(folder))
-            if not folder.exists()
-            else say("mxlearn grade: {path} is a file, not a folder.", path=str(folder)),
-            fix=fix,
-        )
+        raise TeacherIsAFile(path=str(folder))
     read = read_teacher(folder)
     if not read.editions:
-        raise InputError(
-            say(
-                "mxlearn grade: the teacher's folder {folder} holds no notebook, so no check "
-                "can be run.",
-                folder=str(folder),
-            ),
-            fix=fix,
-        )
+        raise EmptyTeacherFolder(folder=str(folder))
     return read

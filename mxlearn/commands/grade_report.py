@@ -58,7 +58,8 @@ def _overview(grades, csv_name: str) -> list[str]:
 
 
 def _per_exercise(grades) -> list[str]:
-    parts = [f"<h2>{_e(say('Each exercise'))}</h2>"]
+    title = say("Each exercise")
+    parts = [f"<h2>{_e(title)}</h2>"]
     exercises = sorted(
         {(g.notebook, g.exercise) for g in grades}, key=lambda k: (k[0], exercise_key(k[1]))
     )
@@ -84,9 +85,10 @@ def _per_exercise(grades) -> list[str]:
 
 def _common_messages(grades) -> list[str]:
     counted = Counter((g.status, g.message) for g in grades if g.status != PASSED and g.message)
-    parts = [f"<h2>{_e(say('The most common failure messages'))}</h2>"]
+    title, none = say("The most common failure messages"), say("None: every exercise passed.")
+    parts = [f"<h2>{_e(title)}</h2>"]
     if not counted:
-        return parts + [f"<p>{_e(say('None: every exercise passed.'))}</p>"]
+        return parts + [f"<p>{_e(none)}</p>"]
     heads = (say("times"), say("status"), say("message"), say("exercises"))
     parts.append("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>")
     for (status, message), count in counted.most_common(MOST_COMMON):
@@ -107,10 +109,8 @@ def _student_table(grades) -> list[str]:
     )
     by_cell = {(g.student, g.notebook, g.exercise): g for g in grades}
     heads = "".join(f"<th>{_exercise_title(n, e)}</th>" for n, e in columns)
-    parts = [
-        f"<h2>{_e(say('Every student and exercise'))}</h2>",
-        f"<table><tr><th>{_e(say('student'))}</th>{heads}</tr>",
-    ]
+    title, first = say("Every student and exercise"), say("student")
+    parts = [f"<h2>{_e(title)}</h2>", f"<table><tr><th>{_e(first)}</th>{heads}</tr>"]
     for student in sorted({g.student for g in grades}):
         cells = []
         for notebook, exercise in columns:

@@ -57,19 +57,17 @@ def refuse_missing_packages() -> None:
     missing = [name for name in NEEDED if importlib.util.find_spec(name) is None]
     if not missing:
         return
-    # imported only here: run as a script, this file imports nothing of mxlearn
-    from ..errors import SetupError
-    from ..language import say
+    # declared only here: run as a script, this file imports nothing of mxlearn
+    from ..errors import N_, SetupError
 
-    raise SetupError(
-        say(
+    class PackagesMissing(SetupError):
+        says = N_(
             "mxlearn grade needs {packages} to run the notebooks, and this Python ({python}) "
-            "cannot import them.",
-            packages=", ".join(missing),
-            python=sys.executable,
-        ),
-        fix=f"{sys.executable} -m pip install {' '.join(missing)}",
-    )
+            "cannot import them."
+        )
+
+    pip = f"{sys.executable} -m pip install {' '.join(missing)}"
+    raise PackagesMissing(packages=", ".join(missing), python=sys.executable, fix=pip)
 
 
 @dataclass(eq=False)  # each run is itself: kept in a set of the runs going on

@@ -25,12 +25,65 @@ from pathlib import Path
 import nbformat
 from nbformat import ValidationError
 
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
 from .answer_leaks import check_no_answer_left
 from .answer_regions import CODE_STUB, TEXT_STUB, kept_attachments, student_cell
 
 EDITION_MARK = ".mxlearn-student-edition"  # in OUT: a folder this command may replace
+COURSE = "python -m mxlearn course --notebooks notebooks --student runs/student"
+
+
+class UnknownEdition(InputError):
+    says = N_(
+        "mxlearn course --student: {folder} holds notebooks, but mxlearn has stubs "
+        "only for English (the top folder) and these editions: {known}."
+    )
+    fix_says = N_("move those notebooks out of the course folder")
+
+
+class NotANotebook(InputError):
+    says = N_("mxlearn course --student: {path} cannot be read as a notebook ({problem}).")
+    fix_says = N_("open it in Jupyter and save it again, or restore it from version control")
+
+
+class IntoTheTeachersEdition(InputError):
+    says = N_(
+        "mxlearn course --student {out}: that writes into the teacher's edition "
+        "({folder}) and would replace the answers."
+    )
+    fix_code = COURSE
+
+
+class OutIsAFile(InputError):
+    says = N_("mxlearn course --student: {path} is a file, not a folder.")
+    fix_says = N_("choose another OUT, e.g. --student runs/student")
+
+
+class OutHoldsOtherFiles(InputError):
+    says = N_(
+        "mxlearn course --student {out}: that folder holds files and is not a student "
+        "edition written by mxlearn; writing the edition there would mix or lose them."
+    )
+    fix_says = N_("choose a new folder, e.g. --student runs/student, or empty that one")
+
+
+class EditionNotWritten(InputError):
+    says = N_(
+        "mxlearn course --student: could not write the edition in {out} ({problem}); "
+        "nothing there was changed."
+    )
+    fix_says = N_("choose a folder you can write, e.g. --student runs/student")
+
+
+class NoOutName(InputError):
+    says = N_("mxlearn course --student: the folder name is empty.")
+    fix_code = COURSE
+
+
+class NoTeacherNotebooks(InputError):
+    says = N_("mxlearn course --student: no notebooks in {folder}.")
+    fix_code = COURSE
 
 
 def teacher_notebooks(folder: Path) -> list[tuple[Path, str]]:
@@ -41,15 +94,8 @@ def teacher_notebooks(folder: Path) -> list[tuple[Path, str]]:
         if edition.name.startswith(".") or not notebooks:  # .ipynb_checkpoints holds answers
             continue
         if edition.name not in CODE_STUB:
-            raise InputError(
-                say(
-                    "mxlearn course --student: {folder} holds notebooks, but mxlearn has stubs "
-                    "only for English (the top folder) and these editions: {known}.",
-                    folder=str(edition),
-                    known=", ".join(sorted(set(CODE_STUB) - {"en"})),
-                ),
-                fix=say("move those notebooks out of the course folder"),
-            )
+            known = ", ".join(sorted(set(CODE_STUB) - {"en"}))
+            raise UnknownEdition(folder=str(edition), known=known)
         found += [(path, edition.name) for path in notebooks]
     return found
 
@@ -60,14 +106,8 @@ def read_teacher_notebook(path: Path):
         nbformat.validate(notebook)
     except (OSError, ValueError, AttributeError, TypeError, KeyError, ValidationError) as problem:
         # not JSON, not UTF-8, not a notebook (a list), or a notebook nbformat's schema refuses
-        raise InputError(
-            say(
-                "mxlearn course --student: {path} cannot be read as a notebook ({problem}).",
-                path=str(path),
-                problem=(str(problem).splitlines() or [type(problem).__name__])[0][:200],
-            ),
-            fix=say("open it in Jupyter and save it again, or restore it from version control"),
-        ) from None
+        said = (str(problem).splitlines() or [type(problem).__name__])[0][:200]
+        raise NotANotebook(path=str(path), problem=said) from None
     return notebook
 
 
@@ -108,30 +148,12 @@ def _refuse_unsafe_out(folder: Path, out: Path, targets: list[Path]) -> None:
     teacher = folder.resolve()
     places = [out.resolve(), *(t.resolve() for t in targets)]
     if any(p == teacher or teacher in p.parents for p in places):
-        raise InputError(
-            say(
-                "mxlearn course --student {out}: that writes into the teacher's edition "
-                "({folder}) and would replace the answers.",
-                out=str(out),
-                folder=str(folder),
-            ),
-            fix="python -m mxlearn course --notebooks notebooks --student runs/student",
-        )
+        raise IntoTheTeachersEdition(out=str(out), folder=str(folder))
     for place in [out, *{t.parent for t in targets}]:
         if place.exists() and not place.is_dir():
-            raise InputError(
-                say("mxlearn course --student: {path} is a file, not a folder.", path=str(place)),
-                fix=say("choose another OUT, e.g. --student runs/student"),
-            )
+            raise OutIsAFile(path=str(place))
     if out.is_dir() and not (out / EDITION_MARK).exists() and any(out.iterdir()):
-        raise InputError(
-            say(
-                "mxlearn course --student {out}: that folder holds files and is not a student "
-                "edition written by mxlearn; writing the edition there would mix or lose them.",
-                out=str(out),
-            ),
-            fix=say("choose a new folder, e.g. --student runs/student, or empty that one"),
-        )
+        raise OutHoldsOtherFiles(out=str(out))
 
 
 def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
@@ -155,32 +177,19 @@ def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
         shutil.rmtree(building, ignore_errors=True)
         if replaced.exists() and not out.exists():  # the old edition back where it was
             replaced.rename(out)
-        raise InputError(
-            say(
-                "mxlearn course --student: could not write the edition in {out} ({problem}); "
-                "nothing there was changed.",
-                out=str(out),
-                problem=f"{type(problem).__name__}: {problem.strerror or problem}",
-            ),
-            fix=say("choose a folder you can write, e.g. --student runs/student"),
-        ) from None
+        said = f"{type(problem).__name__}: {problem.strerror or problem}"
+        raise EditionNotWritten(out=str(out), problem=said) from None
     shutil.rmtree(replaced, ignore_errors=True)
 
 
 def write_student_edition(notebooks: str | Path, out: str | Path) -> list[Path]:
     """Write the student edition of every notebook in ``notebooks`` and ``notebooks/zh``."""
     if not str(out).strip():
-        raise InputError(
-            say("mxlearn course --student: the folder name is empty."),
-            fix="python -m mxlearn course --notebooks notebooks --student runs/student",
-        )
+        raise NoOutName()
     folder, out = Path(notebooks), Path(out)
     sources = teacher_notebooks(folder) if folder.is_dir() else []
     if not sources:
-        raise InputError(
-            say("mxlearn course --student: no notebooks in {folder}.", folder=str(notebooks)),
-            fix="python -m mxlearn course --notebooks notebooks --student runs/student",
-        )
+        raise NoTeacherNotebooks(folder=str(notebooks))
     targets = [out / source.relative_to(folder) for source, _ in sources]
     _refuse_unsafe_out(folder, out, targets)
     editions, answers = [], []

@@ -14,12 +14,17 @@ import time
 from .. import checkpoint, datasets, models
 from .._compat import mx
 from ..devices import auto_context
+from ..errors import N_, MXLearnError
 from ..language import say
 from ..module import Module
 from ..seeding import seed
 
 MIN_ACCURACY = 0.70  # the seeded tour reaches 0.799 after 8 epochs at lr 0.1 on the CPU
 LEARNING_RATE = 0.1
+
+
+class TourDidNotLearn(MXLearnError, RuntimeError):
+    says = N_("the tour's accuracy {accuracy:.4f} did not exceed {minimum}")
 
 
 def _step(number: int, title: str) -> None:
@@ -66,13 +71,7 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
         )
     )
     if accuracy <= MIN_ACCURACY:
-        raise RuntimeError(
-            say(
-                "the tour's accuracy {accuracy:.4f} did not exceed {minimum}",
-                accuracy=accuracy,
-                minimum=MIN_ACCURACY,
-            )
-        )
+        raise TourDidNotLearn(accuracy=accuracy, minimum=MIN_ACCURACY)
     return {"accuracy": accuracy, "prediction_shape": y.shape, "seconds": seconds}
 
 

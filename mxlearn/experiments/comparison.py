@@ -14,14 +14,21 @@ from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
+from .. import rules
+from ..boundary import public
 from ..cjk_font import cjk_font_name
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import drawn_language, say, say_drawn
 from ..live.backends import choose_backend
 from .runs import Run, as_runs
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 PHASE_STYLE = {"train": dict(ls="-", marker="o"), "validation": dict(ls="--", marker="s")}
+
+
+class NotAFigureFile(InputError):
+    says = N_("compare(...).save({path!r}): the figure is written as .png or .svg.")
+    fix_code = "comparison.save('runs/plots/compare.png')"
 
 
 class RunComparison:
@@ -123,12 +130,7 @@ class RunComparison:
         path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
         kind = os.path.splitext(path)[1].lower().lstrip(".")
         if kind not in ("png", "svg"):
-            raise InputError(
-                say(
-                    "compare(...).save({path!r}): the figure is written as .png or .svg.", path=path
-                ),
-                fix="comparison.save('runs/plots/compare.png')",
-            )
+            raise NotAFigureFile(path=path)
         folder = os.path.dirname(os.path.abspath(path))
         os.makedirs(folder, exist_ok=True)
         self.fig.savefig(path, format=kind)
@@ -151,6 +153,7 @@ class RunComparison:
         )
 
 
+@public("mxlearn.compare()", show=rules.flag("mxlearn.compare(mod_a, mod_b, show=False)"))
 def compare(*runs, labels=None, show: bool = True, backend: str | None = None) -> RunComparison:
     """Overlay the curves of several runs: modules trained with fit, ``MetricHistory`` objects,
     or checkpoint prefixes (the history fit saved with them)."""

@@ -26,11 +26,30 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compat import mx
-from ..errors import InputError, did_you_mean
+from ..errors import N_, InputError, did_you_mean
 from ..language import say
 from ..training.callback import Callback, RunContext
 
 SUFFIXES = ("_weight", "_bias", "_gamma", "_beta")
+
+
+class NotABatchCount(InputError):
+    says = N_("LayerStats(every={every!r}): every is a number of batches, 1 or more.")
+    fix_code = "mxlearn.LayerStats(every=50)"
+
+
+class NothingRecorded(InputError):
+    says = N_("LayerStats holds nothing yet: give it to fit as a callback first.")
+    fix_code = "mod.fit(train_iter, num_epoch=3, callbacks=[stats])"
+
+
+# Raised with fix= the names most like the one asked for (did_you_mean).
+class NoSuchStatistic(InputError):
+    says = N_("LayerStats has no statistic {column!r}.")
+
+
+class NoSuchLayer(InputError):
+    says = N_("LayerStats has no layer {layer!r}.")
 
 
 def layer_of(param: str) -> str:
@@ -64,13 +83,7 @@ class LayerStats(Callback):
 
     def __init__(self, every: int = 50) -> None:
         if not isinstance(every, int) or isinstance(every, bool) or every < 1:
-            raise InputError(
-                say(
-                    "LayerStats(every={every!r}): every is a number of batches, 1 or more.",
-                    every=every,
-                ),
-                fix="mxlearn.LayerStats(every=50)",
-            )
+            raise NotABatchCount(every=every)
         self.every = every
         self.rows: list[dict] = []  # one per epoch and layer, in the order of the network
         self.non_finite: NonFinite | None = None
@@ -204,21 +217,12 @@ class LayerStats(Callback):
 
     def _known(self, layer: str | None = None, column: str | None = None) -> None:
         if not self.rows:
-            raise InputError(
-                say("LayerStats holds nothing yet: give it to fit as a callback first."),
-                fix="mod.fit(train_iter, num_epoch=3, callbacks=[stats])",
-            )
+            raise NothingRecorded()
         columns = ("grad_norm", "weight_norm", "update_ratio")
         if column is not None and column not in columns:
-            raise InputError(
-                say("LayerStats has no statistic {column!r}.", column=column),
-                fix=did_you_mean(column, columns),
-            )
+            raise NoSuchStatistic(column=column, fix=did_you_mean(column, columns))
         if layer is not None and layer not in self.layers:
-            raise InputError(
-                say("LayerStats has no layer {layer!r}.", layer=layer),
-                fix=did_you_mean(layer, self.layers),
-            )
+            raise NoSuchLayer(layer=layer, fix=did_you_mean(layer, self.layers))
 
     def series(self, layer: str, column: str) -> tuple[list[int], list[float]]:
         self._known(layer, column)

@@ -11,9 +11,154 @@ import numpy as np
 
 from .. import network
 from .._compat import mx
-from ..errors import ArgumentTypeError, InputError, closest, did_you_mean
+from ..errors import N_, ArgumentTypeError, InputError, closest, did_you_mean
 from ..language import say
 from .lifecycle import BIND_CALL
+
+# The call that names a module's inputs as the network reads them (the fix of a wrong name).
+NAMES_FIX = "Module(net, data_names={expected_data}, label_names={expected_labels})"
+
+
+class NoSuchArgument(ArgumentTypeError):
+    says = N_("{called} has no argument '{name}'. {hint}")
+    fix_code = "{opening}{nearest}=...)"
+
+
+class NotASymbol(ArgumentTypeError):
+    says = N_("Module(symbol=...) needs a network built with mx.sym; got {kind}.")
+    fix_code = "net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())"
+
+
+class NamesNotAList(ArgumentTypeError):
+    says = N_(
+        "Module({argument}='{names}'): {argument} is a list of names; a bare string would be read "
+        "letter by letter."
+    )
+    fix_code = "Module(net, {argument}=['{names}'])"
+
+
+class NoSuchInput(InputError):
+    says = N_("Module(data_names={data_names}): the network has no input '{name}'. {reads}")
+    fix_code = NAMES_FIX
+
+
+class NoSuchLabel(InputError):
+    says = N_("Module(label_names={label_names}): the network has no input '{name}'; {labels}.")
+    fix_code = NAMES_FIX
+
+
+class NetworkTakesNoLabel(InputError):
+    says = N_(
+        "Module(label_names={label_names}): the network takes no label, because it ends without a "
+        "loss layer such as SoftmaxOutput, so it cannot be trained."
+    )
+    fix_says = N_(
+        "end the network with net = mx.sym.SoftmaxOutput(net, name='softmax'); for a network that "
+        "only predicts: Module(net, label_names=None)"
+    )
+
+
+class NoSuchNetworkArgument(InputError):
+    says = N_("Module({argument}={names}): the network has no argument '{name}'. {hint}")
+
+
+class WorkLoadMismatch(InputError):
+    says = N_(
+        "Module(work_load_list={work_load_list}) gives {shares} shares for {devices} devices."
+    )
+    fix_says = N_("one number per device, e.g. work_load_list={example}")
+
+
+class NotShapePairs(ArgumentTypeError):
+    says = N_(
+        "mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as [('data', "
+        "(32, 16))], which is what an iterator's provide_data gives."
+    )
+    fix_code = BIND_CALL
+
+
+class InitializerClass(ArgumentTypeError):
+    says = N_(
+        "mod.init_params(initializer={name}): that is the initializer class; pass an initializer "
+        "object."
+    )
+    fix_code = "mod.init_params(initializer=mx.init.{name}())"
+
+
+class NotAMetric(ArgumentTypeError):
+    says = N_("mod.update_metric() takes a metric object; got {metric!r}.")
+    fix_code = "metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)"
+
+
+class NoLabelsToCompare(InputError):
+    says = N_("mod.update_metric(metric, None): there are no labels to compare with.")
+    fix_says = N_("mod.update_metric(metric, batch.label) with a batch from a labelled iterator")
+
+
+class NetworkCannotTake(InputError):
+    """bind: MXNet's engine cannot build the network for these inputs (a shape, by default)."""
+
+    says = N_(
+        "mod.bind(): MXNet cannot build this network for data {data} and labels {labels}: {reason}"
+    )
+    fix_says = N_(
+        "check the input shapes against the layers: mod.symbol.infer_shape({shapes}) shows the "
+        "same error without binding"
+    )
+
+
+class ImagesNeedFourAxes(NetworkCannotTake):
+    fix_says = N_("images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)")
+
+
+class InputTypesDiffer(NetworkCannotTake):
+    fix_says = N_(
+        "give every input the network's type, float32: X.astype('float32') and y.astype('float32') "
+        "before making the iterator (or mx.sym.Cast in the network)"
+    )
+
+
+class NotInferenceData(ArgumentTypeError):
+    says = N_("{called} takes a data iterator (or, for predict, an array); got {kind}.")
+    fix_code = "val_iter = mx.io.NDArrayIter(X_val, y_val, batch_size=32)"
+
+
+class NoRows(InputError):
+    says = N_("{called}: the array has no rows (shape {shape}), so there is nothing to compute.")
+    fix_says = N_("pass at least one row, e.g. mod.predict(X[:1])")
+
+
+class NoLabelsToScore(InputError):
+    says = N_("mod.score(): the iterator has no labels to compare the predictions with.")
+    fix_says = N_(
+        "mx.io.NDArrayIter(X_val, y_val, batch_size=32); for outputs alone: mod.predict(val_iter)"
+    )
+
+
+class ScoreNeedsIterator(ArgumentTypeError):
+    says = N_("mod.score() needs labels as well as data, so it takes an iterator, not an array.")
+    fix_code = "mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')"
+
+
+class UnknownKVStore(InputError):
+    says = N_(
+        "{called}: kvstore='{kvstore}' is not a kvstore type MXNet knows; it would quietly use a "
+        "local one. {hint}"
+    )
+    fix_says = N_(
+        "kvstore='local' (one process), 'device' (several GPUs), or 'dist_sync' with a launcher"
+    )
+
+
+class NoLaunchedServers(InputError):
+    says = N_(
+        "{called}: kvstore='{kvstore}' trains with a scheduler and servers, and none were started "
+        "for this process: MXNet would wait for them, or stop the process."
+    )
+    fix_says = N_(
+        "in a terminal: python -m mxlearn launch -n 2 -s 1 train.py (a script that calls fit(..., "
+        "kvstore='{kvstore}')); here, kvstore='local' or 'device'"
+    )
 
 
 def refuse_unknown(called: str, unknown: dict, method) -> None:
@@ -23,15 +168,8 @@ def refuse_unknown(called: str, unknown: dict, method) -> None:
         return
     name = next(iter(unknown))
     known = [p for p in inspect.signature(method).parameters if p not in ("self", "unknown")]
-    raise ArgumentTypeError(
-        say(
-            "{called} has no argument '{name}'. {hint}",
-            called=called,
-            name=name,
-            hint=did_you_mean(name, known),
-        ),
-        fix=f"{called[:-1]}{(closest(name, known) or known)[0]}=...)",
-    )
+    hint, nearest = did_you_mean(name, known), (closest(name, known) or known)[0]
+    raise NoSuchArgument(called=called, name=name, hint=hint, opening=called[:-1], nearest=nearest)
 
 
 def as_list(callbacks) -> list:
@@ -43,28 +181,14 @@ def as_list(callbacks) -> list:
 
 def check_symbol(symbol) -> None:
     if not isinstance(symbol, mx.sym.Symbol):
-        raise ArgumentTypeError(
-            say(
-                "Module(symbol=...) needs a network built with mx.sym; got {kind}.",
-                kind=type(symbol).__name__,
-            ),
-            fix="net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())",
-        )
+        raise NotASymbol(kind=type(symbol).__name__)
 
 
 def as_name_list(names, argument: str) -> list[str]:
     if names is None:
         return []
     if isinstance(names, str):
-        raise ArgumentTypeError(
-            say(
-                "Module({argument}='{names}'): {argument} is a list of names; a bare string would "
-                "be read letter by letter.",
-                argument=argument,
-                names=names,
-            ),
-            fix=f"Module(net, {argument}=['{names}'])",
-        )
+        raise NamesNotAList(argument=argument, names=names)
     return list(names)
 
 
@@ -76,76 +200,36 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
     fixed_param_names = as_name_list(fixed_param_names, "fixed_param_names")
     args = symbol.list_arguments()
     labels = network.label_inputs(symbol)
-    expected_data = network.input_names(symbol)
-    expected_labels = [li.name for li in labels]
-    fix = f"Module(net, data_names={expected_data}, label_names={expected_labels or None})"
+    expected = dict(
+        expected_data=network.input_names(symbol),
+        expected_labels=[li.name for li in labels] or None,
+    )
     reads = say("The network reads: {inputs}.", inputs=network.describe_inputs(symbol))
     for name in data_names:
         if name not in args:
-            raise InputError(
-                say(
-                    "Module(data_names={data_names}): the network has no input '{name}'. {reads}",
-                    data_names=data_names,
-                    name=name,
-                    reads=reads,
-                ),
-                fix=fix,
-            )
-    for name in label_names:
+            raise NoSuchInput(data_names=data_names, name=name, reads=reads, **expected)
+    for name in label_names:  # a label the network does not read: named with those it reads
+        if name not in args and not labels:
+            raise NetworkTakesNoLabel(label_names=label_names)
         if name not in args:
-            _refuse_label(label_names, name, labels, fix)
+            described = "; ".join(li.describe() for li in labels)
+            raise NoSuchLabel(label_names=label_names, name=name, labels=described, **expected)
     for argument, names in (
         ("state_names", state_names),
         ("fixed_param_names", fixed_param_names),
     ):
         for name in names:
             if name not in args:
-                raise InputError(
-                    say(
-                        "Module({argument}={names}): the network has no argument '{name}'. {hint}",
-                        argument=argument,
-                        names=names,
-                        name=name,
-                        hint=did_you_mean(name, args),
-                    )
-                )
-
-
-def _refuse_label(label_names: list, name: str, labels: list, fix: str) -> None:
-    """A label name the network does not read: named with the labels it does read, if any."""
-    if labels:
-        problem = say(
-            "Module(label_names={label_names}): the network has no input '{name}'; {labels}.",
-            label_names=label_names,
-            name=name,
-            labels="; ".join(li.describe() for li in labels),
-        )
-    else:
-        problem = say(
-            "Module(label_names={label_names}): the network takes no label, because it "
-            "ends without a loss layer such as SoftmaxOutput, so it cannot be trained.",
-            label_names=label_names,
-        )
-        fix = say(
-            "end the network with net = mx.sym.SoftmaxOutput(net, name='softmax'); "
-            "for a network that only predicts: Module(net, label_names=None)"
-        )
-    raise InputError(problem, fix=fix)
+                hint = did_you_mean(name, args)
+                raise NoSuchNetworkArgument(argument=argument, names=names, name=name, hint=hint)
 
 
 def check_work_load(work_load_list, contexts) -> None:
     if work_load_list is not None and len(work_load_list) != len(contexts):
-        raise InputError(
-            say(
-                "Module(work_load_list={work_load_list}) gives {shares} shares for {devices} "
-                "devices.",
-                work_load_list=list(work_load_list),
-                shares=len(work_load_list),
-                devices=len(contexts),
-            ),
-            fix=say(
-                "one number per device, e.g. work_load_list={example}", example=[1] * len(contexts)
-            ),
+        shares, devices = len(work_load_list), len(contexts)
+        given, example = list(work_load_list), [1] * devices
+        raise WorkLoadMismatch(
+            work_load_list=given, shares=shares, devices=devices, example=example
         )
 
 
@@ -161,15 +245,7 @@ def as_descs(shapes, argument: str) -> list:
         and all(isinstance(n, (int, np.integer)) for n in d.shape)
         for d in descs
     ):
-        raise ArgumentTypeError(
-            say(
-                "mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as "
-                "[('data', (32, 16))], which is what an iterator's provide_data gives.",
-                argument=argument,
-                shapes=shapes,
-            ),
-            fix=BIND_CALL,
-        )
+        raise NotShapePairs(argument=argument, shapes=shapes)
     return descs
 
 
@@ -193,42 +269,17 @@ def engine_reason(err: Exception) -> str:
 
 def check_initializer(initializer) -> None:
     if isinstance(initializer, type):
-        raise ArgumentTypeError(
-            say(
-                "mod.init_params(initializer={name}): that is the initializer class; pass an "
-                "initializer object.",
-                name=initializer.__name__,
-            ),
-            fix=f"mod.init_params(initializer=mx.init.{initializer.__name__}())",
-        )
-
-
-def check_param_dicts(arg_params) -> None:
-    if not isinstance(arg_params, dict):
-        raise ArgumentTypeError(
-            say(
-                "mod.set_params(arg_params, aux_params) takes the two dicts that "
-                "mx.model.load_checkpoint returns."
-            ),
-            fix="sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, epoch); "
-            "mod.set_params(arg_params, aux_params)",
-        )
+        raise InitializerClass(name=initializer.__name__)
 
 
 def refuse_metric_object(eval_metric) -> None:
     """update_metric got something that is not an mx.metric.EvalMetric."""
-    raise ArgumentTypeError(
-        say("mod.update_metric() takes a metric object; got {metric!r}.", metric=eval_metric),
-        fix="metric = mx.metric.create('acc'); mod.update_metric(metric, batch.label)",
-    )
+    raise NotAMetric(metric=eval_metric)
 
 
 def refuse_missing_labels() -> None:
     """update_metric got labels=None."""
-    raise InputError(
-        say("mod.update_metric(metric, None): there are no labels to compare with."),
-        fix=say("mod.update_metric(metric, batch.label) with a batch from a labelled iterator"),
-    )
+    raise NoLabelsToCompare()
 
 
 @contextlib.contextmanager
@@ -241,74 +292,34 @@ def engine_errors_explained(data_descs, label_descs):
         if not isinstance(err, mx.base.MXNetError) and "simple_bind error" not in str(err):
             raise
         reason = engine_reason(err)
-        shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
-        fix = say(
-            "check the input shapes against the layers: mod.symbol.infer_shape({shapes}) "
-            "shows the same error without binding",
-            shapes=shapes,
-        )
+        kind = NetworkCannotTake
         if "should be 4D" in reason:
-            fix = say(
-                "images go in as (batch, channels, height, width), e.g. X.reshape(-1, 1, 28, 28)"
-            )
+            kind = ImagesNeedFourAxes
         if "uniform type" in reason or "data type" in reason:  # a dtype, not a shape
-            fix = say(
-                "give every input the network's type, float32: X.astype('float32') and "
-                "y.astype('float32') before making the iterator (or mx.sym.Cast in the network)"
-            )
-        raise InputError(
-            say(
-                "mod.bind(): MXNet cannot build this network for data {data} and labels "
-                "{labels}: {reason}",
-                data=shapes_text(data_descs),
-                labels=shapes_text(label_descs),
-                reason=reason,
-            ),
-            fix=fix,
-        ) from None
+            kind = InputTypesDiffer
+        data, labels = shapes_text(data_descs), shapes_text(label_descs)
+        shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
+        raise kind(data=data, labels=labels, reason=reason, shapes=shapes) from None
 
 
 def check_inference_data(eval_data, called: str) -> bool:
     """predict and score take an iterator (predict also an array); True for an array."""
     is_array = isinstance(eval_data, (np.ndarray, mx.nd.NDArray))
     if not is_array and not isinstance(eval_data, mx.io.DataIter):
-        raise ArgumentTypeError(
-            say(
-                "{called} takes a data iterator (or, for predict, an array); got {kind}.",
-                called=called,
-                kind=type(eval_data).__name__,
-            ),
-            fix="val_iter = mx.io.NDArrayIter(X_val, y_val, batch_size=32)",
-        )
+        raise NotInferenceData(called=called, kind=type(eval_data).__name__)
     return is_array
 
 
 def check_rows(shape, called: str) -> None:
     if not shape or shape[0] == 0:
-        raise InputError(
-            say(
-                "{called}: the array has no rows (shape {shape}), so there is nothing to compute.",
-                called=called,
-                shape=tuple(shape),
-            ),
-            fix=say("pass at least one row, e.g. mod.predict(X[:1])"),
-        )
+        raise NoRows(called=called, shape=tuple(shape))
 
 
 def check_labelled_data(eval_data) -> None:
     if isinstance(eval_data, mx.io.DataIter) and not eval_data.provide_label:
-        raise InputError(
-            say("mod.score(): the iterator has no labels to compare the predictions with."),
-            fix=say(
-                "mx.io.NDArrayIter(X_val, y_val, batch_size=32); for outputs alone: "
-                "mod.predict(val_iter)"
-            ),
-        )
+        raise NoLabelsToScore()
     if isinstance(eval_data, (np.ndarray, mx.nd.NDArray)):
-        raise ArgumentTypeError(
-            say("mod.score() needs labels as well as data, so it takes an iterator, not an array."),
-            fix="mod.score(mx.io.NDArrayIter(X_val, y_val, batch_size=32), 'acc')",
-        )
+        raise ScoreNeedsIterator()
 
 
 # The kvstore types MXNet 1.9.1 creates (kvstore.py, c_api's KVStore::Create): another name
@@ -330,51 +341,12 @@ KVSTORE_TYPES = (
 )
 
 
-def check_count(value, name: str, called: str, example: str, allow_none: bool = False) -> None:
-    """A whole number >= 1 (epochs, checks): 1.5 or True would count something else."""
-    if value is None and allow_none:
-        return
-    if isinstance(value, bool) or not isinstance(value, (int, np.integer)) or value < 1:
-        raise InputError(
-            say(
-                "{called}: {name}={value!r}, but {name} is a count: a whole number, at least 1.",
-                called=called,
-                name=name,
-                value=value,
-            ),
-            fix=example,
-        )
-
-
 def check_kvstore(kvstore, called: str) -> None:
     """A known kvstore type; a distributed one needs the scheduler and servers a launcher
     starts: without them MXNet waits for ever, or stops the whole process (a notebook's
     kernel)."""
     if isinstance(kvstore, str) and kvstore not in KVSTORE_TYPES:
-        raise InputError(
-            say(
-                "{called}: kvstore='{kvstore}' is not a kvstore type MXNet knows; it would quietly "
-                "use a local one. {hint}",
-                called=called,
-                kvstore=kvstore,
-                hint=did_you_mean(kvstore, KVSTORE_TYPES),
-            ),
-            fix=say(
-                "kvstore='local' (one process), 'device' (several GPUs), or 'dist_sync' with a "
-                "launcher"
-            ),
-        )
+        hint = did_you_mean(kvstore, KVSTORE_TYPES)
+        raise UnknownKVStore(called=called, kvstore=kvstore, hint=hint)
     if isinstance(kvstore, str) and "dist" in kvstore and "DMLC_ROLE" not in os.environ:
-        raise InputError(
-            say(
-                "{called}: kvstore='{kvstore}' trains with a scheduler and servers, and none were "
-                "started for this process: MXNet would wait for them, or stop the process.",
-                called=called,
-                kvstore=kvstore,
-            ),
-            fix=say(
-                "in a terminal: python -m mxlearn launch -n 2 -s 1 train.py (a script that calls "
-                "fit(..., kvstore='{kvstore}')); here, kvstore='local' or 'device'",
-                kvstore=kvstore,
-            ),
-        )
+        raise NoLaunchedServers(called=called, kvstore=kvstore)

@@ -16,9 +16,40 @@ import math
 import numpy as np
 
 from .._compat import mx
-from ..errors import InputError
-from ..language import say
-from .data_values import LabelRule, what_words
+from ..errors import N_
+from .data_values import LabelRule, LabelsOutsideClasses, NonFiniteData, what_words
+
+
+class NonFiniteBatch(NonFiniteData):
+    says = N_(
+        "The {what} data '{name}' of batch {batch} holds NaN, infinite or absurdly large values "
+        "(past 1.8e19): they turn the results (and, in training, every weight) into NaN. mxlearn "
+        "checks every batch of an iterator it cannot read in memory when it next reads the device."
+    )
+    fix_says = N_(
+        "clean the data where the iterator reads it, e.g. keep the finite rows: ok = "
+        "np.isfinite(X).all(axis=1) & np.isfinite(y); X, y = X[ok], y[ok]"
+    )
+
+
+class NonFiniteBatchLabels(NonFiniteBatch):
+    says = N_(
+        "The {what} labels '{name}' of batch {batch} hold NaN, infinite or absurdly large values "
+        "(past 1.8e19): they turn the results (and, in training, every weight) into NaN. mxlearn "
+        "checks every batch of an iterator it cannot read in memory when it next reads the device."
+    )
+
+
+class BatchLabelsOutsideClasses(LabelsOutsideClasses):
+    says = N_(
+        "The {what} labels '{name}' of batch {batch} lie outside the classes 0..{last} of {layer}: "
+        "they range from {low} to {high} (MXNet would not complain, and every number it gave would "
+        "be wrong)."
+    )
+    fix_says = N_(
+        "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), or widen "
+        "the last layer to the number of classes"
+    )
 
 
 def _float32(array):
@@ -82,30 +113,8 @@ class QueuedValueChecks:
         self.read()
 
     def _refuse_values(self, batch: int, name: str) -> None:
-        facts = dict(what=what_words(self.what), name=name, batch=batch)
-        if name in self.data_names:
-            problem = say(
-                "The {what} data '{name}' of batch {batch} holds NaN, infinite or absurdly large "
-                "values (past 1.8e19): they turn the results (and, in training, every weight) "
-                "into NaN. mxlearn checks every batch of an iterator it cannot read in memory "
-                "when it next reads the device.",
-                **facts,
-            )
-        else:
-            problem = say(
-                "The {what} labels '{name}' of batch {batch} hold NaN, infinite or absurdly "
-                "large values (past 1.8e19): they turn the results (and, in training, every "
-                "weight) into NaN. mxlearn checks every batch of an iterator it cannot read in "
-                "memory when it next reads the device.",
-                **facts,
-            )
-        raise InputError(
-            problem,
-            fix=say(
-                "clean the data where the iterator reads it, e.g. keep the finite rows: "
-                "ok = np.isfinite(X).all(axis=1) & np.isfinite(y); X, y = X[ok], y[ok]"
-            ),
-        )
+        refused = NonFiniteBatch if name in self.data_names else NonFiniteBatchLabels
+        raise refused(what=what_words(self.what), name=name, batch=batch)
 
     def _judge_classes(self, batch: int, rule: LabelRule, ordered: np.ndarray) -> None:
         if not ordered.size:
@@ -114,21 +123,9 @@ class QueuedValueChecks:
             self._refuse_values(batch, rule.name)
         low, high = ordered[0], ordered[-1]
         if low < 0 or high >= rule.classes:
-            raise InputError(
-                say(
-                    "The {what} labels '{name}' of batch {batch} lie outside the classes "
-                    "0..{last} of {layer}: they range from {low} to {high} (MXNet would not "
-                    "complain, and every number it gave would be wrong).",
-                    what=what_words(self.what),
-                    name=rule.name,
-                    batch=batch,
-                    last=rule.classes - 1,
-                    layer=rule.describe,
-                    low=f"{low:g}",
-                    high=f"{high:g}",
-                ),
-                fix=say(
-                    "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at "
-                    "1), or widen the last layer to the number of classes"
-                ),
+            facts = dict(
+                what=what_words(self.what), name=rule.name, batch=batch, layer=rule.describe
+            )
+            raise BatchLabelsOutsideClasses(
+                last=rule.classes - 1, low=f"{low:g}", high=f"{high:g}", **facts
             )

@@ -12,35 +12,66 @@ from __future__ import annotations
 import numpy as np
 
 from .._compat import mx
-from ..errors import ArgumentTypeError, InputError
-from ..language import say
-from .data_values import what_words
+from ..errors import N_, ArgumentTypeError, InputError
+from .data_values import FractionalLabels, LabelsOutsideClasses, NonFiniteData, what_words
+
+
+class WrongDataCount(InputError):
+    says = N_(
+        "mod.forward(): the batch holds {given} data arrays; the module reads {expected} ({names})."
+    )
+    fix_says = N_("build the iterator with one data array per name in data_names")
+
+
+class NotADataBatch(ArgumentTypeError):
+    says = N_(
+        "mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in train_iter` "
+        "gives); got {kind}."
+    )
+    fix_says = N_(
+        "for batch in train_iter: mod.forward(batch, is_train=True)  (for a NumPy array: "
+        "mod.predict(X))"
+    )
+
+
+class UnlabelledTrainingBatch(InputError):
+    says = N_(
+        "mod.forward(batch, is_train=True): the batch has no label, so there is nothing to learn "
+        "from (MXNet would silently reuse the previous batch's labels)."
+    )
+    fix_says = N_(
+        "train on batches from an iterator made with labels: mx.io.NDArrayIter(X, y, "
+        "batch_size=32); for prediction use mod.forward(batch, is_train=False)"
+    )
+
+
+class NonFiniteFirstBatch(NonFiniteData):
+    says = N_(
+        "The first {what} batch's '{name}' holds {nan} NaN and {inf} infinite values; one is "
+        "enough to turn the results (and, in training, every weight) into NaN."
+    )
+
+
+class FractionalFirstLabel(FractionalLabels):
+    says = N_(
+        "The first {what} batch has the label {label}, which is not a class number: {op} '{layer}' "
+        "expects whole numbers 0...{last}. MXNet would cut it to an integer without a word."
+    )
+
+
+class FirstLabelOutsideClasses(LabelsOutsideClasses):
+    says = N_(
+        "The first {what} batch has the label {label}, but {op} '{layer}' has {classes} classes, "
+        "numbered 0..{last}; MXNet would not complain, and every number it gave would be wrong."
+    )
 
 
 def explain_bad_batch(batch, data_shapes, data_names):
     data = getattr(batch, "data", None)
     if isinstance(data, (list, tuple)) and all(isinstance(d, mx.nd.NDArray) for d in data):
-        raise InputError(
-            say(
-                "mod.forward(): the batch holds {given} data arrays; the module reads "
-                "{expected} ({names}).",
-                given=len(data),
-                expected=len(data_shapes),
-                names=list(data_names),
-            ),
-            fix=say("build the iterator with one data array per name in data_names"),
-        )
-    raise ArgumentTypeError(
-        say(
-            "mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in "
-            "train_iter` gives); got {kind}.",
-            kind=type(batch).__name__,
-        ),
-        fix=say(
-            "for batch in train_iter: mod.forward(batch, is_train=True)  "
-            "(for a NumPy array: mod.predict(X))"
-        ),
-    )
+        given, expected, names = len(data), len(data_shapes), list(data_names)
+        raise WrongDataCount(given=given, expected=expected, names=names)
+    raise NotADataBatch(kind=type(batch).__name__)
 
 
 def reshaped_descs(batch, data_shapes, data_names) -> list | None:
@@ -81,18 +112,7 @@ def with_label_shapes(batch, bound_data, bound_labels):
 
 def refuse_unlabelled(batch) -> None:
     """A training forward on a batch without labels."""
-    raise InputError(
-        say(
-            "mod.forward(batch, is_train=True): the batch has no label, so there is "
-            "nothing to learn from (MXNet would silently reuse the previous batch's "
-            "labels)."
-        ),
-        fix=say(
-            "train on batches from an iterator made with labels: "
-            "mx.io.NDArrayIter(X, y, batch_size=32); for prediction use "
-            "mod.forward(batch, is_train=False)"
-        ),
-    )
+    raise UnlabelledTrainingBatch()
 
 
 def check_values(
@@ -102,21 +122,8 @@ def check_values(
     for desc, arr in zip(data_shapes, batch.data):
         values = arr.asnumpy()
         if not np.isfinite(values).all():
-            raise InputError(
-                say(
-                    "The first {what} batch's '{name}' holds {nan} NaN and {inf} infinite "
-                    "values; one is enough to turn the results (and, in training, every "
-                    "weight) into NaN.",
-                    what=what_words(what),
-                    name=desc.name,
-                    nan=int(np.isnan(values).sum()),
-                    inf=int(np.isinf(values).sum()),
-                ),
-                fix=say(
-                    "clean the data before making the iterator, e.g. keep the finite rows: "
-                    "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]"
-                ),
-            )
+            nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
+            raise NonFiniteFirstBatch(what=what_words(what), name=desc.name, nan=nan, inf=inf)
     outputs = dict(output_shapes)
     for name, arr in zip(label_names, batch.label):
         layer = label_inputs.get(name)
@@ -131,40 +138,10 @@ def check_values(
 def _check_classes(values, classes: int, layer, what: str) -> None:
     if layer.ignore_label is not None:  # SoftmaxOutput(use_ignore=True) skips these rows
         values = values[values != layer.ignore_label]
+    facts = dict(what=what_words(what), op=layer.op, layer=layer.layer, last=classes - 1)
     fractional = values[values != np.round(values)]
     if fractional.size:
-        raise InputError(
-            say(
-                "The first {what} batch has the label {label}, which is not a class number: "
-                "{op} '{layer}' expects whole numbers 0...{last}. MXNet would cut it to an "
-                "integer without a word.",
-                what=what_words(what),
-                label=f"{fractional[0]:g}",
-                op=layer.op,
-                layer=layer.layer,
-                last=classes - 1,
-            ),
-            fix=say(
-                "for classes, y = y.astype(int) after checking how they were coded; to predict "
-                "a quantity, end the network with LinearRegressionOutput"
-            ),
-        )
+        raise FractionalFirstLabel(label=f"{fractional[0]:g}", **facts)
     wrong = values[(values < 0) | (values >= classes)]
     if wrong.size:
-        raise InputError(
-            say(
-                "The first {what} batch has the label {label}, but {op} '{layer}' has "
-                "{classes} classes, numbered 0..{last}; MXNet would not complain, and every "
-                "number it gave would be wrong.",
-                what=what_words(what),
-                label=f"{wrong[0]:g}",
-                op=layer.op,
-                layer=layer.layer,
-                classes=classes,
-                last=classes - 1,
-            ),
-            fix=say(
-                "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), "
-                "or widen the last layer: FullyConnected(..., num_hidden=K) for K classes"
-            ),
-        )
+        raise FirstLabelOutsideClasses(label=f"{wrong[0]:g}", classes=classes, **facts)

@@ -8,9 +8,151 @@ import numpy as np
 
 from .. import network
 from .._compat import mx
-from ..errors import InputError, LifecycleError
+from ..errors import N_, InputError, LifecycleError
 from ..language import say
 from .arguments import shapes_text
+
+
+class AlreadyBound(LifecycleError):
+    says = N_(
+        "mod.bind(): the module is already bound, for data {bound_data} {bound_mode}; this call "
+        "asks for data {asked_data} {asked_mode}. MXNet would silently keep the old binding."
+    )
+    fix_says = N_(
+        "mod.bind(..., force_rebind=True) or mod.fit(..., force_rebind=True)  (parameters are kept "
+        "when their shapes still fit)"
+    )
+
+
+class InputGradsNeedTraining(InputError):
+    says = N_(
+        "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a module bound "
+        "for training."
+    )
+    fix_code = "mod.bind(..., for_training=True, inputs_need_grad=True)"
+
+
+class NoLabelShapes(InputError):
+    """The fix, the bind call with label_shapes, is the caller's (``fix=``)."""
+
+    says = N_(
+        "mod.bind(for_training=True) without label_shapes: the network's {expects}, and without "
+        "labels it would train against zeros."
+    )
+
+
+class DataNamesDiffer(InputError):
+    says = N_("mod.bind(): the data is named {given}, but the module reads {names} ({inputs}).")
+    fix_says = N_("name the iterator's data after the network's input: {call}")
+
+
+class LabelNamesDiffer(InputError):
+    says = N_("mod.bind(): the labels are named {given}, but {expects}.")
+    fix_says = N_("name the iterator's label after the network's: {call}")
+
+
+class LabelNamesDifferFromModule(LabelNamesDiffer):
+    """The network has no loss layer to describe: the module's label names are named."""
+
+    says = N_("mod.bind(): the labels are named {given}, but {names}.")
+
+
+class LabelsOneColumnTooMany(InputError):
+    says = N_(
+        "{called}: labels shaped {got}, one column too many; {who} expects '{name}' shaped {want}."
+    )
+    fix_says = N_("flatten the labels before making the iterator: y = y.ravel()")
+
+
+class OneHotLabels(InputError):
+    # SoftmaxOutput would take them as class probabilities, and 'acc' would then compare two
+    # argmaxes of the same kind: about 0.96 for an untrained model
+    says = N_(
+        "{called}: labels shaped {got}: one-hot rows ({width} numbers per example); {who} expects "
+        "'{name}' shaped {want}."
+    )
+    fix_says = N_("turn one-hot rows into class numbers: y = y.argmax(axis=1)")
+
+
+class LabelShapeDiffers(InputError):
+    says = N_("{called}: labels shaped {got}; {who} expects '{name}' shaped {want}.")
+    fix_says = N_("give one label per example, shaped like the batch: (batch_size,)")
+
+
+class SharedModuleNotReady(LifecycleError):
+    says = N_("mod.bind(shared_module=...) needs a Module that is bound and has parameters.")
+    fix_says = N_(
+        "shared.bind(...); shared.init_params(); then mod.bind(..., shared_module=shared)"
+    )
+
+
+class InputDoesNotFit(InputError):
+    says = N_("{called}: input '{name}' shaped {shape} does not fit the parameters.")
+    fix_says = N_(
+        "feed data with the columns the model was built for; a different input needs a new module: "
+        "mod = mxlearn.Module(net, ...)"
+    )
+
+
+class InputShapeChanged(InputDoesNotFit):
+    says = N_("{called}: input '{name}' shaped {shape} does not fit the parameters made for {old}.")
+
+
+class FeaturesDifferFromBinding(InputDoesNotFit):
+    says = N_(
+        "{called}: input has {features} features; the module was bound for {bound} ('{name}' is "
+        "{have}; these inputs would need {needed})."
+    )
+
+
+class FeaturesDifferFromParams(InputDoesNotFit):
+    says = N_(
+        "{called}: input has {features} features; the parameters were made for {made} ('{name}' is "
+        "{have}; these inputs would need {needed})."
+    )
+
+
+class ParamsFromOtherLayers(InputError):
+    says = N_(
+        "{called}: the parameters do not fit this network's layers ({shown}): they come from a "
+        "network with other layer sizes than this symbol."
+    )
+    fix_says = N_(
+        "load the symbol and the parameters saved together (the same prefix and epoch of one "
+        "training run), or build the network with the sizes the parameters have"
+    )
+
+
+class ParamsMissing(InputError):
+    says = N_(
+        "The loaded parameters lack {missing}, which this network needs: those layers would start "
+        "as zeros. The parameter file belongs to another network than the symbol it was loaded "
+        "with."
+    )
+    fix_says = N_(
+        "load the symbol and the parameters saved together (the same prefix and epoch of one "
+        "training run)"
+    )
+
+
+class MissingLeftAsZeros(InputError):
+    says = N_(
+        "mod.set_params(allow_missing=True) would leave {missing} as they are, and this module's "
+        "parameters were never initialized: they would stay zeros."
+    )
+    fix_code = (
+        "mod.init_params(initializer=mx.init.Xavier(), arg_params=arg_params, "
+        "aux_params=aux_params, allow_missing=True, force_init=True)"
+    )
+
+
+class ParamsDoNotMatch(InputError):
+    says = N_("{called}: the given parameters do not match this network: {problems}.")
+    fix_says = N_(
+        "load parameters saved from the same network (same layers and input width); to fill the "
+        "missing ones from an initializer: mod.init_params(initializer=mx.init.Xavier(), "
+        "arg_params=arg_params, aux_params=aux_params, allow_missing=True, force_init=True)"
+    )
 
 
 @dataclass(frozen=True)
@@ -44,45 +186,20 @@ def check_same_binding(now: Binding, asked: Binding, state: str) -> None:
     """A second bind without force_rebind: MXNet would silently keep the old binding."""
     if now.key() == asked.key() and not asked.labels_differ(now):
         return
-    raise LifecycleError(
-        say(
-            "mod.bind(): the module is already bound, for data {bound_data} {bound_mode}; this "
-            "call asks for data {asked_data} {asked_mode}. MXNet would silently keep the old "
-            "binding.",
-            bound_data=shapes_text(now.data),
-            bound_mode=_mode(now.for_training),
-            asked_data=shapes_text(asked.data),
-            asked_mode=_mode(asked.for_training),
-        ),
-        fix=say(
-            "mod.bind(..., force_rebind=True) or mod.fit(..., force_rebind=True)  "
-            "(parameters are kept when their shapes still fit)"
-        ),
-        state=state,
-    )
+    bound = dict(bound_data=shapes_text(now.data), bound_mode=_mode(now.for_training))
+    asked_for = dict(asked_data=shapes_text(asked.data), asked_mode=_mode(asked.for_training))
+    raise AlreadyBound(**bound, **asked_for, state=state)
 
 
 def check_request(asked: Binding) -> None:
     if asked.inputs_need_grad and not asked.for_training:
-        raise InputError(
-            say(
-                "mod.bind(inputs_need_grad=True, for_training=False): input gradients need a "
-                "module bound for training."
-            ),
-            fix="mod.bind(..., for_training=True, inputs_need_grad=True)",
-        )
+        raise InputGradsNeedTraining()
 
 
 def check_labels_given(asked: Binding, label_names, label_inputs: dict, fix: str) -> None:
     if asked.for_training and asked.label is None and label_names:
-        raise InputError(
-            say(
-                "mod.bind(for_training=True) without label_shapes: the network's {expects}, "
-                "and without labels it would train against zeros.",
-                expects="; ".join(li.describe() for li in label_inputs.values()),
-            ),
-            fix=fix,
-        )
+        expects = "; ".join(li.describe() for li in label_inputs.values())
+        raise NoLabelShapes(expects=expects, fix=fix)
 
 
 def check_input_names(
@@ -97,36 +214,15 @@ def check_input_names(
     )
     given = [d.name for d in data_descs]
     if sorted(given) != sorted(data_names):
-        raise InputError(
-            say(
-                "mod.bind(): the data is named {given}, but the module reads {names} ({inputs}).",
-                given=given,
-                names=list(data_names),
-                inputs=network.describe_inputs(symbol),
-            ),
-            fix=say("name the iterator's data after the network's input: {call}", call=iter_fix),
-        )
+        inputs = network.describe_inputs(symbol)
+        raise DataNamesDiffer(given=given, names=list(data_names), inputs=inputs, call=iter_fix)
     if label_descs is None or not label_names:
         return
     given = [d.name for d in label_descs]
     if sorted(given) != sorted(label_names):
         expects = "; ".join(li.describe() for li in label_inputs.values())
-        if expects:
-            problem = say(
-                "mod.bind(): the labels are named {given}, but {expects}.",
-                given=given,
-                expects=expects,
-            )
-        else:
-            problem = say(
-                "mod.bind(): the labels are named {given}, but {names}.",
-                given=given,
-                names=list(label_names),
-            )
-        raise InputError(
-            problem,
-            fix=say("name the iterator's label after the network's: {call}", call=iter_fix),
-        )
+        refused = LabelNamesDiffer if expects else LabelNamesDifferFromModule
+        raise refused(given=given, expects=expects, names=list(label_names), call=iter_fix)
 
 
 def check_label_shapes(
@@ -143,28 +239,10 @@ def check_label_shapes(
         who = f"{layer.op} '{layer.layer}'" if layer else say("the network")
         facts = dict(called=called, got=got, who=who, name=desc.name, want=want)
         if got == want + (1,):
-            fix = say("flatten the labels before making the iterator: y = y.ravel()")
-            problem = say(
-                "{called}: labels shaped {got}, one column too many; {who} expects '{name}' "
-                "shaped {want}.",
-                **facts,
-            )
-        elif len(got) == 2 and got[0] == want[0] and len(want) == 1:
-            # SoftmaxOutput would take them as class probabilities, and 'acc' would then
-            # compare two argmaxes of the same kind: about 0.96 for an untrained model
-            fix = say("turn one-hot rows into class numbers: y = y.argmax(axis=1)")
-            problem = say(
-                "{called}: labels shaped {got}: one-hot rows ({width} numbers per example); "
-                "{who} expects '{name}' shaped {want}.",
-                width=got[1],
-                **facts,
-            )
-        else:
-            fix = say("give one label per example, shaped like the batch: (batch_size,)")
-            problem = say(
-                "{called}: labels shaped {got}; {who} expects '{name}' shaped {want}.", **facts
-            )
-        raise InputError(problem, fix=fix)
+            raise LabelsOneColumnTooMany(**facts)
+        if len(got) == 2 and got[0] == want[0] and len(want) == 1:
+            raise OneHotLabels(width=got[1], **facts)
+        raise LabelShapeDiffers(**facts)
 
 
 def check_shared_module(shared_module) -> None:
@@ -173,46 +251,22 @@ def check_shared_module(shared_module) -> None:
         and shared_module.binded
         and shared_module.params_initialized
     ):
-        raise LifecycleError(
-            say("mod.bind(shared_module=...) needs a Module that is bound and has parameters."),
-            fix=say(
-                "shared.bind(...); shared.init_params(); then mod.bind(..., shared_module=shared)"
-            ),
-        )
+        raise SharedModuleNotReady()
 
 
-def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong: list) -> str:
-    """Why parameters made for other inputs do not fit ``desc``, the first new input."""
+def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong: list):
+    """Why parameters made for other inputs do not fit ``desc``, the first new input: the
+    kind, and its fields."""
     if len(desc.shape) == 2 and needed is not None:
         w = wrong[0]
         facts = dict(called=called, features=desc.shape[1], name=w, have=have[w], needed=needed[w])
-        if old:
-            return say(
-                "{called}: input has {features} features; the module was bound for {bound} "
-                "('{name}' is {have}; these inputs would need {needed}).",
-                bound=int(np.prod(old[1:])),  # a layer sees an image's values in one row
-                **facts,
-            )
-        return say(
-            "{called}: input has {features} features; the parameters were made for {made} "
-            "('{name}' is {have}; these inputs would need {needed}).",
-            made=have[w][-1],
-            **facts,
-        )
+        if old:  # a layer sees an image's values in one row
+            return FeaturesDifferFromBinding, dict(bound=int(np.prod(old[1:])), **facts)
+        return FeaturesDifferFromParams, dict(made=have[w][-1], **facts)
+    facts = dict(called=called, name=desc.name, shape=tuple(desc.shape))
     if old is not None:
-        return say(
-            "{called}: input '{name}' shaped {shape} does not fit the parameters made for {old}.",
-            called=called,
-            name=desc.name,
-            shape=tuple(desc.shape),
-            old=tuple(old),
-        )
-    return say(
-        "{called}: input '{name}' shaped {shape} does not fit the parameters.",
-        called=called,
-        name=desc.name,
-        shape=tuple(desc.shape),
-    )
+        return InputShapeChanged, dict(old=tuple(old), **facts)
+    return InputDoesNotFit, facts
 
 
 def check_params_fit(
@@ -239,27 +293,9 @@ def check_params_fit(
             )
             for n in resized
         )
-        raise InputError(
-            say(
-                "{called}: the parameters do not fit this network's layers ({shown}): they come "
-                "from a network with other layer sizes than this symbol.",
-                called=called,
-                shown=shown,
-            ),
-            fix=say(
-                "load the symbol and the parameters saved together (the same prefix and epoch "
-                "of one training run), or build the network with the sizes the parameters have"
-            ),
-            state=state,
-        )
-    raise InputError(
-        _unfit_input(called, desc, old, have, needed, wrong),
-        fix=say(
-            "feed data with the columns the model was built for; a different input needs "
-            "a new module: mod = mxlearn.Module(net, ...)"
-        ),
-        state=state,
-    )
+        raise ParamsFromOtherLayers(called=called, shown=shown, state=state)
+    refused, facts = _unfit_input(called, desc, old, have, needed, wrong)
+    raise refused(**facts, state=state)
 
 
 def check_complete_params(arg_params, aux_params, param_names, aux_names) -> None:
@@ -268,18 +304,7 @@ def check_complete_params(arg_params, aux_params, param_names, aux_names) -> Non
     missing = [n for n in param_names if n not in arg_params]
     missing += [n for n in aux_names if n not in (aux_params or {})]
     if missing:
-        raise InputError(
-            say(
-                "The loaded parameters lack {missing}, which this network needs: those layers "
-                "would start as zeros. The parameter file belongs to another network than the "
-                "symbol it was loaded with.",
-                missing=missing,
-            ),
-            fix=say(
-                "load the symbol and the parameters saved together (the same prefix and epoch "
-                "of one training run)"
-            ),
-        )
+        raise ParamsMissing(missing=missing)
 
 
 def refuse_missing_left_as_zeros(arg_params, aux_params, own_args: dict) -> None:
@@ -287,15 +312,7 @@ def refuse_missing_left_as_zeros(arg_params, aux_params, own_args: dict) -> None
     parameters were never initialized, that is zeros."""
     missing = sorted(set(own_args) - set(arg_params))
     if missing:
-        raise InputError(
-            say(
-                "mod.set_params(allow_missing=True) would leave {missing} as they are, and this "
-                "module's parameters were never initialized: they would stay zeros.",
-                missing=missing,
-            ),
-            fix="mod.init_params(initializer=mx.init.Xavier(), arg_params=arg_params, "
-            "aux_params=aux_params, allow_missing=True, force_init=True)",
-        )
+        raise MissingLeftAsZeros(missing=missing)
 
 
 def _missing(auxiliary: bool, name: str, shape: tuple) -> str:
@@ -336,17 +353,5 @@ def check_given_params(
         # show that the values come from another network
         if extra:
             problems.append(say("not in this network: {extra}", extra=", ".join(extra)))
-        raise InputError(
-            say(
-                "{called}: the given parameters do not match this network: {problems}.",
-                called=called,
-                problems=say("; ").join(problems),
-            ),
-            fix=say(
-                "load parameters saved from the same network (same layers and input width); "
-                "to fill the missing ones from an initializer: mod.init_params("
-                "initializer=mx.init.Xavier(), arg_params=arg_params, aux_params=aux_params, "
-                "allow_missing=True, force_init=True)"
-            ),
-            state=state,
-        )
+        said = say("; ").join(problems)
+        raise ParamsDoNotMatch(called=called, problems=said, state=state)

@@ -17,12 +17,59 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compat import mx
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
 
 # |x| beyond this: x * x overflows float32 (3.4e38)
 ABSURD_MAGNITUDE = 1.8e19
 _checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+
+
+class NonFiniteData(InputError):
+    """NaN, infinite or absurdly large values in the data (also the kind of the first-batch and
+    per-batch checks, which say it in their words)."""
+
+    says = N_(
+        "The {what} data '{name}' holds {nan} NaN, {inf} infinite and {huge} absurdly large (past "
+        "1.8e19) values, in {where}. One is enough to turn the results (and, in training, every "
+        "weight) into NaN; mxlearn checks every row before it trains or scores."
+    )
+    fix_says = N_(
+        "clean the data before making the iterator, e.g. keep the finite rows: ok = "
+        "np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]"
+    )
+
+
+class NonFiniteLabels(NonFiniteData):
+    says = N_(
+        "The {what} labels '{name}' hold {nan} NaN, {inf} infinite and {huge} absurdly large (past "
+        "1.8e19) values, in {where}. One is enough to turn the results (and, in training, every "
+        "weight) into NaN; mxlearn checks every row before it trains or scores."
+    )
+
+
+class FractionalLabels(InputError):
+    says = N_(
+        "The {what} labels '{name}' of {layer} ({classes} classes) are not all class numbers, "
+        "which are whole (MXNet would cut them to integers without a word): {where}, e.g. the "
+        "label {label}."
+    )
+    fix_says = N_(
+        "for classes, y = y.astype(int) after checking how they were coded; to predict a quantity, "
+        "end the network with LinearRegressionOutput"
+    )
+
+
+class LabelsOutsideClasses(InputError):
+    says = N_(
+        "The {what} labels '{name}' of {layer} ({classes} classes) lie outside the classes "
+        "0..{last} (MXNet would not complain, and every number it gave would be wrong): {where}, "
+        "e.g. the label {label}."
+    )
+    fix_says = N_(
+        "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), or widen "
+        "the last layer: FullyConnected(..., num_hidden=K) for K classes"
+    )
 
 
 @dataclass(frozen=True)
@@ -133,29 +180,8 @@ def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="d
             huge=int((huge & ~inf).sum()),
             where=_where(int(rows.sum()), len(flat), shuffled, int(np.argmax(rows))),
         )
-        if kind == "labels":
-            problem = say(
-                "The {what} labels '{name}' hold {nan} NaN, {inf} infinite and {huge} absurdly "
-                "large (past 1.8e19) values, in {where}. One is enough to turn the results "
-                "(and, in training, every weight) into NaN; mxlearn checks every row before it "
-                "trains or scores.",
-                **facts,
-            )
-        else:
-            problem = say(
-                "The {what} data '{name}' holds {nan} NaN, {inf} infinite and {huge} absurdly "
-                "large (past 1.8e19) values, in {where}. One is enough to turn the results "
-                "(and, in training, every weight) into NaN; mxlearn checks every row before it "
-                "trains or scores.",
-                **facts,
-            )
-        raise InputError(
-            problem,
-            fix=say(
-                "clean the data before making the iterator, e.g. keep the finite rows: "
-                "ok = np.isfinite(X).all(axis=1); X, y = X[ok], y[ok]"
-            ),
-        )
+        refused = NonFiniteLabels if kind == "labels" else NonFiniteData
+        raise refused(**facts)
     return float(np.abs(flat).max()) if flat.size else 0.0
 
 
@@ -182,32 +208,9 @@ def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool)
         )
 
     if fractional.any():
-        raise InputError(
-            say(
-                "The {what} labels '{name}' of {layer} ({classes} classes) are not all class "
-                "numbers, which are whole (MXNet would cut them to integers without a word): "
-                "{where}, e.g. the label {label}.",
-                **facts(fractional),
-            ),
-            fix=say(
-                "for classes, y = y.astype(int) after checking how they were coded; to predict "
-                "a quantity, end the network with LinearRegressionOutput"
-            ),
-        )
+        raise FractionalLabels(**facts(fractional))
     if outside.any():
-        raise InputError(
-            say(
-                "The {what} labels '{name}' of {layer} ({classes} classes) lie outside the "
-                "classes 0..{last} (MXNet would not complain, and every number it gave would be "
-                "wrong): {where}, e.g. the label {label}.",
-                last=rule.classes - 1,
-                **facts(outside),
-            ),
-            fix=say(
-                "labels must be whole class numbers from 0 (e.g. y = y - 1 if they start at 1), "
-                "or widen the last layer: FullyConnected(..., num_hidden=K) for K classes"
-            ),
-        )
+        raise LabelsOutsideClasses(last=rule.classes - 1, **facts(outside))
 
 
 def check_source(iterator, what: str, rules: dict[str, LabelRule]) -> DataFacts | None:

@@ -2,38 +2,129 @@
 
 from __future__ import annotations
 
-from .._compat import mx
+from typing import TYPE_CHECKING
+
 from ..checkpoint import files
-from ..errors import ArgumentTypeError, InputError
+from ..errors import N_, ArgumentTypeError, InputError
 from ..language import say
 from .arguments import as_list
-from .lifecycle import ITER_FIX
 from .optimizer_settings import settings_dict
 
+if TYPE_CHECKING:  # the request is the fit loop's: named here for its type only
+    from ..training.request import FitRequest
 
-def continue_from(state, request: dict, params_initialized: bool) -> None:
+
+class BeginEpochDiffers(InputError):
+    says = N_(
+        "mod.fit(begin_epoch={begin_epoch}) but checkpoint {epoch} of '{prefix}' has {epoch} "
+        "epochs done, so training goes on with epoch {epoch}."
+    )
+    fix_says = N_("leave begin_epoch out (or begin_epoch={epoch})")
+
+
+class OptimizerSettingsUnknown(InputError):
+    says = N_(
+        "The checkpoint's optimizer state is for '{kind}', made from an optimizer object whose "
+        "settings could not be saved, so fit cannot make it again by itself."
+    )
+    fix_says = N_(
+        "pass it again: mod.fit(..., optimizer='{kind}', optimizer_params={{'learning_rate': "
+        "...}}) with the settings you trained with"
+    )
+
+
+class OtherOptimizerKind(InputError):
+    says = N_(
+        "The checkpoint's optimizer state is for '{kind}', and this fit asks for '{asked}': the "
+        "state of one does not fit the other."
+    )
+    fix_says = N_(
+        "resume with optimizer='{kind}' (or leave the optimizer out of fit), or train the new "
+        "optimizer from fresh weights"
+    )
+
+
+class NoNumEpoch(InputError):
+    says = N_(
+        "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from 0, so "
+        "num_epoch=5 trains epochs 0..4)."
+    )
+    fix_code = "mod.fit(train_iter, num_epoch=5)"
+
+
+class NothingToTrain(InputError):
+    says = N_(
+        "mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: num_epoch "
+        "is the epoch to stop before, not how many epochs to add."
+    )
+    fix_says = N_(
+        "to train 3 more epochs: mod.fit(..., begin_epoch={begin_epoch}, num_epoch={stop})"
+    )
+
+
+class NotACallback(ArgumentTypeError):
+    says = N_(
+        "mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what}. A plain function "
+        "goes to MXNet's batch_end_callback or epoch_end_callback."
+    )
+    fix_says = N_(
+        "class MyCallback(mxlearn.Callback): def on_epoch_done(self, run, epoch): ...; then "
+        "mod.fit(..., callbacks=[MyCallback()])"
+    )
+
+
+class CallbackClass(NotACallback):
+    says = N_(
+        "mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what} (the class itself, "
+        "not an object of it). A plain function goes to MXNet's batch_end_callback or "
+        "epoch_end_callback."
+    )
+
+
+class EmptyTrainData(InputError):
+    says = N_(
+        "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer rows than "
+        "one batch, with last_batch_handle='discard'?)."
+    )
+    fix_says = N_("give it at least batch_size rows, or a smaller batch_size")
+
+
+class TrainDataNotReset(InputError):
+    says = N_(
+        "mod.fit(): train_data gave no batch at the start of an epoch: it had already been run to "
+        "its end (e.g. by a manual training loop) and not reset, and MXNet's fit does not reset it "
+        "before the first epoch. It has been reset now."
+    )
+    fix_code = "train_iter.reset(); mod.fit(train_iter, ...)"
+
+
+class ParamsWouldBeIgnored(InputError):
+    says = N_(
+        "mod.fit(arg_params=...): this module's parameters are set already (by init_params, "
+        "set_params, Module.load or an earlier fit), and MXNet would ignore the ones given here "
+        "and train the module's own."
+    )
+    fix_says = N_(
+        "mod.fit(..., arg_params=..., force_init=True) to train from the given ones, or leave "
+        "arg_params out to go on from the module's own"
+    )
+
+
+def continue_from(state, request: FitRequest, params_initialized: bool) -> None:
     """Complete fit's arguments (``request``, by name) for continuing a ResumeState: its
     begin_epoch, parameters and optimizer. The optimizer's state waits for init_optimizer."""
-    if request["begin_epoch"] not in (0, state.epoch):
-        raise InputError(
-            say(
-                "mod.fit(begin_epoch={begin_epoch}) but checkpoint {epoch} of '{prefix}' has "
-                "{epoch} epochs done, so training goes on with epoch {epoch}.",
-                begin_epoch=request["begin_epoch"],
-                epoch=state.epoch,
-                prefix=state.prefix,
-            ),
-            fix=say("leave begin_epoch out (or begin_epoch={epoch})", epoch=state.epoch),
-        )
-    request["begin_epoch"] = state.epoch
-    if request["arg_params"] is None and not params_initialized:
-        request["arg_params"], request["aux_params"] = state.arg_params, state.aux_params
+    if request.begin_epoch not in (0, state.epoch):
+        begin_epoch, epoch, prefix = request.begin_epoch, state.epoch, state.prefix
+        raise BeginEpochDiffers(begin_epoch=begin_epoch, epoch=epoch, prefix=prefix)
+    request.begin_epoch = state.epoch
+    if request.arg_params is None and not params_initialized:
+        request.arg_params, request.aux_params = state.arg_params, state.aux_params
     saved = state.optimizer or {}
     settings = saved.get("settings")
-    optimizer, params = request["optimizer"], settings_dict(request["optimizer_params"])
+    optimizer, params = request.optimizer, settings_dict(request.optimizer_params)
     defaults = optimizer == "sgd" and params == {"learning_rate": 0.01}  # fit's own
     if defaults and settings:
-        request["optimizer"], request["optimizer_params"] = (
+        request.optimizer, request.optimizer_params = (
             settings["optimizer"],
             settings["params"],
         )
@@ -46,7 +137,7 @@ def continue_from(state, request: dict, params_initialized: bool) -> None:
         )
     elif settings and not defaults:
         _note_other_settings(settings, optimizer, params, state.epoch)
-    _check_same_optimizer_kind(saved, request["optimizer"], defaults and not settings)
+    _check_same_optimizer_kind(saved, request.optimizer, defaults and not settings)
 
 
 def _note_other_settings(settings: dict, optimizer, params: dict, epoch: int) -> None:
@@ -79,72 +170,19 @@ def _check_same_optimizer_kind(saved: dict, optimizer, settings_unknown: bool) -
     if kind is None or asked.lower() == kind:
         return
     if settings_unknown:
-        raise InputError(
-            say(
-                "The checkpoint's optimizer state is for '{kind}', made from an optimizer object "
-                "whose settings could not be saved, so fit cannot make it again by itself.",
-                kind=kind,
-            ),
-            fix=say(
-                "pass it again: mod.fit(..., optimizer='{kind}', optimizer_params="
-                "{{'learning_rate': ...}}) with the settings you trained with",
-                kind=kind,
-            ),
-        )
-    raise InputError(
-        say(
-            "The checkpoint's optimizer state is for '{kind}', and this fit asks for "
-            "'{asked}': the state of one does not fit the other.",
-            kind=kind,
-            asked=asked.lower(),
-        ),
-        fix=say(
-            "resume with optimizer='{kind}' (or leave the optimizer out of fit), or train "
-            "the new optimizer from fresh weights",
-            kind=kind,
-        ),
-    )
+        raise OptimizerSettingsUnknown(kind=kind)
+    raise OtherOptimizerKind(kind=kind, asked=asked.lower())
 
 
 def require_num_epoch(num_epoch) -> None:
     if num_epoch is None:
-        raise InputError(
-            say(
-                "mod.fit() needs num_epoch: the epoch number to stop before (epochs count from "
-                "0, so num_epoch=5 trains epochs 0..4)."
-            ),
-            fix="mod.fit(train_iter, num_epoch=5)",
-        )
+        raise NoNumEpoch()
 
 
 def check_epoch_range(begin_epoch: int, num_epoch: int) -> None:
     if begin_epoch >= num_epoch:
-        raise InputError(
-            say(
-                "mod.fit(begin_epoch={begin_epoch}, num_epoch={num_epoch}) would train nothing: "
-                "num_epoch is the epoch to stop before, not how many epochs to add.",
-                begin_epoch=begin_epoch,
-                num_epoch=num_epoch,
-            ),
-            fix=say(
-                "to train 3 more epochs: mod.fit(..., begin_epoch={begin_epoch}, num_epoch={stop})",
-                begin_epoch=begin_epoch,
-                stop=begin_epoch + 3,
-            ),
-        )
-
-
-def check_iterators(train_data, eval_data) -> None:
-    for argument, data in (("train_data", train_data), ("eval_data", eval_data)):
-        if data is not None and not isinstance(data, mx.io.DataIter):
-            raise ArgumentTypeError(
-                say(
-                    "mod.fit({argument}=...) takes a data iterator; got {kind}.",
-                    argument=argument,
-                    kind=type(data).__name__,
-                ),
-                fix=ITER_FIX,
-            )
+        stop = begin_epoch + 3
+        raise NothingToTrain(begin_epoch=begin_epoch, num_epoch=num_epoch, stop=stop)
 
 
 def check_callbacks(callbacks, callback_class) -> list:
@@ -155,25 +193,8 @@ def check_callbacks(callbacks, callback_class) -> list:
     for item in given:
         if not isinstance(item, callback_class):
             if isinstance(item, type):
-                problem = say(
-                    "mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what} (the "
-                    "class itself, not an object of it). A plain function goes to MXNet's "
-                    "batch_end_callback or epoch_end_callback.",
-                    what=item.__name__,
-                )
-            else:
-                problem = say(
-                    "mod.fit(callbacks=[...]) takes mxlearn.Callback objects; got {what}. A plain "
-                    "function goes to MXNet's batch_end_callback or epoch_end_callback.",
-                    what=type(item).__name__,
-                )
-            raise ArgumentTypeError(
-                problem,
-                fix=say(
-                    "class MyCallback(mxlearn.Callback): def on_epoch_done(self, run, epoch): "
-                    "...; then mod.fit(..., callbacks=[MyCallback()])"
-                ),
-            )
+                raise CallbackClass(what=item.__name__)
+            raise NotACallback(what=type(item).__name__)
     return given
 
 
@@ -183,24 +204,9 @@ def no_batch_error(train_data, state: str) -> InputError:
     try:
         next(iter(train_data))
     except StopIteration:
-        return InputError(
-            say(
-                "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer "
-                "rows than one batch, with last_batch_handle='discard'?)."
-            ),
-            fix=say("give it at least batch_size rows, or a smaller batch_size"),
-            state=state,
-        )
+        return EmptyTrainData(state=state)
     train_data.reset()
-    return InputError(
-        say(
-            "mod.fit(): train_data gave no batch at the start of an epoch: it had already been "
-            "run to its end (e.g. by a manual training loop) and not reset, and MXNet's fit does "
-            "not reset it before the first epoch. It has been reset now."
-        ),
-        fix="train_iter.reset(); mod.fit(train_iter, ...)",
-        state=state,
-    )
+    return TrainDataNotReset(state=state)
 
 
 def _checkpoint_callback_prefix(callback) -> str | None:
@@ -261,14 +267,4 @@ def refuse_ignored_params(arg_params, force_init: bool, params_initialized: bool
     the ones handed in."""
     if arg_params is None or force_init or not params_initialized:
         return
-    raise InputError(
-        say(
-            "mod.fit(arg_params=...): this module's parameters are set already (by init_params, "
-            "set_params, Module.load or an earlier fit), and MXNet would ignore the ones given "
-            "here and train the module's own."
-        ),
-        fix=say(
-            "mod.fit(..., arg_params=..., force_init=True) to train from the given ones, or "
-            "leave arg_params out to go on from the module's own"
-        ),
-    )
+    raise ParamsWouldBeIgnored()

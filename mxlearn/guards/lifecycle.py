@@ -13,7 +13,7 @@ import contextlib
 import enum
 from dataclasses import dataclass
 
-from ..errors import LifecycleError
+from ..errors import N_, LifecycleError
 from ..language import say
 
 # The calls a student makes next: written once, used by errors and the summary alike.
@@ -22,6 +22,121 @@ INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
 OPTIMIZER_CALL = "mod.init_optimizer(optimizer='sgd', optimizer_params=(('learning_rate', 0.1),))"
 TRAIN_STEP = "mod.forward(batch, is_train=True); mod.backward(); mod.update()"
 ITER_FIX = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32, shuffle=True)"
+
+
+class LoadedNotBound(LifecycleError):
+    says = N_(
+        "{called} was called on a module whose parameters are loaded but which is not bound yet: "
+        "bind allocates the memory for the input shapes."
+    )
+    fix_says = N_(
+        "{bind_call} to train on, or mod.bind(data_shapes=val_iter.provide_data, "
+        "for_training=False) to predict (the loaded parameters are kept either way)"
+    )
+
+
+class NotBound(LifecycleError):
+    says = N_(
+        "{called} was called before the module was bound: bind allocates the memory for the input "
+        "shapes."
+    )
+    fix_code = BIND_CALL
+
+
+class ParamsNotInitialized(LifecycleError):
+    says = N_("{called} needs the parameters, and they are not initialized yet.")
+    fix_code = INIT_CALL
+
+
+class BoundForPrediction(LifecycleError):
+    says = N_(
+        "{called}: the module is bound for prediction only (for_training=False), so it keeps no "
+        "gradients and cannot train."
+    )
+    fix_says = N_(
+        "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label, "
+        "for_training=True, force_rebind=True)  (the parameters are kept)"
+    )
+
+
+class NoOptimizer(LifecycleError):
+    says = N_(
+        "{called} needs an optimizer to turn gradients into new weights, and none is installed."
+    )
+    fix_code = OPTIMIZER_CALL
+
+
+class NoParamsYet(LifecycleError):
+    says = N_("{called} was called before the parameters exist.")
+    fix_code = "{steps}"
+
+
+class NoTrainingForward(LifecycleError):
+    says = N_(
+        "mod.backward() needs a training forward pass first, and there has been none since the "
+        "last update (MXNet would compute gradients from stale or uninitialised values and corrupt "
+        "the weights)."
+    )
+    fix_code = TRAIN_STEP
+
+
+class NoGradients(LifecycleError):
+    says = N_(
+        "mod.update() needs gradients from mod.backward() since the last update (otherwise the "
+        "previous gradients would be applied again)."
+    )
+    fix_code = TRAIN_STEP
+
+
+class NestedFit(LifecycleError):
+    says = N_(
+        "mod.fit() was called while this module's fit is running (from one of its callbacks): the "
+        "two runs would train the same weights in turn and each replace the other's history."
+    )
+    fix_says = N_(
+        "raise mxlearn.StopTraining in the callback to end the running fit, then call mod.fit(...) "
+        "again after it"
+    )
+
+
+class NoOptimizerToLend(LifecycleError):
+    says = N_("mod.borrow_optimizer(shared_module): the shared module has no optimizer to lend.")
+    fix_says = N_("shared_module.{optimizer_call}; then mod.borrow_optimizer(shared_module)")
+
+
+class NoInputGrads(LifecycleError):
+    says = N_("{called}: the module keeps no gradients for its inputs.")
+    fix_code = "mod.bind(..., inputs_need_grad=True, force_rebind=True)"
+
+
+class NoOptimizerInstalled(LifecycleError):
+    """Saving or loading optimizer state without an optimizer; each call's kind says why."""
+
+    fix_code = OPTIMIZER_CALL
+
+
+class NotBoundFor(LifecycleError):
+    """init_params or set_params before bind; each call's kind says why, after the call's name
+    (its template is the rest of the sentence)."""
+
+    fix_code = BIND_CALL
+
+    @classmethod
+    def render_problem(cls, fields: dict) -> str:
+        return f"{fields['called']} {super().render_problem(fields)}"
+
+
+class NothingToSave(LifecycleError):
+    says = N_("{called} saves the parameters, and there are none yet.")
+    fix_code = "{steps}"
+
+
+class NoOptimizerStateToSave(LifecycleError):
+    says = N_(
+        "{called}(save_optimizer_states=True): no optimizer is installed, so there is no optimizer "
+        "state to save."
+    )
+    fix_says = N_("{optimizer_call}, or save_optimizer_states=False")
 
 
 def _next_call(stage_name: str) -> str:
@@ -149,81 +264,36 @@ def state_text(mod) -> str:
 def require_bound(mod, called: str) -> None:
     if mod.binded:
         return
-    if mod.params_initialized:
-        raise LifecycleError(
-            say(
-                "{called} was called on a module whose parameters are loaded but which is not "
-                "bound yet: bind allocates the memory for the input shapes.",
-                called=called,
-            ),
-            fix=say(
-                "{bind_call} to train on, or mod.bind(data_shapes=val_iter.provide_data, "
-                "for_training=False) to predict (the loaded parameters are kept either way)",
-                bind_call=BIND_CALL,
-            ),
-            state=state_text(mod),
-        )
-    raise LifecycleError(
-        say(
-            "{called} was called before the module was bound: bind allocates the memory for "
-            "the input shapes.",
-            called=called,
-        ),
-        fix=BIND_CALL,
-        state=state_text(mod),
-    )
+    kind = LoadedNotBound if mod.params_initialized else NotBound
+    raise kind(called=called, bind_call=BIND_CALL, state=state_text(mod))
 
 
 def require_params(mod, called: str) -> None:
     require_bound(mod, called)
     if not mod.params_initialized:
-        raise LifecycleError(
-            say("{called} needs the parameters, and they are not initialized yet.", called=called),
-            fix=INIT_CALL,
-            state=state_text(mod),
-        )
+        raise ParamsNotInitialized(called=called, state=state_text(mod))
 
 
 def require_training(mod, called: str) -> None:
     if not mod.for_training:
-        raise LifecycleError(
-            say(
-                "{called}: the module is bound for prediction only (for_training=False), so it "
-                "keeps no gradients and cannot train.",
-                called=called,
-            ),
-            fix=say(
-                "mod.bind(data_shapes=train_iter.provide_data, "
-                "label_shapes=train_iter.provide_label, for_training=True, force_rebind=True)  "
-                "(the parameters are kept)"
-            ),
-            state=state_text(mod),
-        )
+        raise BoundForPrediction(called=called, state=state_text(mod))
 
 
 def require_optimizer(mod, called: str) -> None:
     require_params(mod, called)
     require_training(mod, called)
     if not mod.optimizer_initialized:
-        raise LifecycleError(
-            say(
-                "{called} needs an optimizer to turn gradients into new weights, and none is "
-                "installed.",
-                called=called,
-            ),
-            fix=OPTIMIZER_CALL,
-            state=state_text(mod),
-        )
+        raise NoOptimizer(called=called, state=state_text(mod))
+
+
+def _steps_to_params(mod) -> str:
+    return INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}"
 
 
 def require_initialized_params(mod, called: str) -> None:
     """Parameters must exist (a loaded module has them without being bound)."""
     if not mod.params_initialized:
-        raise LifecycleError(
-            say("{called} was called before the parameters exist.", called=called),
-            fix=f"{BIND_CALL}; {INIT_CALL}" if not mod.binded else INIT_CALL,
-            state=state_text(mod),
-        )
+        raise NoParamsYet(called=called, steps=_steps_to_params(mod), state=state_text(mod))
 
 
 # ---------------------------------------------------------------- the batch cycle
@@ -233,15 +303,7 @@ def require_training_forward(mod, step: Step) -> None:
         return
     require_params(mod, "mod.backward()")
     require_training(mod, "mod.backward()")
-    raise LifecycleError(
-        say(
-            "mod.backward() needs a training forward pass first, and there has been none "
-            "since the last update (MXNet would compute gradients from stale or "
-            "uninitialised values and corrupt the weights)."
-        ),
-        fix=TRAIN_STEP,
-        state=state_text(mod),
-    )
+    raise NoTrainingForward(state=state_text(mod))
 
 
 def require_gradients(mod, gradients_pending: bool) -> None:
@@ -249,88 +311,52 @@ def require_gradients(mod, gradients_pending: bool) -> None:
     if not mod.optimizer_initialized:
         require_optimizer(mod, "mod.update()")
     if not gradients_pending:
-        raise LifecycleError(
-            say(
-                "mod.update() needs gradients from mod.backward() since the last update "
-                "(otherwise the previous gradients would be applied again)."
-            ),
-            fix=TRAIN_STEP,
-            state=state_text(mod),
-        )
+        raise NoGradients(state=state_text(mod))
 
 
 def refuse_nested_fit(mod, lifecycle: Lifecycle) -> None:
     if lifecycle.call == "fit":
-        raise LifecycleError(
-            say(
-                "mod.fit() was called while this module's fit is running (from one of its "
-                "callbacks): the two runs would train the same weights in turn and each "
-                "replace the other's history."
-            ),
-            fix=say(
-                "raise mxlearn.StopTraining in the callback to end the running fit, then call "
-                "mod.fit(...) again after it"
-            ),
-            state=state_text(mod),
-        )
+        raise NestedFit(state=state_text(mod))
 
 
 def require_lender(shared_module) -> None:
     """borrow_optimizer takes the optimizer of a module that has one."""
     if not getattr(shared_module, "optimizer_initialized", False):
-        raise LifecycleError(
-            say("mod.borrow_optimizer(shared_module): the shared module has no optimizer to lend."),
-            fix=say(
-                "shared_module.{optimizer_call}; then mod.borrow_optimizer(shared_module)",
-                optimizer_call=OPTIMIZER_CALL.removeprefix("mod."),
-            ),
-        )
+        raise NoOptimizerToLend(optimizer_call=OPTIMIZER_CALL.removeprefix("mod."))
 
 
-def require_outputs(mod, step: Step, problem: str, fix: str) -> None:
-    """get_outputs and update_metric read the outputs of the last forward pass."""
+def require_outputs(mod, step: Step, kind: type[LifecycleError], fix: str | None = None) -> None:
+    """get_outputs and update_metric read the outputs of the last forward pass (``kind``:
+    the call's, from module/lifecycle_messages.py)."""
     if step is Step.NO_OUTPUTS:
-        raise LifecycleError(problem, fix=fix, state=state_text(mod))
+        raise kind(fix=fix, state=state_text(mod))
 
 
 def require_input_grads(mod, called: str) -> None:
     require_params(mod, called)
     if not mod.inputs_need_grad:
-        raise LifecycleError(
-            say("{called}: the module keeps no gradients for its inputs.", called=called),
-            fix="mod.bind(..., inputs_need_grad=True, force_rebind=True)",
-            state=state_text(mod),
-        )
+        raise NoInputGrads(called=called, state=state_text(mod))
 
 
-def require_installed_optimizer(mod, problem: str) -> None:
-    """Saving or loading optimizer state needs an optimizer (``problem`` says why)."""
-    if not mod.optimizer_initialized:
-        raise LifecycleError(problem, fix=OPTIMIZER_CALL, state=state_text(mod))
+def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled] | str) -> None:
+    """Saving or loading optimizer state needs an optimizer: ``kind`` says why (or, from a
+    caller not yet naming its kind, the problem already said)."""
+    if mod.optimizer_initialized:
+        return
+    if isinstance(kind, str):
+        raise NoOptimizerInstalled(kind, state=state_text(mod))
+    raise kind(state=state_text(mod))
 
 
-def require_bound_for(mod, called: str, why: str, fix: str) -> None:
+def require_bound_for(mod, called: str, kind: type[NotBoundFor], fix: str | None = None) -> None:
     """init_params and set_params write into the memory bind allocates."""
     if not mod.binded:
-        raise LifecycleError(f"{called} {why}", fix=fix, state=state_text(mod))  # why: said
+        raise kind(called=called, bind_call=BIND_CALL, fix=fix, state=state_text(mod))
 
 
 def require_params_to_save(mod, called: str, save_optimizer_states: bool) -> None:
     if not mod.params_initialized:
-        raise LifecycleError(
-            say("{called} saves the parameters, and there are none yet.", called=called),
-            fix=INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}",
-            state=state_text(mod),
-        )
+        raise NothingToSave(called=called, steps=_steps_to_params(mod), state=state_text(mod))
     if save_optimizer_states and not mod.optimizer_initialized:
-        raise LifecycleError(
-            say(
-                "{called}(save_optimizer_states=True): no optimizer is installed, so there is "
-                "no optimizer state to save.",
-                called=called,
-            ),
-            fix=say(
-                "{optimizer_call}, or save_optimizer_states=False", optimizer_call=OPTIMIZER_CALL
-            ),
-            state=state_text(mod),
-        )
+        state = state_text(mod)
+        raise NoOptimizerStateToSave(called=called, optimizer_call=OPTIMIZER_CALL, state=state)

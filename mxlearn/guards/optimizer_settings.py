@@ -12,8 +12,58 @@ import warnings
 from dataclasses import dataclass
 
 from .._compat import mx
-from ..errors import ArgumentTypeError, InputError, LifecycleError, TrainingWarning, did_you_mean
+from ..errors import (
+    N_,
+    ArgumentTypeError,
+    InputError,
+    LifecycleError,
+    TrainingWarning,
+    did_you_mean,
+)
 from ..language import say
+
+
+class NotSettings(ArgumentTypeError):
+    says = N_(
+        "optimizer_params={params!r} is neither a dict nor a sequence of (name, value) pairs."
+    )
+    fix_says = N_("optimizer_params={{'learning_rate': 0.1}}  (or (('learning_rate', 0.1),))")
+
+
+class OptimizerClass(ArgumentTypeError):
+    says = N_("{called}: optimizer={name} is the optimizer class, not an optimizer.")
+    fix_says = N_(
+        "optimizer='{lower}' (a name) or optimizer=mx.optimizer.{name}(learning_rate=0.1) (an "
+        "instance)"
+    )
+
+
+class NotAnOptimizer(ArgumentTypeError):
+    says = N_("{called}: optimizer={optimizer!r} is neither a name nor an mx.optimizer.Optimizer.")
+    fix_code = "optimizer='sgd'"
+
+
+class NoSuchOptimizer(InputError):
+    says = N_("{called}: there is no optimizer named '{optimizer}'. {hint}")
+    fix_says = N_("optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)")
+
+
+class NoSuchSetting(InputError):
+    says = N_("{called}: the optimizer '{optimizer}' has no setting '{name}'. {hint}")
+    fix_code = "{example}"
+
+
+class OptimizerInstalled(LifecycleError):
+    says = N_(
+        "{called}: an optimizer is already installed ({installed}); this call asks for {asked}. "
+        "MXNet would keep the old one and ignore the new settings."
+    )
+    fix_says = N_(
+        "mod.init_optimizer(optimizer=..., optimizer_params=..., force_init=True) replaces it "
+        "(momentum and other optimizer state start afresh); to continue with the installed one, "
+        "pass the same settings"
+    )
+
 
 # Names students bring from other frameworks, mapped to MXNet's.
 _FAMILIAR_NAMES = {
@@ -37,14 +87,7 @@ def settings_dict(optimizer_params) -> dict:
     try:
         return dict(optimizer_params)
     except (TypeError, ValueError):
-        raise ArgumentTypeError(
-            say(
-                "optimizer_params={params!r} is neither a dict nor a sequence of (name, value) "
-                "pairs.",
-                params=optimizer_params,
-            ),
-            fix=say("optimizer_params={{'learning_rate': 0.1}}  (or (('learning_rate', 0.1),))"),
-        ) from None
+        raise NotSettings(params=optimizer_params) from None
 
 
 def _accepted_settings(cls) -> set[str]:
@@ -70,39 +113,13 @@ def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_E
     if isinstance(optimizer, mx.optimizer.Optimizer):
         return
     if isinstance(optimizer, type) and issubclass(optimizer, mx.optimizer.Optimizer):
-        raise ArgumentTypeError(
-            say(
-                "{called}: optimizer={name} is the optimizer class, not an optimizer.",
-                called=called,
-                name=optimizer.__name__,
-            ),
-            fix=say(
-                "optimizer='{lower}' (a name) or optimizer=mx.optimizer.{name}(learning_rate=0.1) "
-                "(an instance)",
-                lower=optimizer.__name__.lower(),
-                name=optimizer.__name__,
-            ),
-        )
+        name = optimizer.__name__
+        raise OptimizerClass(called=called, name=name, lower=name.lower())
     if not isinstance(optimizer, str):
-        raise ArgumentTypeError(
-            say(
-                "{called}: optimizer={optimizer!r} is neither a name nor an mx.optimizer.Optimizer.",
-                called=called,
-                optimizer=optimizer,
-            ),
-            fix="optimizer='sgd'",
-        )
-    registry = mx.optimizer.Optimizer.opt_registry
-    if optimizer.lower() not in registry:
-        raise InputError(
-            say(
-                "{called}: there is no optimizer named '{optimizer}'. {hint}",
-                called=called,
-                optimizer=optimizer,
-                hint=did_you_mean(optimizer, optimizer_names()),
-            ),
-            fix=say("optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)"),
-        )
+        raise NotAnOptimizer(called=called, optimizer=optimizer)
+    if optimizer.lower() not in mx.optimizer.Optimizer.opt_registry:
+        hint = did_you_mean(optimizer, optimizer_names())
+        raise NoSuchOptimizer(called=called, optimizer=optimizer, hint=hint)
     _check_settings(optimizer, optimizer_params, called, example)
 
 
@@ -117,16 +134,8 @@ def _check_settings(optimizer: str, optimizer_params, called: str, example: str)
             if _FAMILIAR_NAMES.get(name) in accepted
             else did_you_mean(name, accepted)
         )
-        raise InputError(
-            say(
-                "{called}: the optimizer '{optimizer}' has no setting '{name}'. {hint}",
-                called=called,
-                optimizer=optimizer,
-                name=name,
-                hint=hint,
-            ),
-            fix=example,
-        )
+        facts = dict(called=called, optimizer=optimizer, name=name, hint=hint)
+        raise NoSuchSetting(**facts, example=example)
 
 
 def optimizer_text(optimizer, optimizer_params) -> str:
@@ -176,21 +185,8 @@ def check_same_optimizer(
 ) -> None:
     if installed is None or installed.key == asked.key:
         return
-    raise LifecycleError(
-        say(
-            "{called}: an optimizer is already installed ({installed}); this call asks for "
-            "{asked}. MXNet would keep the old one and ignore the new settings.",
-            called=called,
-            installed=installed.text,
-            asked=asked.text,
-        ),
-        fix=say(
-            "mod.init_optimizer(optimizer=..., optimizer_params=..., force_init=True) replaces "
-            "it (momentum and other optimizer state start afresh); to continue with the "
-            "installed one, pass the same settings"
-        ),
-        state=state,
-    )
+    facts = dict(called=called, installed=installed.text, asked=asked.text)
+    raise OptimizerInstalled(**facts, state=state)
 
 
 def check_rescale_grad(optimizer, expected: float, why: str) -> None:

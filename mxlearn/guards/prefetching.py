@@ -18,7 +18,7 @@ import threading
 import weakref
 
 from .._compat import mx
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
 
 _died: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()  # thread -> its exception
@@ -42,6 +42,16 @@ threading.excepthook = _record
 
 class PrefetchFailed(InputError):
     """A PrefetchingIter's inner iterator raised; the PrefetchingIter cannot be used again."""
+
+    says = N_(
+        "{called}: the PrefetchingIter's inner iterator raised {cause}. Its reading thread has "
+        "ended, so MXNet would wait for its next batch for ever; the PrefetchingIter cannot be "
+        "used again."
+    )
+    fix_says = N_(
+        "fix the inner iterator (try next(inner_iter) on its own to see the error), then make a "
+        "new mx.io.PrefetchingIter(inner_iter)"
+    )
 
 
 def _threads(iterator) -> dict:
@@ -83,19 +93,7 @@ class PrefetchWatch:
             if error is not None
             else say("an error (its traceback is printed above)")
         )
-        return PrefetchFailed(
-            say(
-                "{called}: the PrefetchingIter's inner iterator raised {cause}. Its reading "
-                "thread has ended, so MXNet would wait for its next batch for ever; the "
-                "PrefetchingIter cannot be used again.",
-                called=self.called,
-                cause=cause,
-            ),
-            fix=say(
-                "fix the inner iterator (try next(inner_iter) on its own to see the error), "
-                "then make a new mx.io.PrefetchingIter(inner_iter)"
-            ),
-        )
+        return PrefetchFailed(called=self.called, cause=cause)
 
     @contextlib.contextmanager
     def watching(self):

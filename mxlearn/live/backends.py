@@ -6,11 +6,18 @@ import importlib.util
 import os
 import sys
 
-from ..errors import InputError, did_you_mean
-from ..language import say
+from ..errors import N_, InputError, did_you_mean
 
 BACKENDS = ("widget", "display", "console")
 ENV_VARIABLE = "MXLEARN_LIVE_BACKEND"
+
+
+class NoSuchBackend(InputError):
+    says = N_("LivePlot(backend={choice!r}): there is no such backend. {suggestion}")
+    fix_says = N_(
+        "backend='widget' (notebook), 'display' (notebook without widgets) or "
+        "'console' (terminal, CI), or leave it out to choose automatically"
+    )
 
 
 def _kernel_shell():
@@ -35,17 +42,7 @@ def choose_backend(requested: str | None = None) -> str:
     choice = requested or os.environ.get(ENV_VARIABLE) or None
     if choice is not None:
         if choice not in BACKENDS:
-            raise InputError(
-                say(
-                    "LivePlot(backend={choice!r}): there is no such backend. {suggestion}",
-                    choice=choice,
-                    suggestion=did_you_mean(choice, BACKENDS),
-                ),
-                fix=say(
-                    "backend='widget' (notebook), 'display' (notebook without widgets) or "
-                    "'console' (terminal, CI), or leave it out to choose automatically"
-                ),
-            )
+            raise NoSuchBackend(choice=choice, suggestion=did_you_mean(choice, BACKENDS))
         return choice
     if _kernel_shell() is None:
         return "console"

@@ -5,7 +5,9 @@ from __future__ import annotations
 import time
 from collections.abc import Callable
 
-from ..errors import ArgumentTypeError, LifecycleError
+from .. import rules
+from ..boundary import public
+from ..errors import N_, ArgumentTypeError, LifecycleError
 from ..language import say
 from ..metrics.deferred import BatchValues, leaf_metrics
 from ..metrics.directions import facts_of
@@ -24,6 +26,19 @@ PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text c
 SHORT_RUN = 1.5
 FIRST_FRAME_BY = 0.75
 FIRST_FRAME_RECHECK = 0.05  # seconds between looks at that prediction while a frame waits
+
+
+class PlotFinished(LifecycleError):
+    says = N_(
+        "{called} after the plot was finished (by live.close() or by the end of the "
+        "fit that drew it): its figure and history are final."
+    )
+    fix_says = N_("live = mxlearn.LivePlot() for a new plot")
+
+
+class NotALivePlot(ArgumentTypeError):
+    says = N_("mod.fit(live={spec!r}): live is True, False or a LivePlot.")
+    fix_says = N_("mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))")
 
 
 class LivePlot(Callback):
@@ -66,6 +81,20 @@ class LivePlot(Callback):
 
     shows_epoch_values = True  # fit leaves out MXNet's per-epoch log lines
 
+    @public(
+        "mxlearn.LivePlot()",
+        backend=rules.text("LivePlot(backend='console')", optional=True),
+        budget=rules.number("LivePlot(budget=0.02)", minimum=0),
+        min_interval=rules.number("LivePlot(min_interval=0.25)", minimum=0),
+        log_scale=rules.flag("LivePlot(log_scale=True)"),
+        smoothing=rules.number("LivePlot(smoothing=0.6)", minimum=0, below=1),
+        epochs=rules.whole(1, "LivePlot(epochs=10)", optional=True),
+        png_path=rules.path("LivePlot(png_path='runs/curves.png')", optional=True),
+        figsize=rules.instance(
+            (tuple, list), N_("a (width, height) pair"), "figsize=(8, 3)", optional=True
+        ),
+        clock=rules.function("clock=time.perf_counter"),
+    )
     def __init__(
         self,
         backend: str | None = None,
@@ -149,14 +178,7 @@ class LivePlot(Callback):
         """A finished plot (live.close(), or the end of the fit that drew it) takes no more
         values: they would be added to a final figure and to that run's history."""
         if self._closed:
-            raise LifecycleError(
-                say(
-                    "{called} after the plot was finished (by live.close() or by the end of the "
-                    "fit that drew it): its figure and history are final.",
-                    called=called,
-                ),
-                fix=say("live = mxlearn.LivePlot() for a new plot"),
-            )
+            raise PlotFinished(called=called)
 
     def _end_manual_epoch(self, draw: bool = True) -> None:
         if self._manual_epoch_values is not None:
@@ -186,12 +208,7 @@ class LivePlot(Callback):
             return cls()
         if isinstance(spec, LivePlot):
             return spec
-        raise ArgumentTypeError(
-            say("mod.fit(live={spec!r}): live is True, False or a LivePlot.", spec=spec),
-            fix=say(
-                "mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))"
-            ),
-        )
+        raise NotALivePlot(spec=spec)
 
     def on_train_begin(self, run: RunContext) -> None:
         if run.recorder is not self.recorder and len(self.history):

@@ -16,8 +16,19 @@ import time
 
 from IPython.display import display
 
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
+
+
+class NotInAKernel(InputError):
+    says = N_(
+        "LivePlot(backend='display') draws into a notebook's output, and this "
+        "Python is not running in a Jupyter kernel."
+    )
+    fix_says = N_(
+        "LivePlot(backend='console') prints the curves' values here (or leave "
+        "backend out: mxlearn then chooses the console outside a notebook)"
+    )
 
 
 class ConsoleRenderer:
@@ -66,16 +77,7 @@ class DisplayRenderer:
     def start(self) -> None:
         self._text = display({"text/plain": say("starting...")}, raw=True, display_id=True)
         if self._text is None:  # IPython shows nothing it could update here
-            raise InputError(
-                say(
-                    "LivePlot(backend='display') draws into a notebook's output, and this "
-                    "Python is not running in a Jupyter kernel."
-                ),
-                fix=say(
-                    "LivePlot(backend='console') prints the curves' values here (or leave "
-                    "backend out: mxlearn then chooses the console outside a notebook)"
-                ),
-            )
+            raise NotInAKernel()
         self._image = display(
             {"text/plain": say("(the plot appears after the first batches)")},
             raw=True,

@@ -7,8 +7,15 @@ import numbers
 import time
 from collections.abc import Callable
 
-from ..errors import InputError
-from ..language import say
+from ..errors import N_, InputError
+
+
+class NotABudget(InputError):
+    says = N_(
+        "LivePlot(budget={budget!r}): budget is the share of training time the plot "
+        "may take, a number in (0, 1]."
+    )
+    fix_code = "LivePlot(budget=0.03)"
 
 
 class Throttle:
@@ -43,14 +50,7 @@ class Throttle:
         clock: Callable[[], float] = time.perf_counter,
     ):
         if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not 0 < budget <= 1:
-            raise InputError(
-                say(
-                    "LivePlot(budget={budget!r}): budget is the share of training time the plot "
-                    "may take, a number in (0, 1].",
-                    budget=budget,
-                ),
-                fix="LivePlot(budget=0.03)",
-            )
+            raise NotABudget(budget=budget)
         self.budget = budget
         self.min_interval = min_interval
         self.clock = clock

@@ -5,9 +5,60 @@ from __future__ import annotations
 import numpy as np
 
 from .._compat import mx
-from ..errors import ArgumentTypeError, InputError, did_you_mean
+from ..boundary import public
+from ..errors import N_, ArgumentTypeError, InputError, did_you_mean
 from ..language import say
 from .deferred import leaf_metrics
+
+
+class NotAMetric(ArgumentTypeError):
+    says = N_(
+        "{called}: eval_metric={spec!r} is neither a metric name nor an mx.metric.EvalMetric."
+    )
+    fix_code = "eval_metric='acc'"
+
+
+class NoSuchMetric(InputError):
+    says = N_("{called}: there is no metric named '{spec}'. {suggestion}")
+    fix_says = N_("eval_metric='acc' (or 'ce', 'mse', 'rmse', 'mae', 'f1', ['acc', 'ce'])")
+
+
+class NotAnAverage(InputError):
+    says = N_("F1(average={average!r}): average is 'macro' or 'micro'.")
+    fix_code = "F1(average='macro')"
+
+
+class TopKIsAccuracy(InputError):
+    says = N_("top_k_accuracy with k={k} is plain accuracy.")
+    fix_code = "eval_metric='acc'"
+
+
+class MetricNotMade(InputError):
+    says = N_("{called}: cannot create the metric {spec!r}: {error}")
+
+
+class RegressionMetricOfClasses(InputError):
+    says = N_(
+        "{called}: '{metric}' measures how far predicted numbers are from target "
+        "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
+        "value would mean nothing (MXNet would report one anyway)."
+    )
+    fix_says = N_("for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')")
+
+
+class ClassMetricOfNumbers(InputError):
+    says = N_(
+        "{called}: '{metric}' counts right and wrong classes, but this network "
+        "predicts numbers (a regression output)."
+    )
+    fix_says = N_("for a regression: eval_metric='mse' (or 'rmse', 'mae')")
+
+
+class TopKCountsAll(InputError):
+    says = N_(
+        "{called}: '{metric}' with {classes} classes counts every prediction as "
+        "right (the true class is always among the top {top_k})."
+    )
 
 
 def metric_names() -> list[str]:
@@ -23,25 +74,10 @@ def check_metric_spec(spec, called: str) -> None:
             check_metric_spec(item, called)
         return
     if not isinstance(spec, str):
-        raise ArgumentTypeError(
-            say(
-                "{called}: eval_metric={spec!r} is neither a metric name nor an "
-                "mx.metric.EvalMetric.",
-                called=called,
-                spec=spec,
-            ),
-            fix="eval_metric='acc'",
-        )
+        raise NotAMetric(called=called, spec=spec)
     if spec.lower() not in metric_names():
-        raise InputError(
-            say(
-                "{called}: there is no metric named '{spec}'. {suggestion}",
-                called=called,
-                spec=spec,
-                suggestion=did_you_mean(spec, metric_names()),
-            ),
-            fix=say("eval_metric='acc' (or 'ce', 'mse', 'rmse', 'mae', 'f1', ['acc', 'ce'])"),
-        )
+        suggestion = did_you_mean(spec, metric_names())
+        raise NoSuchMetric(called=called, spec=spec, suggestion=suggestion)
 
 
 _TOP_K_NAMES = {"top_k_acc", "top_k_accuracy", "topkaccuracy"}
@@ -61,10 +97,7 @@ class F1(mx.metric.EvalMetric):
         self, name: str = "f1", average: str = "macro", output_names=None, label_names=None
     ):
         if average not in ("macro", "micro"):
-            raise InputError(
-                say("F1(average={average!r}): average is 'macro' or 'micro'.", average=average),
-                fix="F1(average='macro')",
-            )
+            raise NotAnAverage(average=average)
         self.average = average
         super().__init__(
             name, output_names=output_names, label_names=label_names, has_global_stats=True
@@ -171,14 +204,13 @@ _WHOLE_SET = {"mse": MSE, "rmse": RMSE, "mae": MAE}
 
 def _top_k(k: int):
     if k < 2:
-        raise InputError(
-            say("top_k_accuracy with k={k} is plain accuracy.", k=k), fix="eval_metric='acc'"
-        )
+        raise TopKIsAccuracy(k=k)
     metric = mx.metric.TopKAccuracy(top_k=k)
     metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
     return metric
 
 
+@public("mxlearn.create_metric()")
 def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
     """Like ``mx.metric.create``, with the seed tutorial's names made to work, case-insensitive:
     ``'top_k_acc'`` (k=5 unless ``top_k=`` is given; named ``top_5_accuracy``), ``'f1'`` for
@@ -212,14 +244,7 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
     try:
         return mx.metric.create(spec, **kwargs)
     except (AssertionError, TypeError, ValueError) as err:
-        raise InputError(
-            say(
-                "{called}: cannot create the metric {spec!r}: {error}",
-                called=called,
-                spec=spec,
-                error=err,
-            )
-        ) from None
+        raise MetricNotMade(called=called, spec=spec, error=err) from None
 
 
 CLASSIFICATION_METRICS = (
@@ -249,37 +274,12 @@ def check_metric_fits(metric, output_kind: str | None, classes: int | None, call
     for leaf in leaf_metrics(metric):
         kind = metric_kind(leaf)
         if output_kind == "classification" and kind == "regression":
-            raise InputError(
-                say(
-                    "{called}: '{metric}' measures how far predicted numbers are from target "
-                    "numbers, but this network's SoftmaxOutput gives class probabilities, so the "
-                    "value would mean nothing (MXNet would report one anyway).",
-                    called=called,
-                    metric=leaf.name,
-                ),
-                fix=say("for a classifier: eval_metric='acc' (or 'ce', 'f1', 'top_k_acc')"),
-            )
+            raise RegressionMetricOfClasses(called=called, metric=leaf.name)
         if output_kind == "regression" and kind == "classification":
-            raise InputError(
-                say(
-                    "{called}: '{metric}' counts right and wrong classes, but this network "
-                    "predicts numbers (a regression output).",
-                    called=called,
-                    metric=leaf.name,
-                ),
-                fix=say("for a regression: eval_metric='mse' (or 'rmse', 'mae')"),
-            )
+            raise ClassMetricOfNumbers(called=called, metric=leaf.name)
         if isinstance(leaf, mx.metric.TopKAccuracy) and classes and leaf.top_k >= classes:
-            raise InputError(
-                say(
-                    "{called}: '{metric}' with {classes} classes counts every prediction as "
-                    "right (the true class is always among the top {top_k}).",
-                    called=called,
-                    metric=leaf.name,
-                    classes=classes,
-                    top_k=leaf.top_k,
-                ),
-                fix=say(
-                    "mx.metric.TopKAccuracy(top_k={top_k}), or 'acc'", top_k=max(2, classes // 2)
-                ),
+            # the fix's top_k is a smaller one than the metric's own
+            fix = say("mx.metric.TopKAccuracy(top_k={top_k}), or 'acc'", top_k=max(2, classes // 2))
+            raise TopKCountsAll(
+                called=called, metric=leaf.name, classes=classes, top_k=leaf.top_k, fix=fix
             )

@@ -19,10 +19,16 @@ import math
 import statistics
 from dataclasses import dataclass
 
-from ..errors import InputError
-from ..language import current_language, say
+from ..errors import N_, InputError
+from ..language import current_language
 from . import findings
 from .findings import Finding
+
+
+class NotAHistory(InputError):
+    says = N_("diagnose() reads a MetricHistory (mod.history after fit); got {kind}.")
+    fix_code = "mod.history.diagnose()"
+
 
 # A validation value has to stay worse than its best for this many epochs: the healthy letters
 # MLP's validation accuracy drops 5 points for a single epoch and recovers (and it is
@@ -126,13 +132,7 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
     """
     findings.check_language(lang)
     if not isinstance(getattr(history, "records", None), list):
-        raise InputError(
-            say(
-                "diagnose() reads a MetricHistory (mod.history after fit); got {kind}.",
-                kind=type(history).__name__,
-            ),
-            fix="mod.history.diagnose()",
-        )
+        raise NotAHistory(kind=type(history).__name__)
     with findings.speaking(lang):
         language = current_language()
         train, validation = curves(history, "train"), curves(history, "validation")

@@ -14,9 +14,66 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compat import mx
-from ..errors import InputError, closest
-from ..language import say
+from ..errors import N_, InputError, closest
 from .catalogue import F1, MAE, MSE, RMSE, create_metric
+
+
+class NotAMetricName(InputError):
+    says = N_("{called}: give a metric's name, such as 'accuracy' or 'acc'; got {kind}.")
+    fix_says = N_(
+        "EarlyStopping('accuracy') or Checkpoint(prefix, best='accuracy'); the metric "
+        "object itself goes to fit(eval_metric=...)"
+    )
+
+
+class NotMeasured(InputError):
+    says = N_("{called}: this run measures no metric '{spec}'; its validation reports {measured}.")
+    fix_says = N_("name one of {measured}")
+
+
+class NotMeasuredNear(NotMeasured):
+    says = N_(
+        "{called}: this run measures no metric '{spec}'; its validation reports "
+        "{measured}. Did you mean '{near}'?"
+    )
+
+
+class DirectionNotTrueOrFalse(InputError):
+    says = N_(
+        "{called}: higher_is_better={stated!r}; say True or False (a string such as "
+        "'False' would count as True)."
+    )
+    fix_says = N_("{maker}(..., higher_is_better=False) for a loss or an error, True for a score")
+
+
+class AgainstKnownDirection(InputError):
+    """higher_is_better given against what is known of an MXNet metric."""
+
+    fix_says = N_("leave higher_is_better out for MXNet's metrics")
+
+
+class AgainstLargerIsBetter(AgainstKnownDirection):
+    says = N_(
+        "{called}: higher_is_better={stated} for '{name}' (class {kind}), for which larger is "
+        "better: the best epoch would be the worst."
+    )
+
+
+class AgainstSmallerIsBetter(AgainstKnownDirection):
+    says = N_(
+        "{called}: higher_is_better={stated} for '{name}' (class {kind}), for which smaller is "
+        "better: the best epoch would be the worst."
+    )
+
+
+class DirectionUnknown(InputError):
+    says = N_(
+        "{called}: '{name}' (class {kind}) is a metric mxlearn does not know, so it cannot "
+        "tell whether a larger value is better, and will not guess."
+    )
+    fix_says = N_(
+        "say it: {maker}(..., higher_is_better=True) for a score, False for a loss or an error"
+    )
 
 
 @dataclass(frozen=True)
@@ -90,17 +147,7 @@ def improves(higher_is_better: bool, value: float, best: float | None, min_delta
 def check_name(spec, called: str) -> None:
     """A metric is named by a string (its name in the run, or the factory's)."""
     if spec is not None and not isinstance(spec, str):
-        raise InputError(
-            say(
-                "{called}: give a metric's name, such as 'accuracy' or 'acc'; got {kind}.",
-                called=called,
-                kind=type(spec).__name__,
-            ),
-            fix=say(
-                "EarlyStopping('accuracy') or Checkpoint(prefix, best='accuracy'); the metric "
-                "object itself goes to fit(eval_metric=...)"
-            ),
-        )
+        raise NotAMetricName(called=called, kind=type(spec).__name__)
 
 
 def resolve_name(spec: str, measured: dict, called: str) -> str:
@@ -125,23 +172,8 @@ def resolve_name(spec: str, measured: dict, called: str) -> str:
         if len(same) == 1:
             return same[0]
     near = closest(spec, measured)
-    if near:
-        problem = say(
-            "{called}: this run measures no metric '{spec}'; its validation reports "
-            "{measured}. Did you mean '{near}'?",
-            called=called,
-            spec=spec,
-            measured=list(measured),
-            near=near[0],
-        )
-    else:
-        problem = say(
-            "{called}: this run measures no metric '{spec}'; its validation reports {measured}.",
-            called=called,
-            spec=spec,
-            measured=list(measured),
-        )
-    raise InputError(problem, fix=say("name one of {measured}", measured=list(measured)))
+    refusal = NotMeasuredNear if near else NotMeasured
+    raise refusal(called=called, spec=spec, measured=list(measured), near=near and near[0])
 
 
 def is_direction(value) -> bool:
@@ -152,42 +184,18 @@ def is_direction(value) -> bool:
 def direction(name: str, metric, stated: bool | None, called: str) -> bool:
     """Whether larger is better for ``metric``: as stated by the user, else as known for
     MXNet's metrics; refused for a custom metric whose user did not say."""
+    maker = called.split("(")[0]
     if stated is not None and not is_direction(stated):
-        raise InputError(
-            say(
-                "{called}: higher_is_better={stated!r}; say True or False (a string such as "
-                "'False' would count as True).",
-                called=called,
-                stated=stated,
-            ),
-            fix=say(
-                "{maker}(..., higher_is_better=False) for a loss or an error, True for a score",
-                maker=called.split("(")[0],
-            ),
-        )
+        raise DirectionNotTrueOrFalse(called=called, stated=stated, maker=maker)
     facts = facts_of(metric)
+    kind = type(metric).__name__
     if stated is not None and facts is not None and bool(stated) != facts.higher_is_better:
-        raise InputError(
-            _contradiction(called, stated, name, type(metric).__name__, facts.higher_is_better),
-            fix=say("leave higher_is_better out for MXNet's metrics"),
-        )
+        against = AgainstLargerIsBetter if facts.higher_is_better else AgainstSmallerIsBetter
+        raise against(called=called, stated=stated, name=name, kind=kind)
     if stated is not None:
         return bool(stated)
     if facts is None:
-        raise InputError(
-            say(
-                "{called}: '{name}' (class {kind}) is a metric mxlearn does not know, so it cannot "
-                "tell whether a larger value is better, and will not guess.",
-                called=called,
-                name=name,
-                kind=type(metric).__name__,
-            ),
-            fix=say(
-                "say it: {maker}(..., higher_is_better=True) for a score, False for a loss or an "
-                "error",
-                maker=called.split("(")[0],
-            ),
-        )
+        raise DirectionUnknown(called=called, name=name, kind=kind, maker=maker)
     return facts.higher_is_better
 
 
@@ -196,24 +204,3 @@ def remember_stated(history, name: str, metric, higher_is_better: bool) -> None:
     history: diagnose and compare can then judge it too."""
     if facts_of(metric) is None:
         history.know(name, MetricFacts(higher_is_better, None))
-
-
-def _contradiction(called: str, stated, name: str, kind: str, higher_is_better: bool) -> str:
-    """higher_is_better given against what is known of an MXNet metric."""
-    if higher_is_better:
-        return say(
-            "{called}: higher_is_better={stated} for '{name}' (class {kind}), for which larger is "
-            "better: the best epoch would be the worst.",
-            called=called,
-            stated=stated,
-            name=name,
-            kind=kind,
-        )
-    return say(
-        "{called}: higher_is_better={stated} for '{name}' (class {kind}), for which smaller is "
-        "better: the best epoch would be the worst.",
-        called=called,
-        stated=stated,
-        name=name,
-        kind=kind,
-    )

@@ -12,11 +12,19 @@ import contextlib
 import math
 from dataclasses import dataclass, field
 
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import current_language, say, sentences, set_language
 
 KINDS = ("overfitting", "learning_rate_too_high", "plateau", "underfitting", "not_learning")
 LANGUAGES = (None, "en", "zh")
+
+
+class NotADiagnosisLanguage(InputError):
+    says = N_(
+        "diagnose(lang={lang!r}): give 'en' (English), 'zh' (Chinese) or None (the "
+        "language mxlearn speaks now)."
+    )
+    fix_code = "mod.history.diagnose(lang='zh')"
 
 
 @dataclass
@@ -43,14 +51,7 @@ class Finding:
 
 def check_language(lang) -> None:
     if lang not in LANGUAGES:
-        raise InputError(
-            say(
-                "diagnose(lang={lang!r}): give 'en' (English), 'zh' (Chinese) or None (the "
-                "language mxlearn speaks now).",
-                lang=lang,
-            ),
-            fix="mod.history.diagnose(lang='zh')",
-        )
+        raise NotADiagnosisLanguage(lang=lang)
 
 
 @contextlib.contextmanager

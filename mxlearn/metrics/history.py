@@ -24,15 +24,36 @@ from dataclasses import asdict
 from typing import NamedTuple
 
 from ..atomic_write import atomic_write_bytes
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
+from ..states import Phase
 from .describing import described, is_range
 from .directions import MetricFacts, facts_of_name
 
-PHASES = ("train", "validation")
+PHASES = tuple(phase.value for phase in Phase)
 KINDS = ("batch", "epoch")
 COLUMNS = ("metric", "phase", "kind", "epoch", "batch", "samples", "time", "value")
 FORMAT = "mxlearn.MetricHistory/1"
+
+
+class NoSuchPhaseOrKind(InputError):
+    says = N_("phase must be one of {phases} and kind one of {kinds}")
+
+
+class NotASavedHistory(InputError):
+    says = N_("not a saved MetricHistory (format {found!r})")
+    fix_says = N_("load a file written by history.save(path) or a checkpoint's manifest")
+
+
+class SavedHistoryUnreadable(InputError):
+    says = N_(
+        "the saved metric history is not readable ({kind}: {error}): its rows or "
+        "events were changed by hand, or cut short."
+    )
+    fix_says = N_(
+        "use the file as history.save wrote it, or another checkpoint: "
+        "mxlearn.checkpoint.latest(prefix)"
+    )
 
 
 class Record(NamedTuple):  # a tuple: cheap to make, one per batch and metric
@@ -98,13 +119,7 @@ class MetricHistory:
         value: float,
     ) -> None:
         if phase not in PHASES or kind not in KINDS:
-            raise ValueError(
-                say(
-                    "phase must be one of {phases} and kind one of {kinds}",
-                    phases=PHASES,
-                    kinds=KINDS,
-                )
-            )
+            raise NoSuchPhaseOrKind(phases=PHASES, kinds=KINDS)
         self.records.append(
             Record(
                 metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
@@ -213,10 +228,7 @@ class MetricHistory:
     def from_dict(cls, data: dict) -> MetricHistory:
         if not isinstance(data, dict) or data.get("format") != FORMAT:
             found = data.get("format") if isinstance(data, dict) else type(data).__name__
-            raise InputError(
-                say("not a saved MetricHistory (format {found!r})", found=found),
-                fix=say("load a file written by history.save(path) or a checkpoint's manifest"),
-            )
+            raise NotASavedHistory(found=found)
         history = cls()
         try:
             for row in data["rows"]:
@@ -227,18 +239,7 @@ class MetricHistory:
             for name, facts in data.get("metrics", {}).items():
                 history.known[name] = _saved_facts(facts)
         except (AttributeError, KeyError, TypeError, ValueError) as err:
-            raise InputError(
-                say(
-                    "the saved metric history is not readable ({kind}: {error}): its rows or "
-                    "events were changed by hand, or cut short.",
-                    kind=type(err).__name__,
-                    error=err,
-                ),
-                fix=say(
-                    "use the file as history.save wrote it, or another checkpoint: "
-                    "mxlearn.checkpoint.latest(prefix)"
-                ),
-            ) from None
+            raise SavedHistoryUnreadable(kind=type(err).__name__, error=err) from None
         history._version = len(history.records) + len(history.events)
         return history
 

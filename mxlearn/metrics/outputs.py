@@ -13,10 +13,55 @@ import weakref
 
 from .. import network
 from .._compat import mx
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..language import say
 from .catalogue import check_metric_fits, metric_kind
 from .deferred import leaf_metrics
+
+
+class OutputNotChosen(InputError):
+    """A metric of a kind that several outputs have, or none: the fix says which to measure."""
+
+    fix_says = N_(
+        "say which: mx.metric.create('{metric}', output_names=['{output}'], "
+        "label_names=['{label}'])"
+    )
+
+
+class SeveralOutputsOfKind(OutputNotChosen):
+    says = N_(
+        "{called}: '{metric}' measures a {kind} output, and this network has several: {outputs}."
+    )
+
+
+class NoOutputOfKind(OutputNotChosen):
+    says = N_(
+        "{called}: '{metric}' measures a {kind} output, and this network has none among "
+        "its outputs: {outputs}."
+    )
+
+
+class NoSuchOutput(InputError):
+    says = N_(
+        "{called}: '{metric}' is given output_names={given}, and the network has no "
+        "output '{name}'; its outputs: {outputs}."
+    )
+    fix_code = "output_names=['{first}']"
+
+
+class OutputOfOtherKind(InputError):
+    says = N_("{called}: '{metric}' measures a {kind} output, and '{name}' is a {op}.")
+    fix_says = N_("point the metric at an output of its kind: {outputs}")
+
+
+class OtherHeadsLabel(InputError):
+    says = N_(
+        "{called}: '{metric}' compares the output '{name}' with the label '{label}', "
+        "but {op} '{layer}' reads the label '{read}': the value would compare one "
+        "head's predictions with another's targets."
+    )
+    fix_says = N_("label_names={own} (or leave label_names out: each output's own label is used)")
+
 
 # Metric objects whose output_names mxlearn set (not their author): a later call on another
 # network chooses again instead of reading names that belong to the first one.
@@ -60,59 +105,20 @@ def _choose_output(leaf, wanted, layers, listed, called) -> None:
         _pointed.add(leaf)
         return
     example = candidates[0] if candidates else layers[0]
+    refusal = SeveralOutputsOfKind if candidates else NoOutputOfKind
     facts = dict(called=called, metric=leaf.name, kind=kind_words(wanted), outputs=listed)
-    if candidates:
-        problem = say(
-            "{called}: '{metric}' measures a {kind} output, and this network has several: "
-            "{outputs}.",
-            **facts,
-        )
-    else:
-        problem = say(
-            "{called}: '{metric}' measures a {kind} output, and this network has none among "
-            "its outputs: {outputs}.",
-            **facts,
-        )
-    raise InputError(
-        problem,
-        fix=say(
-            "say which: mx.metric.create('{metric}', output_names=['{output}'], "
-            "label_names=['{label}'])",
-            metric=leaf.name,
-            output=example.output_name,
-            label=example.name,
-        ),
-    )
+    raise refusal(output=example.output_name, label=example.name, **facts)
 
 
 def _check_given(leaf, wanted, layers, output_names, listed, called) -> None:
     given = [next((lay for lay in layers if lay.output_name == n), None) for n in leaf.output_names]
     for name, layer in zip(leaf.output_names, given):
+        facts = dict(called=called, metric=leaf.name, name=name, outputs=listed)
         if name not in output_names:
-            raise InputError(
-                say(
-                    "{called}: '{metric}' is given output_names={given}, and the network has no "
-                    "output '{name}'; its outputs: {outputs}.",
-                    called=called,
-                    metric=leaf.name,
-                    given=leaf.output_names,
-                    name=name,
-                    outputs=listed,
-                ),
-                fix=f"output_names=['{layers[0].output_name}']",
-            )
+            first = layers[0].output_name
+            raise NoSuchOutput(given=leaf.output_names, first=first, **facts)
         if layer is not None and wanted is not None and layer_kind(layer) != wanted:
-            raise InputError(
-                say(
-                    "{called}: '{metric}' measures a {kind} output, and '{name}' is a {op}.",
-                    called=called,
-                    metric=leaf.name,
-                    kind=kind_words(wanted),
-                    name=name,
-                    op=layer.op,
-                ),
-                fix=say("point the metric at an output of its kind: {outputs}", outputs=listed),
-            )
+            raise OutputOfOtherKind(kind=kind_words(wanted), op=layer.op, **facts)
     if any(layer is None for layer in given):
         return  # an output without a loss layer: only its author knows its labels
     own = [layer.name for layer in given]
@@ -121,24 +127,8 @@ def _check_given(leaf, wanted, layers, output_names, listed, called) -> None:
         return
     for name, layer, label in zip(leaf.output_names, given, leaf.label_names):
         if label != layer.name:
-            raise InputError(
-                say(
-                    "{called}: '{metric}' compares the output '{name}' with the label '{label}', "
-                    "but {op} '{layer}' reads the label '{read}': the value would compare one "
-                    "head's predictions with another's targets.",
-                    called=called,
-                    metric=leaf.name,
-                    name=name,
-                    label=label,
-                    op=layer.op,
-                    layer=layer.layer,
-                    read=layer.name,
-                ),
-                fix=say(
-                    "label_names={own} (or leave label_names out: each output's own label is used)",
-                    own=own,
-                ),
-            )
+            facts = dict(called=called, metric=leaf.name, name=name, label=label, op=layer.op)
+            raise OtherHeadsLabel(layer=layer.layer, read=layer.name, own=own, **facts)
 
 
 def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, called: str) -> None:

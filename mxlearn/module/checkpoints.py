@@ -8,32 +8,35 @@ from __future__ import annotations
 import os
 
 from .._compat import mx
+from ..boundary import public
 from ..checkpoint import files, optimizer_state
 from ..checkpoint.prefixes import check_writable_prefix
 from ..checkpoint.resume_state import load_resume_state
-from ..errors import CheckpointExistsError
+from ..errors import N_, CheckpointExistsError
 from ..guards import binding
 from ..guards import lifecycle as life
 from ..language import say
+from . import parameters as P
+
+
+class CompleteCheckpointExists(CheckpointExistsError):
+    says = N_(
+        "mod.save_checkpoint(): checkpoint {epoch} of '{prefix}' exists already, a "
+        "complete mxlearn checkpoint; new parameters in its place would make it fail "
+        "its own check (its manifest records the old file's SHA-256)."
+    )
+    fix_says = N_("save under another prefix or epoch number")
 
 
 class CheckpointAPI:
     """Mixed into :class:`mxlearn.Module`: saving and loading."""
 
+    @public("mod.save_checkpoint()", **P.CHECKPOINT_FILES)
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         life.require_params_to_save(self, "mod.save_checkpoint()", save_optimizer_states)
         check_writable_prefix(prefix, "mod.save_checkpoint()")
         if os.path.exists(files.manifest_file(prefix, epoch)):
-            raise CheckpointExistsError(
-                say(
-                    "mod.save_checkpoint(): checkpoint {epoch} of '{prefix}' exists already, a "
-                    "complete mxlearn checkpoint; new parameters in its place would make it fail "
-                    "its own check (its manifest records the old file's SHA-256).",
-                    epoch=epoch,
-                    prefix=prefix,
-                ),
-                fix=say("save under another prefix or epoch number"),
-            )
+            raise CompleteCheckpointExists(epoch=epoch, prefix=prefix)
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
     @classmethod

@@ -9,6 +9,7 @@ from __future__ import annotations
 import contextlib
 
 from .._compat import mx
+from ..boundary import public
 from ..checkpoint.policy import Checkpoint
 from ..checkpoint.resume_state import ResumeState, load_resume_state
 from ..guards import arguments, binding, data_values, fit_arguments
@@ -22,6 +23,8 @@ from ..metrics.outputs import check_metric_fits_network
 from ..training.early_stopping import EarlyStopping
 from ..training.loop import run_fit
 from ..training.plan import plan_fit
+from ..training.request import FitRequest
+from . import parameters as P
 
 # fit's documentation: MXNet's 21 parameters keep their meaning; mxlearn's own are these.
 FIT_DOC = """Train the module: MXNet's ``fit``, plus live curves, checkpoints and callbacks.
@@ -106,6 +109,7 @@ class HighLevelAPI:
         )
         return is_array
 
+    @public("mod.predict()", **P.PREDICT)
     def predict(
         self,
         eval_data,
@@ -150,6 +154,7 @@ class HighLevelAPI:
         self.forward(batch, is_train=False)
         return self.get_outputs()[0]
 
+    @public("mod.score()", **P.SCORE)
     def score(
         self,
         eval_data,
@@ -203,6 +208,7 @@ class HighLevelAPI:
         checks.enter_context(self._lifecycle.inside("score", facts is not None, queued, rolls_over))
         return checks, first
 
+    @public("mod.fit()", **P.FIT)
     @_documented(FIT_DOC)
     def fit(
         self,
@@ -238,7 +244,7 @@ class HighLevelAPI:
         arguments.refuse_unknown("mod.fit()", unknown, HighLevelAPI.fit)
         life.refuse_nested_fit(self, self._lifecycle)
         # Every argument by name (checked, completed by a resume, then handed to the loop).
-        request = {k: v for k, v in locals().items() if k not in ("self", "unknown", "__class__")}
+        request = FitRequest.of(locals())
         pending, plan = self._resume, None  # from mxlearn.resume: kept until a batch trains
         try:
             plan = self._plan(request, resume)
@@ -252,17 +258,17 @@ class HighLevelAPI:
                 self._resume, self._pending_optimizer_state = pending, None
             raise
 
-    def _plan(self, request: dict, resume):
+    def _plan(self, request: FitRequest, resume):
         """Check fit's arguments, complete them from a resumed checkpoint, and plan the run."""
         saver, stopper = (
-            Checkpoint.of(request["checkpoint"]),
-            EarlyStopping.of(request["early_stopping"]),
+            Checkpoint.of(request.checkpoint),
+            EarlyStopping.of(request.early_stopping),
         )
         state = self._take_resume_state(resume)
         if state is not None:
             fit_arguments.continue_from(state, request, self.params_initialized)
         self._check_fit_request(request, resumed=state is not None)
-        plan = plan_fit(self, request, LivePlot.of(request["live"]), saver, stopper, state)
+        plan = plan_fit(self, request, LivePlot.of(request.live), saver, stopper, state)
         if state is not None and state.optimizer is not None:  # restored by init_optimizer
             self._pending_optimizer_state = (state.optimizer_arrays, state.optimizer)
         return plan
@@ -289,37 +295,36 @@ class HighLevelAPI:
                 called,
             )
 
-    def _check_fit_request(self, request: dict, resumed: bool) -> None:
+    def _check_fit_request(self, request: FitRequest, resumed: bool) -> None:
         called = "mod.fit()"
-        arguments.check_kvstore(request["kvstore"], called)
+        arguments.check_kvstore(request.kvstore, called)
         if self._auto_bound and not self.for_training:
-            request["force_rebind"] = True  # bound for prediction by predict/score
-        fit_arguments.require_num_epoch(request["num_epoch"])
+            request.force_rebind = True  # bound for prediction by predict/score
+        fit_arguments.require_num_epoch(request.num_epoch)
         if not resumed:
             note = fit_arguments.begin_epoch_note(
-                request["arg_params"], request["begin_epoch"], request["epoch_end_callback"]
+                request.arg_params, request.begin_epoch, request.epoch_end_callback
             )
             if note:
                 print(note)
-        fit_arguments.check_epoch_range(request["begin_epoch"], request["num_epoch"])
+        fit_arguments.check_epoch_range(request.begin_epoch, request.num_epoch)
         if not resumed:
             fit_arguments.refuse_ignored_params(
-                request["arg_params"], request["force_init"], self.params_initialized
+                request.arg_params, request.force_init, self.params_initialized
             )
-        fit_arguments.check_iterators(request["train_data"], request["eval_data"])
-        if request["eval_data"] is not None:
-            self._check_eval_labels(request["eval_data"], "mod.fit(eval_data=...)")
+        if request.eval_data is not None:
+            self._check_eval_labels(request.eval_data, "mod.fit(eval_data=...)")
         self._check_optimizer_request(
-            request["kvstore"], request["optimizer"], request["optimizer_params"], called
+            request.kvstore, request.optimizer, request.optimizer_params, called
         )
-        if request["validation_metric"] is None:
-            request["validation_metric"] = request["eval_metric"]
+        if request.validation_metric is None:
+            request.validation_metric = request.eval_metric
         for key in ("eval_metric", "validation_metric"):
-            request[key] = create_metric(request[key], called)
+            setattr(request, key, create_metric(getattr(request, key), called))
             check_metric_fits_network(
-                request[key],
+                getattr(request, key),
                 self._symbol,
                 self._label_inputs,
-                request["train_data"].provide_data,
+                request.train_data.provide_data,
                 called,
             )

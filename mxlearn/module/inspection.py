@@ -8,10 +8,14 @@ here are the one way mxlearn's callbacks, checks and checkpoints read them.
 from __future__ import annotations
 
 from ..checkpoint.update_keys import UpdateKeys
-from ..errors import UnknownAttributeError, closest, did_you_mean
+from ..errors import N_, UnknownAttributeError, closest, did_you_mean
 from ..guards import lifecycle as life
 from ..language import say
 from .summary import ModuleFacts, summary_html, summary_text
+
+
+class NoSuchAttribute(UnknownAttributeError):
+    says = N_("mxlearn.Module has no attribute '{name}'. {suggestion}")
 
 
 class ModuleInspection:
@@ -142,11 +146,5 @@ class ModuleInspection:
             raise AttributeError(name)
         public = [n for n in dir(self) if not n.startswith("_")]
         near = closest(name, public)
-        raise UnknownAttributeError(
-            say(
-                "mxlearn.Module has no attribute '{name}'. {suggestion}",
-                name=name,
-                suggestion=did_you_mean(name, public),
-            ),
-            fix=f"mod.{near[0]}" if near else say("dir(mod) lists what a module has"),
-        )
+        fix = f"mod.{near[0]}" if near else say("dir(mod) lists what a module has")
+        raise NoSuchAttribute(name=name, suggestion=did_you_mean(name, public), fix=fix)

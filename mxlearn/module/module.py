@@ -14,6 +14,7 @@ import warnings
 
 from .. import network
 from .._compat import mx
+from ..boundary import guard_methods, public
 from ..checkpoint import optimizer_state
 from ..checkpoint.resume_state import ResumeState
 from ..devices import check_context
@@ -27,7 +28,9 @@ from ..guards.optimizer_settings import (
 )
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
+from ..states import WeightsFrom
 from . import lifecycle_messages as words
+from . import parameters as P
 from .checkpoints import CheckpointAPI, resume_checkpoint
 from .high_level import HighLevelAPI
 from .inspection import ModuleInspection
@@ -49,6 +52,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     'created'
     """
 
+    @public("mxlearn.Module()", **P.MODULE)
     def __init__(
         self,
         symbol,
@@ -93,7 +97,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         # where the weights come from: None (none yet), 'initializer', 'given' (set_params,
         # arg_params, a checkpoint) or 'trained' (updated): a fit from weights that are not
         # fresh must not read its first batch as the network before training
-        self.weights_from: str | None = None
+        self.weights_from: WeightsFrom | None = None
 
     # ------------------------------------------------------------------ MXNet's asserts, explained
     # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in words.
@@ -112,6 +116,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         life.require_bound(self, "mod.output_shapes")
         return super().output_shapes
 
+    @public("mod.reshape()", **P.RESHAPE)
     def reshape(self, data_shapes, label_shapes=None):
         life.require_bound(self, "mod.reshape()")
         super().reshape(data_shapes, label_shapes)
@@ -133,10 +138,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().install_monitor(mon)
 
     def save_optimizer_states(self, fname):
-        life.require_installed_optimizer(self, words.no_optimizer_to_save())
+        life.require_installed_optimizer(self, words.NoOptimizerToSave)
         super().save_optimizer_states(fname)
 
     # ------------------------------------------------------------------ bind
+    @public("mod.bind()", **P.BIND)
     def bind(
         self,
         data_shapes,
@@ -211,6 +217,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._lifecycle.restart()  # the memory is gone: nothing computed, nothing checked
 
     # ------------------------------------------------------------------ params
+    @public("mod.init_params()", **P.INIT_PARAMS)
     def init_params(
         self,
         initializer=mx.init.Uniform(0.01),
@@ -227,23 +234,19 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             if self._lifecycle.call == "fit":
                 return None  # fit continues from the weights it has: MXNet's warning is noise
             return super().init_params(*mxnet_args)
-        life.require_bound_for(
-            self, "mod.init_params()", words.init_params_before_bind(), fix=life.BIND_CALL
-        )
+        life.require_bound_for(self, "mod.init_params()", words.InitParamsBeforeBind)
         arguments.check_initializer(initializer)
         if arg_params is not None or aux_params is not None:
             self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
         super().init_params(*mxnet_args)
         given = arg_params is not None or aux_params is not None
-        self.weights_from = "given" if given else "initializer"
+        self.weights_from = WeightsFrom.GIVEN if given else WeightsFrom.INITIALIZER
 
+    @public("mod.set_params()", **P.SET_PARAMS)
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
     ):
-        life.require_bound_for(
-            self, "mod.set_params()", words.set_params_before_bind(), fix=words.set_params_fix()
-        )
-        arguments.check_param_dicts(arg_params)
+        life.require_bound_for(self, "mod.set_params()", words.SetParamsBeforeBind)
         self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
         if allow_missing and not self.params_initialized:
             binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
@@ -251,7 +254,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
         # (MXNet's set_params goes through init_params.) fit puts its own trained weights back
         # each epoch: they stay what they were
-        self.weights_from = before if self._lifecycle.call == "fit" else "given"
+        self.weights_from = before if self._lifecycle.call == "fit" else WeightsFrom.GIVEN
 
     def _check_given(self, arg_params, aux_params, allow_missing, called) -> None:
         binding.check_given_params(
@@ -278,6 +281,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super()._sync_params_from_devices()
 
     # ------------------------------------------------------------------ optimizer
+    @public("mod.init_optimizer()", **P.INIT_OPTIMIZER)
     def init_optimizer(
         self,
         kvstore="local",
@@ -322,6 +326,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         return asked
 
     # ------------------------------------------------------------------ computation
+    @public("mod.forward()", **P.FORWARD)
     def forward(self, data_batch, is_train=None):
         if not (self.binded and self.params_initialized):
             life.require_params(self, "mod.forward()")
@@ -384,8 +389,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             life.require_gradients(self, self._lifecycle.gradients_pending)
         super().update()
         self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.UPDATED, False
-        self.weights_from = "trained"
+        self.weights_from = WeightsFrom.TRAINED
 
+    @public("mod.update_metric()", **P.UPDATE_METRIC)
     def update_metric(self, eval_metric, labels, pre_sliced=False):
         step = self._lifecycle.step
         if step is life.Step.NO_OUTPUTS:
@@ -393,12 +399,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if not isinstance(eval_metric, mx.metric.EvalMetric):
             arguments.refuse_metric_object(eval_metric)
         if step is life.Step.NO_OUTPUTS:
-            life.require_outputs(
-                self,
-                step,
-                words.no_outputs_to_measure(),
-                fix="mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)",
-            )
+            life.require_outputs(self, step, words.NoOutputsToMeasure)
         if labels is None:
             arguments.refuse_missing_labels()
         if self._batch_pad and not pre_sliced:
@@ -414,15 +415,46 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def get_outputs(self, merge_multi_context=True):
         life.require_params(self, "mod.get_outputs()")
-        life.require_outputs(
-            self,
-            self._lifecycle.step,
-            words.no_outputs_to_return(),
-            fix="mod.forward(batch, is_train=False); mod.get_outputs()",
-        )
+        life.require_outputs(self, self._lifecycle.step, words.NoOutputsToReturn)
         return super().get_outputs(merge_multi_context)
 
 
+# Every call a student can make on a module goes through the boundary (mxlearn.boundary).
+MODULE_CALLS = [
+    "__init__",
+    "backward",
+    "bind",
+    "borrow_optimizer",
+    "fit",
+    "forward",
+    "forward_backward",
+    "get_input_grads",
+    "get_outputs",
+    "get_params",
+    "get_states",
+    "init_optimizer",
+    "init_params",
+    "install_monitor",
+    "iter_predict",
+    "load",
+    "load_optimizer_states",
+    "load_params",
+    "predict",
+    "prepare",
+    "reshape",
+    "save_checkpoint",
+    "save_optimizer_states",
+    "save_params",
+    "score",
+    "set_params",
+    "set_states",
+    "update",
+    "update_metric",
+]
+guard_methods(Module, "mod", MODULE_CALLS)
+
+
+@public("mxlearn.resume()")
 def resume(prefix: str, context=None, **module_args) -> Module:
     """A Module ready to continue the newest complete checkpoint under ``prefix``.
 

@@ -25,10 +25,43 @@ from collections import OrderedDict
 from dataclasses import dataclass, field
 
 from .._compat import mx
-from ..errors import InputError
+from ..boundary import guard_methods, public
+from ..errors import N_, InputError
 from ..guards import lifecycle as life
 from ..language import say
+from . import parameters as P
 from .module import Module
+
+
+class UnknownMaxShapeName(InputError):
+    says = N_(
+        "MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
+        "{kind}_names are {names}."
+    )
+    fix_code = "max_{kind}_shapes=[('{first}', (batch, ...))]"
+
+
+class BeyondMaxShape(InputError):
+    """A batch shape the memory bound at the largest shapes cannot hold."""
+
+    fix_code = "MutableModule(..., max_{kind}_shapes=[('{name}', {widest})])"
+
+
+class OtherDimensions(BeyondMaxShape):
+    says = N_(
+        "{called}: '{name}' is shaped {shape}, with {dimensions} dimensions; "
+        "the module was bound for {bound} ({largest})."
+    )
+
+
+class LargerThanMax(BeyondMaxShape):
+    says = N_(
+        "{called}: '{name}' is shaped {shape}: dimension {dimension} "
+        "(counting from 0) is {size}, more than its maximum {limit} (the "
+        "module is bound at "
+        "{largest}, and every other shape shares that memory; a larger one "
+        "could not)."
+    )
 
 
 @dataclass
@@ -72,16 +105,8 @@ def _max_descs(pairs, kind: str, names) -> list:
     descs = _descs(pairs)
     unknown = [d.name for d in descs if d.name not in names]
     if unknown:
-        raise InputError(
-            say(
-                "MutableModule(max_{kind}_shapes=...) names {unknown}, but the module's "
-                "{kind}_names are {names}.",
-                kind=kind,
-                unknown=unknown,
-                names=list(names),
-            ),
-            fix=f"max_{kind}_shapes=[('{names[0] if names else kind}', (batch, ...))]",
-        )
+        first = names[0] if names else kind
+        raise UnknownMaxShapeName(kind=kind, unknown=unknown, names=list(names), first=first)
     return descs
 
 
@@ -120,6 +145,7 @@ class MutableModule(Module):
     '6 shapes in 90 batches; 81 changes of shape: 76 from the cache, 5 rebinds (8 ms), 0 evicted'
     """
 
+    @public("mxlearn.MutableModule()", **P.MUTABLE_MODULE)
     def __init__(
         self,
         symbol,
@@ -151,14 +177,6 @@ class MutableModule(Module):
             group2ctxs=group2ctxs,
             compression_params=compression_params,
         )
-        if cache_size < 1:
-            raise InputError(
-                say(
-                    "MutableModule(cache_size={cache_size}): the cache holds at least one shape.",
-                    cache_size=cache_size,
-                ),
-                fix="MutableModule(..., cache_size=32)",
-            )
         self._max_data_shapes = _max_descs(max_data_shapes, "data", self._data_names)
         self._max_label_shapes = _max_descs(max_label_shapes, "label", self._label_names)
         self._fixed_param_prefix = list(fixed_param_prefix or [])
@@ -231,43 +249,14 @@ class MutableModule(Module):
             if largest is None:
                 continue
             shape = tuple(desc.shape)
-            fix = (
-                f"MutableModule(..., max_{'label' if label_descs and desc in label_descs else 'data'}"
-                f"_shapes=[('{desc.name}', {_widest(shape, largest)})])"
-            )
+            kind = "label" if label_descs and desc in label_descs else "data"
+            facts = dict(called=called, name=desc.name, shape=shape, largest=largest, kind=kind)
+            facts["widest"] = _widest(shape, largest)
             if len(shape) != len(largest):
-                raise InputError(
-                    say(
-                        "{called}: '{name}' is shaped {shape}, with {dimensions} dimensions; "
-                        "the module was bound for {bound} ({largest}).",
-                        called=called,
-                        name=desc.name,
-                        shape=shape,
-                        dimensions=len(shape),
-                        bound=len(largest),
-                        largest=largest,
-                    ),
-                    fix=fix,
-                )
+                raise OtherDimensions(**facts, dimensions=len(shape), bound=len(largest))
             for dim, (size, limit) in enumerate(zip(shape, largest)):
                 if size > limit:
-                    raise InputError(
-                        say(
-                            "{called}: '{name}' is shaped {shape}: dimension {dimension} "
-                            "(counting from 0) is {size}, more than its maximum {limit} (the "
-                            "module is bound at "
-                            "{largest}, and every other shape shares that memory; a larger one "
-                            "could not).",
-                            called=called,
-                            name=desc.name,
-                            shape=shape,
-                            dimension=dim,
-                            size=size,
-                            limit=limit,
-                            largest=largest,
-                        ),
-                        fix=fix,
-                    )
+                    raise LargerThanMax(**facts, dimension=dim, size=size, limit=limit)
 
     # ------------------------------------------------------------------ switching shapes
     def forward(self, data_batch, is_train=None):
@@ -369,3 +358,6 @@ def _widest(shape: tuple, largest: tuple) -> tuple:
     if len(shape) != len(largest):
         return shape
     return tuple(max(a, b) for a, b in zip(shape, largest))
+
+
+guard_methods(MutableModule, "mod", ["bind", "forward", "reshape", "install_monitor"])

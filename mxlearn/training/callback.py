@@ -30,11 +30,17 @@ from __future__ import annotations
 import warnings
 from dataclasses import dataclass, field
 
-from ..errors import ArgumentTypeError, did_you_mean
+from ..errors import N_, ArgumentTypeError, Signal, did_you_mean
 from ..language import say
+from ..states import Outcome
 
 
-class StopTraining(Exception):
+class NotAHook(ArgumentTypeError):
+    says = N_("{method} is not a hook, so fit would never call it. {suggestion}")
+    fix_says = N_("name the method after one of the hooks: {hooks}")
+
+
+class StopTraining(Signal):
     """Raise it inside a fit callback to end training after this epoch; fit catches it.
 
     Its message (``StopTraining('validation accuracy reached 0.8')``) is printed when fit ends
@@ -108,14 +114,8 @@ def check_hook_names(callback: Callback) -> None:
     """A misspelled hook (``on_epoch_ends``) would never be called: refuse it instead."""
     for name in dir(type(callback)):
         if name.startswith("on_") and name not in HOOKS:
-            raise ArgumentTypeError(
-                say(
-                    "{method} is not a hook, so fit would never call it. {suggestion}",
-                    method=f"{type(callback).__name__}.{name}",
-                    suggestion=did_you_mean(name, HOOKS),
-                ),
-                fix=say("name the method after one of the hooks: {hooks}", hooks=", ".join(HOOKS)),
-            )
+            method, suggestion = f"{type(callback).__name__}.{name}", did_you_mean(name, HOOKS)
+            raise NotAHook(method=method, suggestion=suggestion, hooks=", ".join(HOOKS))
 
 
 def _name(method) -> str:
@@ -144,7 +144,7 @@ class RunContext:
     run_seed: int | None = None
     # data_values.DataFacts when every training row was checked before the run (else None)
     data_facts: object = None
-    outcome: str | None = None  # how the run ended, set before on_train_end
+    outcome: Outcome | None = None  # how the run ended, set before on_train_end
     stop_reason: str | None = None  # the first StopTraining's message
     # the run starts from weights fit did not initialise (arg_params, set or trained before)
     given_weights: bool = False
@@ -203,7 +203,7 @@ class CallbackList:
         """For the run's last hooks (interrupt, train end): every callback gets its turn even
         when one fails; the errors are returned in the order they happened."""
         errors = []
-        ended_well = self.run.outcome in ("completed", "stopped")
+        ended_well = self.run.outcome in (Outcome.COMPLETED, Outcome.STOPPED)
         for method in self._overriding[hook]:
             try:
                 method(self.run)

@@ -3,12 +3,27 @@
 
 from __future__ import annotations
 
+from .. import rules
+from ..boundary import public
 from ..checkpoint import files
-from ..errors import InputError, MXLearnError
-from ..guards.arguments import check_count
+from ..errors import N_, InputError, MXLearnError
 from ..language import say, say_drawn
 from ..metrics.directions import check_name, direction, improves, remember_stated, resolve_name
+from ..states import Outcome
 from .callback import Callback, RunContext, StopTraining
+
+
+class NotAPatience(InputError):
+    says = N_("fit(early_stopping={spec!r}): give a patience in epochs or an EarlyStopping.")
+    fix_code = "mod.fit(..., eval_data=val_iter, early_stopping=3)"
+
+
+class NoValidationToJudge(InputError):
+    says = N_(
+        "{called} judges the validation metric, and there is no eval_data (checked "
+        "before the first batch)."
+    )
+    fix_code = "mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)"
 
 
 class EarlyStopping(Callback):
@@ -25,6 +40,12 @@ class EarlyStopping(Callback):
     ...         early_stopping=mxlearn.EarlyStopping('accuracy', patience=3))  # doctest: +SKIP
     """
 
+    @public(
+        "mxlearn.EarlyStopping()",
+        patience=rules.whole(1, "EarlyStopping('accuracy', patience=3)"),
+        min_delta=rules.number("EarlyStopping('accuracy', patience=3, min_delta=0.01)", minimum=0),
+        restore_best=rules.flag("EarlyStopping('accuracy', patience=3, restore_best=True)"),
+    )
     def __init__(
         self,
         metric: str | None = None,
@@ -33,9 +54,6 @@ class EarlyStopping(Callback):
         restore_best: bool = True,
         higher_is_better: bool | None = None,
     ):
-        check_count(
-            patience, "patience", "EarlyStopping()", "EarlyStopping('accuracy', patience=3)"
-        )
         check_name(metric, "EarlyStopping()")
         self.metric, self.patience, self.min_delta = metric, patience, min_delta
         self.restore_best = restore_best
@@ -56,13 +74,7 @@ class EarlyStopping(Callback):
             return spec
         if isinstance(spec, int) and not isinstance(spec, bool):
             return cls(patience=spec)
-        raise InputError(
-            say(
-                "fit(early_stopping={spec!r}): give a patience in epochs or an EarlyStopping.",
-                spec=spec,
-            ),
-            fix="mod.fit(..., eval_data=val_iter, early_stopping=3)",
-        )
+        raise NotAPatience(spec=spec)
 
     def on_train_begin(self, run: RunContext) -> None:
         # Each fit is judged on its own: a reused object forgets the last run's best weights.
@@ -71,14 +83,7 @@ class EarlyStopping(Callback):
         called = f"EarlyStopping('{self.metric}')" if self.metric else "EarlyStopping()"
         measured = run.validation_metrics
         if not measured:
-            raise InputError(
-                say(
-                    "{called} judges the validation metric, and there is no eval_data (checked "
-                    "before the first batch).",
-                    called=called,
-                ),
-                fix="mod.fit(train_iter, eval_data=val_iter, early_stopping=3, ...)",
-            )
+            raise NoValidationToJudge(called=called)
         name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))
         self.is_higher = direction(name, measured[name], self.higher_is_better, called)
         self.judged = name
@@ -118,7 +123,7 @@ class EarlyStopping(Callback):
             raise StopTraining(self.summary(name))
 
     def on_train_end(self, run: RunContext) -> None:
-        if run.outcome == "stopped" and self.stopped and self.best_params is not None:
+        if run.outcome is Outcome.STOPPED and self.stopped and self.best_params is not None:
             run.module.set_params(*self.best_params)
             # in the history too: the run's final values are the best epoch's, not the last's
             run.history.mark(

@@ -15,6 +15,7 @@ from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
 from ..language import say
+from ..states import Outcome
 from .callback import RunContext, StopTraining
 from .epoch_log import visible_epoch_log
 from .plan import FitPlan
@@ -75,26 +76,26 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
             views = views_while_fitting(train_data, plan.mxnet_arguments["eval_data"])
             with plan.prefetch.watching(), views:
                 mxnet_fit(train_data, **plan.mxnet_arguments, **callbacks.slots())
-            run.outcome = "completed"
+            run.outcome = Outcome.COMPLETED
         except StopIteration:
             # MXNet's fit takes the first batch of each epoch with a bare next().
-            run.outcome = "failed"
+            run.outcome = Outcome.FAILED
             raise no_batch_error(train_data, state_text(run.module)) from None
         except StopTraining as stop:  # from a hook, or from MXNet's eval_batch_end_callback
-            run.outcome = "stopped"
+            run.outcome = Outcome.STOPPED
             callbacks.request_stop(str(stop))
             train_data.reset()  # stopped after the epoch, before fit's own reset
             print(run.stop_reason)
         except prefetching.PrefetchFailed:
-            run.outcome = "failed"  # no reset: the PrefetchingIter would wait for ever
+            run.outcome = Outcome.FAILED  # no reset: the PrefetchingIter would wait for ever
             raise
         except KeyboardInterrupt:
-            run.outcome = "interrupted"
+            run.outcome = Outcome.INTERRUPTED
             _reset_after(train_data)  # the next fit starts from a full epoch
             callbacks.dispatch_to_all("on_interrupt")
             raise TrainingInterrupted(interrupt_text(run)) from None
         except BaseException:
-            run.outcome = "failed"
+            run.outcome = Outcome.FAILED
             _reset_after(train_data)  # a corrected fit starts from a full epoch
             raise
         finally:

@@ -9,32 +9,30 @@ unchanged.
 
 from __future__ import annotations
 
-from ..errors import ArgumentTypeError
+from ..errors import N_, ArgumentTypeError
 from ..guards.arguments import as_list
-from ..language import say
 from .callback import Callback, RunContext
 
 
+class CallbackObjectInSlot(ArgumentTypeError):
+    says = N_(
+        "mod.fit({argument}=...) got a {kind}, an mxlearn.Callback: MXNet's {argument} "
+        "takes plain functions."
+    )
+    fix_code = "mod.fit(..., callbacks=[{kind}(...)])"
+
+
+class NotAFunctionInSlot(ArgumentTypeError):
+    says = N_("mod.fit({argument}=...) takes functions; got {kind}.")
+    fix_code = "mod.fit(..., {argument}=mx.callback.Speedometer(batch_size=32))"
+
+
 def _check_function(function, argument: str) -> None:
+    kind = type(function).__name__
     if isinstance(function, Callback):
-        raise ArgumentTypeError(
-            say(
-                "mod.fit({argument}=...) got a {kind}, an mxlearn.Callback: MXNet's {argument} "
-                "takes plain functions.",
-                argument=argument,
-                kind=type(function).__name__,
-            ),
-            fix=f"mod.fit(..., callbacks=[{type(function).__name__}(...)])",
-        )
+        raise CallbackObjectInSlot(argument=argument, kind=kind)
     if not callable(function):
-        raise ArgumentTypeError(
-            say(
-                "mod.fit({argument}=...) takes functions; got {kind}.",
-                argument=argument,
-                kind=type(function).__name__,
-            ),
-            fix=f"mod.fit(..., {argument}=mx.callback.Speedometer(batch_size=32))",
-        )
+        raise NotAFunctionInSlot(argument=argument, kind=kind)
 
 
 class MXNetCallbacks(Callback):

@@ -10,16 +10,16 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from ..errors import InputError
+from ..errors import N_, InputError
 from ..guards import data_values
 from ..guards.arguments import as_list
 from ..guards.batch_values import QueuedValueChecks
 from ..guards.fit_arguments import check_callbacks
 from ..guards.prefetching import PrefetchWatch
-from ..language import say
 from ..metrics.deferred import leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
+from ..states import WeightsFrom
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .checkpointing import CheckpointSaving
 from .data_checks import DataValueChecks, PrefetchChecks
@@ -27,7 +27,29 @@ from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
 from .random_streams import RandomStreams
 from .recording import MetricRecording
+from .request import FitRequest
 from .watchdog import DivergenceWatchdog
+
+
+class MetricNamedTwice(InputError):
+    says = N_(
+        "mod.fit(): two metrics are named {names}: their values would be recorded as one "
+        "curve, and a best epoch or early stopping could not tell them apart."
+    )
+    fix_says = N_("give each its own name, e.g. mx.metric.create('acc', name='{name}_2')")
+
+
+class TwoMeaningsOfOneName(InputError):
+    says = N_(
+        "mod.fit(): training and validation both report '{name}', measured by "
+        "{train_kind} and by {validation_kind}: the history, the plot and diagnose "
+        "would read two different things as one curve."
+    )
+    fix_says = N_(
+        "give the validation metric a name of its own, e.g. "
+        "mx.metric.CustomMetric(feval, name='{name}_2')"
+    )
+
 
 # MXNet's fit parameters after train_data; the three callback slots are the CallbackList's.
 MXNET_ARGUMENTS = (
@@ -80,61 +102,51 @@ def _by_name(metric) -> dict:
     names = [leaf.name for leaf in leaves]
     twice = sorted({n for n in names if names.count(n) > 1})
     if twice:
-        raise InputError(
-            say(
-                "mod.fit(): two metrics are named {names}: their values would be recorded as one "
-                "curve, and a best epoch or early stopping could not tell them apart.",
-                names=twice,
-            ),
-            fix=say(
-                "give each its own name, e.g. mx.metric.create('acc', name='{name}_2')",
-                name=twice[0],
-            ),
-        )
+        raise MetricNamedTwice(names=twice, name=twice[0])
     return dict(zip(names, leaves))
 
 
-def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
-    """The plan of one fit: ``request`` holds fit's checked arguments by name; ``plot``,
+def plan_fit(module, request: FitRequest, plot, saver, stopper, resumed) -> FitPlan:
+    """The plan of one fit: ``request`` holds fit's checked arguments; ``plot``,
     ``saver``, ``stopper`` are the LivePlot, Checkpoint and EarlyStopping (or None);
     ``resumed`` the ResumeState it continues (or None)."""
-    user_callbacks = check_callbacks(request["callbacks"], Callback)
+    user_callbacks = check_callbacks(request.callbacks, Callback)
     for callback in user_callbacks:
         check_hook_names(callback)
-    eval_data = request["eval_data"]
+    eval_data = request.eval_data
     run = _run_context(module, request, plot, resumed)
     recorder = run.recorder
     recording = MetricRecording(
         recorder,
-        request["eval_metric"],
-        request["validation_metric"],
-        request["train_data"],
+        request.eval_metric,
+        request.validation_metric,
+        request.train_data,
     )
-    data_checks = _data_checks(module, request["train_data"], eval_data)
+    data_checks = _data_checks(module, request.train_data, eval_data)
     callbacks: list[Callback] = [recording]
     if plot is not None:
         callbacks.append(plot)
-    prefetch = PrefetchWatch([request["train_data"], eval_data], "mod.fit()")
+    prefetch = PrefetchWatch([request.train_data, eval_data], "mod.fit()")
     if prefetch.threads:
         callbacks.append(PrefetchChecks(prefetch))
     callbacks += [data_checks, DivergenceWatchdog()]  # bad data is named before divergence
     # before checkpoint saving: a fresh run's seed is drawn when its first epoch is done
     callbacks.append(RandomStreams(resumed))
     mxnet_style = MXNetCallbacks(
-        request["batch_end_callback"], request["epoch_end_callback"], request["eval_end_callback"]
+        request.batch_end_callback, request.epoch_end_callback, request.eval_end_callback
     )
     if mxnet_style.functions():
         callbacks.append(mxnet_style)
     if saver is not None:
         callbacks.append(CheckpointSaving(saver))
-    reports = as_list(request["epoch_report_callback"])
+    reports = as_list(request.epoch_report_callback)
     if reports:
         callbacks.append(EpochReporting(reports))
     if stopper is not None:
         callbacks.append(stopper)
     # a LivePlot or EarlyStopping given both as fit's argument and in callbacks= runs once
     callbacks += [c for c in user_callbacks if not any(c is mine for mine in callbacks)]
-    arguments = {name: request[name] for name in MXNET_ARGUMENTS}
+    arguments = {name: getattr(request, name) for name in MXNET_ARGUMENTS}
     arguments["eval_metric"] = recording.train_metric
     arguments["validation_metric"] = recording.validation_metric
     plan = FitPlan(CallbackList(callbacks, run), arguments, data_checks, prefetch)
@@ -142,30 +154,33 @@ def plan_fit(module, request: dict, plot, saver, stopper, resumed) -> FitPlan:
     return plan
 
 
-def _run_context(module, request: dict, plot, resumed) -> RunContext:
+def _run_context(module, request: FitRequest, plot, resumed) -> RunContext:
     # A fresh history per fit (a resumed one continues the checkpoint's), also when the same
     # LivePlot draws several fits: the plot reads the run's recorder.
     recorder = TrainingRecorder(clock=plot.clock) if plot is not None else TrainingRecorder()
     if resumed is not None:
         recorder.history = resumed.history()
-    validating = request["eval_data"] is not None
-    train_metrics = _by_name(request["eval_metric"])
-    validation_metrics = _by_name(request["validation_metric"]) if validating else {}
+    validating = request.eval_data is not None
+    train_metrics = _by_name(request.eval_metric)
+    validation_metrics = _by_name(request.validation_metric) if validating else {}
     _check_one_meaning(train_metrics, validation_metrics)
     return RunContext(
         module,
         recorder,
-        request["begin_epoch"],
-        request["num_epoch"],
+        request.begin_epoch,
+        request.num_epoch,
         has_validation=validating,
-        train_data=request["train_data"],
+        train_data=request.train_data,
         resumed_from=resumed.prefix if resumed is not None else None,
-        initializer=request["initializer"],
-        epoch=request["begin_epoch"],
+        initializer=request.initializer,
+        epoch=request.begin_epoch,
         train_metrics=train_metrics,
         validation_metrics=validation_metrics,
-        given_weights=request["arg_params"] is not None
-        or (module.weights_from in ("given", "trained") and not request["force_init"]),
+        given_weights=request.arg_params is not None
+        or (
+            module.weights_from in (WeightsFrom.GIVEN, WeightsFrom.TRAINED)
+            and not request.force_init
+        ),
     )
 
 
@@ -175,21 +190,8 @@ def _check_one_meaning(train: dict, validation: dict) -> None:
     accuracy for training, a custom error rate named 'accuracy' for validation)."""
     for name in train.keys() & validation.keys():
         if facts_of(train[name]) != facts_of(validation[name]):
-            raise InputError(
-                say(
-                    "mod.fit(): training and validation both report '{name}', measured by "
-                    "{train_kind} and by {validation_kind}: the history, the plot and diagnose "
-                    "would read two different things as one curve.",
-                    name=name,
-                    train_kind=type(train[name]).__name__,
-                    validation_kind=type(validation[name]).__name__,
-                ),
-                fix=say(
-                    "give the validation metric a name of its own, e.g. "
-                    "mx.metric.CustomMetric(feval, name='{name}_2')",
-                    name=name,
-                ),
-            )
+            kinds = type(train[name]).__name__, type(validation[name]).__name__
+            raise TwoMeaningsOfOneName(name=name, train_kind=kinds[0], validation_kind=kinds[1])
 
 
 def _data_checks(module, train_data, eval_data) -> DataValueChecks:

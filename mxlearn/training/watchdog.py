@@ -26,10 +26,31 @@ from dataclasses import dataclass
 import numpy as np
 
 from .._compat import mx
-from ..errors import DivergenceError, NonFiniteError, TrainingWarning
+from ..errors import N_, DivergenceError, NonFiniteError, TrainingWarning
 from ..language import say, sentences
 from . import rate_probe
 from .callback import Callback, RunContext
+
+
+# Each is raised with fix= the advice of _advice(): a rate a probe found, or what to try.
+class WeightsNotFinite(NonFiniteError):
+    says = N_(
+        "Training diverged: by {where} some weights are NaN or infinite, so every "
+        "later update would be meaningless. {cause}"
+    )
+
+
+class LossNotFinite(NonFiniteError):
+    says = N_("Training diverged: at {where} the training loss ({loss_name}) is {loss}. {cause}")
+
+
+class LossDiverging(DivergenceError):
+    says = N_(
+        "Training is diverging: the training loss ({loss_name}) was {start:.3g} at the "
+        "first check and has stayed above {limit:.3g} (the limit) for {patience} checks "
+        "in a row ({streak}). The network is getting worse, not better. {cause} No "
+        "checkpoint was written while the loss was past the limit."
+    )
 
 
 def _has_relu(symbol) -> bool:
@@ -152,32 +173,15 @@ class DivergenceWatchdog(Callback):
         self.checked = True
         if not self._weights_finite():
             cause, fix = self._advice()
-            raise NonFiniteError(
-                say(
-                    "Training diverged: by {where} some weights are NaN or infinite, so every "
-                    "later update would be meaningless. {cause}",
-                    where=_where(epoch, batch),
-                    cause=cause,
-                ),
-                fix=fix,
-            )
+            raise WeightsNotFinite(where=_where(epoch, batch), cause=cause, fix=fix)
         reading = self._read_batch()
         if reading is None:
             return
         loss, predicted = reading
         if not math.isfinite(loss):
             cause, fix = self._advice()
-            raise NonFiniteError(
-                say(
-                    "Training diverged: at {where} the training loss ({loss_name}) is {loss}. "
-                    "{cause}",
-                    where=_where(epoch, batch),
-                    loss_name=self.kind.words(),
-                    loss=loss,
-                    cause=cause,
-                ),
-                fix=fix,
-            )
+            where, loss_name = _where(epoch, batch), self.kind.words()
+            raise LossNotFinite(where=where, loss_name=loss_name, loss=loss, cause=cause, fix=fix)
         self._judge_growth(epoch, batch, loss)
         self._judge_one_class(loss, predicted)
 
@@ -195,20 +199,9 @@ class DivergenceWatchdog(Callback):
             return
         streak = "; ".join(f"{at}: {value:.3g}" for at, value in self.over_limit)
         cause, fix = self._advice()
-        raise DivergenceError(
-            say(
-                "Training is diverging: the training loss ({loss_name}) was {start:.3g} at the "
-                "first check and has stayed above {limit:.3g} (the limit) for {patience} checks "
-                "in a row ({streak}). The network is getting worse, not better. {cause} No "
-                "checkpoint was written while the loss was past the limit.",
-                loss_name=self.kind.words(),
-                start=self.start_loss,
-                limit=self.limit,
-                patience=self.patience,
-                streak=streak,
-                cause=cause,
-            ),
-            fix=fix,
+        facts = dict(start=self.start_loss, limit=self.limit, patience=self.patience)
+        raise LossDiverging(
+            loss_name=self.kind.words(), streak=streak, cause=cause, fix=fix, **facts
         )
 
     def _judge_one_class(self, loss: float, predicted: np.ndarray | None) -> None:

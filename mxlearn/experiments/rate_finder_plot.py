@@ -182,7 +182,7 @@ def draw(finding) -> Figure:
 def show(finding, path: str | None = None, backend: str | None = None) -> str | None:
     """The figure at ``path`` (a PNG, its path printed and returned); without a path, shown
     where the code runs as the other plots are (a PNG under runs/plots/ in a terminal)."""
-    from ..experiments.showing import figure_png, show_figure
+    from .showing import figure_png, show_figure
 
     figure = draw(finding)
     if path is None:

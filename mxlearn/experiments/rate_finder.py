@@ -1,0 +1,421 @@
+"""A learning-rate range test: which rate to train with, measured before training.
+
+One short run from fresh copies of the weights raises the learning rate exponentially, batch
+by batch, from ``start`` to ``stop`` (Leslie Smith's range test, fast.ai's ``lr_find``). The
+loss first barely moves (the rate is too small), then falls, then explodes (the rate is too
+large). The rate where the smoothed loss falls fastest is a good first choice: large enough to
+learn quickly, still well below the rates where training breaks down.
+
+(``training.rate_probe``, after a run diverged, trains one fresh module per candidate rate.)
+lr_find's values are checked by fit's rules where fit has them (the iterator, the optimizer);
+what no rule of one value can say is refused by the kinds below, in lr_find's name.
+
+The loss is the cross-entropy of the network's SoftmaxOutput, computed on the device; the host
+reads the losses every :data:`CHECK_EVERY` batches, the one wait on the device. Stopping at an
+explosion needs that read: reading every batch would make the CPU wait for every step, and
+the up to 9 batches trained past an explosion cost a few milliseconds and are not recorded.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import math
+
+import numpy as np
+
+from .. import network, rules
+from .._compat import mx
+from ..boundary import public
+from ..devices import check_context
+from ..errors import N_, ArgumentTypeError, InputError
+from ..guards import binding, data_values
+from ..guards.optimizer_settings import check_optimizer, settings_dict
+from ..metrics.smoothing import weight_for_lag
+from ..module import Module
+from ..module import parameters as P
+from .rate_finder_plot import SKIP_START, RateFinding, Smoothed, steepest_descent
+
+CALLED = "mxlearn.lr_find()"
+EXAMPLE = "mxlearn.lr_find(mod, train_iter, start=1e-6, stop=10, num_batches=300)"
+# Both the loss and its average trail the rate, and by a number of batches: what matters is
+# how far the rate grew meanwhile. Momentum 0.9 (and Adam's first moment) averages the last
+# ~10 gradients; at 100 batches over 1e-6..10 (14 a decade) that is 0.7 of a decade, and on the
+# scaled letters SGD with momentum gave suggestions of 0.33 to 2, where 3-epoch fits reached
+# 0.05 to 0.8 accuracy (3 seeds of 5 below 0.1). At 300 batches (43 a decade) it gave 0.11 to
+# 0.26, where they reach 0.82 to 0.87; the whole test takes about 0.1 s there.
+NUM_BATCHES = 300
+# fast.ai's beta=0.98 makes the average trail by 49 batches: 3.5 decades at 100 batches, which
+# put the steepest descent near the rates where the raw loss already exploded. By default beta
+# is chosen from the batches per decade so that the average trails by a quarter of a decade,
+# whatever num_batches, start and stop (at the defaults: beta 0.914, about 22 batches averaged).
+LAG_DECADES = 0.25
+CHECK_EVERY = 10  # batches between two reads of the losses from the device
+RULES = dict(
+    mod_or_symbol=rules.instance(
+        (mx.sym.Symbol, mx.mod.BaseModule), N_("a Module or a network (an mx.sym Symbol)"), EXAMPLE
+    ),
+    train_iter=P.FIT["train_data"],
+    start=rules.number("start=1e-6", above=0),
+    stop=rules.number("stop=10", above=0),
+    # fewer batches cannot show where the loss falls and where it explodes
+    num_batches=rules.whole(10, f"num_batches={NUM_BATCHES}"),
+    optimizer=P.TRAINING["optimizer"],
+    optimizer_params=P.TRAINING["optimizer_params"],
+    beta=rules.number("beta=None", minimum=0, below=1, optional=True),
+    plot=rules.flag("plot=False"),
+    seed=rules.whole(0, "seed=0", optional=True),
+)
+
+
+class NoNetworkYet(InputError):
+    says = N_("{called}: this {kind} has no network until it is bound.")
+    fix_says = N_("bind it first, or give lr_find the network: {example}")
+
+
+class NotAClassifier(InputError):
+    says = N_(
+        "{called} supports only classification losses: the network must end with one "
+        "SoftmaxOutput, and this one ends with {found}."
+    )
+    fix_code = "net = mx.sym.SoftmaxOutput(net, name='softmax')"
+
+
+class StartNotBelowStop(InputError):
+    says = N_(
+        "{called}: start={start!r} is not below stop={stop!r}; the rate grows from start to stop."
+    )
+    fix_code = "start=1e-6, stop=10"
+
+
+class SpanBeyondFloats(InputError):
+    says = N_(
+        "{called}: from start={start!r} to stop={stop!r} is more than a computer's numbers can "
+        "span."
+    )
+    fix_code = "start=1e-6, stop=10"
+
+
+class NoLabels(InputError):
+    says = N_(
+        "{called}: train_iter gives no labels, and the loss compares the network's output with "
+        "the labels."
+    )
+    fix_code = P.ITERATOR
+
+
+class FeedsUnknownInputs(InputError):
+    says = N_(
+        "{called}: train_iter feeds {names}, which the network has no input for (it reads: "
+        "{inputs})."
+    )
+    fix_code = "mx.io.NDArrayIter({{{data!r}: X}}, {{{label!r}: y}}, batch_size=64)"
+
+
+class UnfedInputs(InputError):
+    says = N_(
+        "{called}: the network reads {names}, which train_iter does not give (it gives {given})."
+    )
+    fix_says = N_("give every input in the iterator's data: mx.io.NDArrayIter({{...}}, y)")
+
+
+class OptimizerObject(ArgumentTypeError):
+    says = N_(
+        "{called} makes its own optimizer (the given one would be trained on and its rate "
+        "changed); give its name and settings."
+    )
+    fix_code = "optimizer='sgd', optimizer_params={{'momentum': 0.9}}"
+
+
+class SetsTheRate(InputError):
+    says = N_(
+        "{called}: optimizer_params sets {names}, but lr_find sets the learning rate itself, "
+        "from start to stop."
+    )
+    fix_says = N_("leave {names} out of optimizer_params")
+
+
+class GaveNoBatch(InputError):
+    says = N_("{called}: train_iter gave no batch, read from its start.")
+    fix_says = N_(
+        "an iterator that gives at least one batch (an NDArrayIter with "
+        "last_batch_handle='discard' needs batch_size rows or more), e.g. {example}"
+    )
+
+
+class RefusedInTheTrial(InputError):  # the trial's refusal, with its kind, is the __cause__
+    says = N_("{called}: {problem}")
+
+
+@public(CALLED, **RULES)
+def lr_find(
+    mod_or_symbol,
+    train_iter,
+    start: float = 1e-6,
+    stop: float = 10,
+    num_batches: int = NUM_BATCHES,
+    optimizer: str = "sgd",
+    optimizer_params=None,
+    context=None,
+    beta: float | None = None,
+    plot: bool = True,
+    seed: int | None = None,
+) -> RateFinding:
+    """Train fresh copies of the weights for ``num_batches`` batches of ``train_iter`` while
+    the learning rate grows exponentially from ``start`` to ``stop``; stop early when the
+    smoothed loss passes 4 times its lowest value or turns NaN.
+
+    ``mod_or_symbol``: a bound, initialized Module (its weights are copied; the module itself,
+    its weights and its optimizer are left as they were), or a network (an mx.sym Symbol, or
+    a Module not initialized yet: fresh weights from ``mx.init.Xavier()``, drawn from MXNet's
+    generator as ``mxlearn.seed`` left it, or after ``mx.random.seed(seed)`` when ``seed`` is
+    given). Drawing them moves MXNet's generator on (MXNet cannot put it back): call
+    ``mxlearn.seed`` again before a fit that should repeat. Frozen parameters
+    (``fixed_param_names``) stay frozen. The network must end with a SoftmaxOutput.
+    ``context``: where to train, by default the module's devices (a mxlearn.Module), else the CPU.
+
+    ``train_iter`` is left as it was: an NDArrayIter's arrays are read, in their current order,
+    by an iterator of lr_find's own; another iterator is read from its start, again from its
+    start when it ends, and reset when the test is over, and NumPy's random state (which a
+    shuffling reset draws from) is put back, so a seeded fit afterwards shuffles as it would
+    have. ``num_batches``: fewer than about 40 per decade of rate let the loss trail the rate
+    (momentum averages ~10 batches) and the suggestion comes out too large. ``beta``: the
+    smoothing weight of the loss (an exponential moving average, corrected for its start at
+    0); by default chosen so that the average trails the loss by a quarter of a decade of rate.
+    ``plot``: show the figure at the end (see :meth:`RateFinding.plot`).
+    """
+    source = _network_of(mod_or_symbol)
+    params = _refuse(mod_or_symbol, source, train_iter, start, stop, optimizer, optimizer_params)
+    rates = start * (stop / start) ** (np.arange(num_batches) / (num_batches - 1))
+    params["learning_rate"] = float(rates[0])
+    if beta is None:
+        beta = weight_for_lag(LAG_DECADES * (num_batches - 1) / math.log10(stop / start))
+    trial = _fresh_module(mod_or_symbol, source, train_iter, context, seed, optimizer, params)
+    losses, smoothed, exploded = _measure(trial, train_iter, rates, CrossEntropy(source), beta)
+    rates = rates[: len(losses)]
+    diverged = float(rates[-1]) if exploded else None
+    # the first values of the average lean on few losses (its correction for the start at 0
+    # divides their noise by a small number): no slope is read before it spans its own lag
+    skip = max(SKIP_START, math.ceil(beta / (1 - beta)))
+    suggested = steepest_descent(rates, smoothed, skip)
+    finding = RateFinding(rates, losses, smoothed, suggested, diverged)
+    if plot:
+        finding.plot()
+    return finding
+
+
+def _network_of(given):
+    """The symbol to train: the given one, or the module's."""
+    if isinstance(given, mx.sym.Symbol):
+        return given
+    try:
+        return given.symbol
+    except AssertionError:  # a BucketingModule knows its network once bound
+        raise NoNetworkYet(called=CALLED, kind=type(given).__name__, example=EXAMPLE) from None
+
+
+def _refuse(given, symbol, train_iter, start, stop, optimizer, optimizer_params) -> dict:
+    """What the rules, one value each, cannot refuse; the optimizer's settings, which lr_find
+    completes with its rate."""
+    if start >= stop:
+        raise StartNotBelowStop(called=CALLED, start=start, stop=stop)
+    if not math.isfinite(stop / start):  # the rates would overflow to inf
+        raise SpanBeyondFloats(called=CALLED, start=start, stop=stop)
+    graph = json.loads(symbol.tojson())
+    heads = [graph["nodes"][head[0]] for head in graph["heads"]]
+    if len(heads) != 1 or heads[0]["op"] != "SoftmaxOutput":
+        found = ", ".join(
+            f"{n['op']} '{n['name']}'" if n["op"] != "null" else f"'{n['name']}'" for n in heads
+        )
+        raise NotAClassifier(called=CALLED, found=found)
+    if not train_iter.provide_label:
+        raise NoLabels(called=CALLED)
+    if isinstance(optimizer, mx.optimizer.Optimizer):
+        raise OptimizerObject(called=CALLED)
+    # the usual example sets the learning rate, which lr_find sets itself
+    check_optimizer(optimizer, optimizer_params, CALLED, "optimizer_params={'momentum': 0.9}")
+    params = settings_dict(optimizer_params)
+    taken = [repr(name) for name in ("learning_rate", "lr_scheduler") if name in params]
+    if taken:
+        raise SetsTheRate(called=CALLED, names=", ".join(taken))
+    _refuse_inputs(given, symbol, train_iter)
+    return params
+
+
+def _refuse_inputs(given, symbol, train_iter) -> None:
+    """What the trial module's bind and init_params would refuse in their own names: names the
+    iterator feeds that the network lacks, labels of the wrong shape, inputs the iterator does
+    not feed (arguments whose shapes the iterator's do not decide: the weights' follow from the
+    data's), a module's weights made for inputs of another shape; then every row, as fit
+    checks them (NaN, labels out of range), not only the first batch's."""
+    fed = {d.name: tuple(d.shape) for d in (*train_iter.provide_data, *train_iter.provide_label)}
+    labels = {li.name: li for li in network.label_inputs(symbol)}
+    unknown = [name for name in fed if name not in symbol.list_arguments()]
+    if unknown:
+        data = (network.input_names(symbol) or ["data"])[0]
+        label = (list(labels) or ["softmax_label"])[0]
+        names, inputs = ", ".join(map(repr, unknown)), network.describe_inputs(symbol)
+        raise FeedsUnknownInputs(called=CALLED, names=names, inputs=inputs, data=data, label=label)
+    label_names = [d.name for d in train_iter.provide_label]
+    binding.check_label_shapes(
+        symbol, train_iter.provide_data, train_iter.provide_label, label_names, labels, CALLED
+    )
+    with contextlib.suppress(mx.base.MXNetError):  # shapes that do not fit: the trial says so
+        shapes, _, _ = symbol.infer_shape_partial(**fed)
+        unfed = [n for n, s in zip(symbol.list_arguments(), shapes) if not s or 0 in s]
+        if unfed:
+            names, given_names = ", ".join(map(repr, unfed)), ", ".join(map(repr, fed))
+            raise UnfedInputs(called=CALLED, names=names, given=given_names)
+    if isinstance(given, mx.mod.BaseModule) and given.params_initialized:
+        shapes = {name: tuple(a.shape) for name, a in given.get_params()[0].items()}
+        bound = given.data_shapes if given.binded else None
+        binding.check_params_fit(symbol, shapes, train_iter.provide_data, bound, CALLED, None)
+    with _told_as_lr_find():
+        rules_of = data_values.rules_for(symbol, labels, train_iter.provide_data)
+        data_values.check_source(train_iter, "training", rules_of)
+
+
+@contextlib.contextmanager
+def _told_as_lr_find():
+    """The trial module's refusals (of the data: a NaN, a label out of range) name lr_find,
+    the call the student made; a refusal already naming it (its ``called`` field) passes."""
+    try:
+        yield
+    except InputError as error:
+        if error.fields.get("called") == CALLED:
+            raise
+        raise RefusedInTheTrial(called=CALLED, problem=error.problem, fix=error.fix) from error
+
+
+def _measure(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, bool]:
+    """:func:`_train` on ``train_iter``'s batches, the iterator and NumPy's random state left
+    as they were (see :func:`lr_find`)."""
+    own = _own_reader(train_iter)
+    random_state = np.random.get_state()
+    try:
+        with _told_as_lr_find(), np.errstate(all="ignore"):
+            return _train(trial, own or train_iter, rates, loss_of, beta)
+    finally:
+        if own is None:
+            train_iter.reset()
+        np.random.set_state(random_state)
+
+
+def _own_reader(train_iter):
+    """An iterator of lr_find's own over an NDArrayIter's arrays, in their current order
+    (unshuffled: it draws nothing from NumPy), or None for an iterator whose data mxlearn
+    cannot read (it is then read and reset itself). Resetting the student's NDArrayIter would
+    reshuffle its arrays: a fit afterwards would see other batches than without lr_find."""
+    arrays = data_values.source_arrays(train_iter)
+    if arrays is None:
+        return None
+    data, labels = arrays
+    handle = "discard" if getattr(train_iter, "last_batch_handle", "") == "discard" else "pad"
+    return mx.io.NDArrayIter(
+        dict(data), dict(labels), train_iter.batch_size, last_batch_handle=handle
+    )
+
+
+class CrossEntropy:
+    """A batch's mean cross-entropy against its labels, computed on the device from the
+    logits (the SoftmaxOutput's input) as logsumexp - the true class's logit: an NDArray of one
+    value, so that nothing waits for it.
+
+    From the logits, not from the softmax's probabilities: a rate that blows the logits up to
+    differences of hundreds makes the loss hundreds, as it is, where the probabilities would
+    round to 0 and 1 and any clipping would cap the loss near 27 (MXNet's CrossEntropy metric
+    gives 27.6 at most), too little for the smoothed loss to reach 4 times its best: the
+    explosion would go unseen.
+    """
+
+    def __init__(self, softmax_output) -> None:
+        attrs = softmax_output.list_attr()  # the settings given to the SoftmaxOutput
+        flag = {n: attrs.get(n, "False").lower() in ("true", "1") for n in attrs}
+        self.multi_output = flag.get("multi_output", False)
+        self.preserve_shape = flag.get("preserve_shape", False)
+        use_ignore = flag.get("use_ignore", False)
+        self.ignore = float(attrs.get("ignore_label", "-1")) if use_ignore else None
+
+    def __call__(self, logits, label, pad: int):
+        rows = logits.shape[0] - pad  # rows an iterator repeated to fill its last batch
+        if pad:
+            logits, label = logits[:rows], label[:rows]
+        label = label.as_in_context(logits.context)
+        if self.preserve_shape:  # classes on the last axis
+            axis, label = -1, label.reshape(logits.shape[:-1])
+        elif self.multi_output:  # classes on axis 1, a label per position
+            axis, label = 1, label.reshape((rows,) + logits.shape[2:])
+        else:  # one softmax over each row's values
+            axis, logits, label = 1, logits.reshape((rows, -1)), label.reshape((rows,))
+        losses = -mx.nd.pick(mx.nd.log_softmax(logits, axis=axis), label, axis=axis)
+        if self.ignore is None:
+            return losses.mean()  # NaN stays NaN: that is an explosion too
+        kept = label != self.ignore  # 1 where the row counts, else 0
+        return (losses * kept).sum() / mx.nd.maximum(kept.sum(), 1)
+
+
+def _train(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, bool]:
+    """(raw losses, smoothed losses, exploded): one batch per rate, until the loss explodes."""
+    smoother = Smoothed(beta)
+    losses, smoothed, pending = [], [], []
+    batches = _cycle(train_iter)
+    for step, rate in enumerate(rates):
+        batch = next(batches)
+        trial.optimizer.set_learning_rate(float(rate))
+        trial.forward_backward(batch)
+        trial.update()
+        logits = trial.get_outputs()[1]
+        pending.append(loss_of(logits, batch.label[0], int(batch.pad or 0)))
+        if len(pending) < CHECK_EVERY and step < len(rates) - 1:
+            continue
+        for loss in mx.nd.concat(*pending, dim=0).asnumpy():  # the one wait on the device
+            value, exploded = smoother.add(float(loss))
+            losses.append(float(loss))
+            smoothed.append(value)
+            if exploded:
+                return losses, smoothed, True
+        pending = []
+    return losses, smoothed, False
+
+
+def _cycle(train_iter):
+    """The iterator's batches from its start, again from the start each time it ends."""
+    while True:
+        train_iter.reset()
+        empty = True
+        for batch in train_iter:
+            empty = False
+            yield batch
+        if empty:
+            raise GaveNoBatch(called=CALLED, example=P.ITERATOR)
+
+
+def _fresh_module(given, symbol, train_iter, context, seed, optimizer, params) -> Module:
+    """A new module over ``symbol`` and, as a second output, the SoftmaxOutput's input (the
+    logits, for the loss; BlockGrad: no gradient flows from it), bound for training on
+    ``train_iter``'s shapes, with a copy of ``given``'s weights when it has them, else
+    Xavier's, and its optimizer."""
+    if context is None:
+        context = getattr(given, "contexts", None) or mx.cpu()  # a mxlearn.Module's devices
+    else:
+        check_context(context, CALLED)  # else the trial's Module() would be named
+    trial = Module(
+        mx.sym.Group([symbol, mx.sym.BlockGrad(symbol.get_children()[0])]),
+        # frozen layers stay frozen in the trial (a student fine-tuning the top)
+        fixed_param_names=given._fixed_param_names if isinstance(given, mx.mod.Module) else None,
+        data_names=[d.name for d in train_iter.provide_data],
+        label_names=[d.name for d in train_iter.provide_label],
+        context=context,
+    )
+    with _told_as_lr_find():
+        trial.bind(train_iter.provide_data, train_iter.provide_label)
+        if isinstance(given, mx.mod.BaseModule) and given.params_initialized:
+            # init_params copies the values into the trial's own arrays: the given stay as they are
+            arg_params, aux_params = given.get_params()
+            trial.init_params(arg_params=arg_params, aux_params=aux_params)
+        else:
+            if seed is not None:
+                mx.random.seed(seed)
+            trial.init_params(mx.init.Xavier())
+        trial.init_optimizer(optimizer=optimizer, optimizer_params=params)
+    return trial
