@@ -1,5 +1,5 @@
 """The named states mxlearn keeps, as enums: how a run ended, where a module's weights come
-from, a metric's phase. Each is a ``StrEnum``: its members equal the strings they replace
+from, a metric's phase, where a live plot draws. Each is a ``StrEnum``: its members equal the strings they replace
 (``run.outcome == 'stopped'`` still holds), print as them and are written to JSON as them."""
 
 from __future__ import annotations
@@ -28,3 +28,11 @@ class WeightsFrom(StrEnum):
 class Phase(StrEnum):
     TRAIN = "train"
     VALIDATION = "validation"
+
+
+class Backend(StrEnum):
+    """Where a LivePlot draws (mxlearn.live.renderers has a renderer for each)."""
+
+    WIDGET = "widget"  # a notebook with ipywidgets
+    DISPLAY = "display"  # a notebook without widgets: an image updated in place
+    CONSOLE = "console"  # a terminal, a script, CI: one line per epoch and a PNG

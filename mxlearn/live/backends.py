@@ -7,8 +7,9 @@ import os
 import sys
 
 from ..errors import N_, InputError, did_you_mean
+from ..states import Backend
 
-BACKENDS = ("widget", "display", "console")
+BACKENDS = tuple(backend.value for backend in Backend)
 ENV_VARIABLE = "MXLEARN_LIVE_BACKEND"
 
 
@@ -37,16 +38,16 @@ def widgets_available() -> bool:
     return any(importlib.util.find_spec(m) for m in ("jupyterlab_widgets", "widgetsnbextension"))
 
 
-def choose_backend(requested: str | None = None) -> str:
+def choose_backend(requested: str | None = None) -> Backend:
     """``requested``, else ``$MXLEARN_LIVE_BACKEND``, else what the environment supports."""
     choice = requested or os.environ.get(ENV_VARIABLE) or None
     if choice is not None:
         if choice not in BACKENDS:
             raise NoSuchBackend(choice=choice, suggestion=did_you_mean(choice, BACKENDS))
-        return choice
+        return Backend(choice)
     if _kernel_shell() is None:
-        return "console"
-    return "widget" if widgets_available() else "display"
+        return Backend.CONSOLE
+    return Backend.WIDGET if widgets_available() else Backend.DISPLAY
 
 
 def prepare_for_kernel() -> None:

@@ -18,6 +18,7 @@ from IPython.display import display
 
 from ..errors import N_, InputError
 from ..language import say
+from ..states import Backend
 
 
 class NotInAKernel(InputError):
@@ -174,9 +175,14 @@ def _image_bundle(data: bytes, mimetype: str) -> dict:
     }
 
 
-def make_renderer(backend: str, png_path: str | None = None):
-    if backend == "widget":
-        return WidgetRenderer()
-    if backend == "display":
-        return DisplayRenderer()
-    return ConsoleRenderer(png_path)
+# One row a backend: a new renderer is a class with the methods above (start, progress,
+# figure, epoch, finish, findings) and its row here.
+RENDERERS = {
+    Backend.WIDGET: lambda png_path: WidgetRenderer(),
+    Backend.DISPLAY: lambda png_path: DisplayRenderer(),
+    Backend.CONSOLE: ConsoleRenderer,  # the PNG is the console's picture of the run
+}
+
+
+def make_renderer(backend: Backend, png_path: str | None = None):
+    return RENDERERS[Backend(backend)](png_path)
