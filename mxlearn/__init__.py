@@ -17,7 +17,9 @@ from .metrics import MetricHistory, create_metric
 from .module import Module, MutableModule, resume
 from .network_view import NetworkView, show_network
 from .seeding import seed
-from .training import Callback, EarlyStopping, EpochReport, RunContext, StopTraining
+from .training import Callback, RunContext, StopTraining
+from .training.early_stopping import EarlyStopping
+from .training.epoch_report import EpochReport
 from .training.loop import TrainingInterrupted
 
 set_language = _public("mxlearn.set_language()")(_set_language)

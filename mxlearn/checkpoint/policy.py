@@ -16,8 +16,9 @@ from ..atomic_write import atomic_write_bytes
 from ..boundary import public
 from ..errors import N_, CheckpointExistsError, InputError
 from ..language import say
-from ..metrics.directions import check_name, direction, improves, resolve_name
-from . import files
+from ..metrics.directions import check_name, direction, improves, remember_stated, resolve_name
+from ..training.callback import Callback, RunContext
+from . import files, random_state
 from .prefixes import check_writable_prefix
 
 EXAMPLE = "Checkpoint(prefix, period=1, keep=3)"
@@ -57,10 +58,11 @@ class WouldOverwriteSeveral(WouldOverwrite):
     )
 
 
-class Checkpoint:
+class Checkpoint(Callback):
     """When and what ``fit`` saves: every ``period`` epochs, the last ``keep``, and the best
     by a validation metric (``best='accuracy'``, any name the metric factory takes, such as
-    'acc'), which is never deleted. For a custom metric, say ``higher_is_better``.
+    'acc'), which is never deleted. For a custom metric, say ``higher_is_better``. It is fit's
+    callback too: ``fit(checkpoint=...)`` (a prefix or a Checkpoint) puts it among the run's.
 
     Examples
     --------
@@ -205,3 +207,41 @@ class Checkpoint:
                 if os.path.exists(path):
                     os.unlink(path)
             self.saved.remove(epoch)
+
+    # ------------------------------------------------------------------ as fit's callback
+    # It saves once everything for an epoch is done (validation included), so the manifest
+    # holds the epoch's validation values, and never while the watchdog finds the loss past its
+    # limit: the last good checkpoint stays the newest.
+    def on_train_begin(self, run: RunContext) -> None:
+        self.check_way_is_clear(run.begin_epoch, run.num_epoch)
+        if self.best is not None:
+            self.judge_best_by(run.validation_metrics)
+            name = self.best_metric
+            remember_stated(run.history, name, run.validation_metrics[name], self.best_is_higher)
+        self.continue_from(run.begin_epoch, run.history)
+        # What an interrupt before this run's first save can point to: the newest complete
+        # checkpoint on disk up to the epoch this run starts from (a resumed one, say).
+        done = [e for e in files.manifested_epochs(self.prefix) if e <= run.begin_epoch]
+        if done:
+            run.last_checkpoint = (self.prefix, done[-1])
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        if run.weights_suspect:
+            print(
+                say(
+                    "Checkpoint of epoch {epoch} not written: the training loss is past the "
+                    "divergence limit (see the watchdog's message if training stops).",
+                    epoch=epoch,
+                )
+            )
+            return
+        if not self.due(epoch + 1):
+            return
+        self.after_epoch(
+            run.module,
+            epoch + 1,
+            run.history,
+            run.module.optimizer_settings,
+            random_state=random_state.capture(run.train_data, run.run_seed),
+        )
+        run.last_checkpoint = (self.prefix, epoch + 1)

@@ -6,8 +6,8 @@ participant is a :class:`Callback`: metric recording, the live plot, the diverge
 MXNet-style callbacks, checkpoint saving, epoch reports, early stopping, and the user's own.
 """
 
+# Only the protocol here: importing it (a Checkpoint is a callback) must not import the
+# callbacks, which read checkpoints.
 from .callback import Callback, CallbackList, RunContext, StopTraining
-from .early_stopping import EarlyStopping
-from .epoch_report import EpochReport
 
-__all__ = ["Callback", "CallbackList", "EarlyStopping", "EpochReport", "RunContext", "StopTraining"]
+__all__ = ["Callback", "CallbackList", "RunContext", "StopTraining"]

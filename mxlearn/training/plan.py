@@ -21,7 +21,6 @@ from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from ..states import WeightsFrom
 from .callback import Callback, CallbackList, RunContext, check_hook_names
-from .checkpointing import CheckpointSaving
 from .data_checks import DataValueChecks, PrefetchChecks
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
@@ -138,7 +137,7 @@ def plan_fit(module, request: FitRequest, plot, saver, stopper, resumed) -> FitP
     if mxnet_style.functions():
         callbacks.append(mxnet_style)
     if saver is not None:
-        callbacks.append(CheckpointSaving(saver))
+        callbacks.append(saver)  # a Checkpoint is its own callback
     reports = as_list(request.epoch_report_callback)
     if reports:
         callbacks.append(EpochReporting(reports))
