@@ -64,8 +64,8 @@ class CallFailed(MXLearnError):
 
 class CallFailedInMxlearn(CallFailed):
     says = N_(
-        "{called} failed inside mxlearn: {reason}. No check of mxlearn's caught this value "
-        "first; the call and its arguments above show what it was given."
+        "{called} failed inside mxlearn: {reason}. That is a gap in mxlearn, not a mistake in "
+        "your code; the traceback (%tb) shows where."
     )
 
 
