@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
+from . import rules
 from .boundary import public
 from .commands.doctor import run_doctor
 from .commands.grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, refuse_missing_packages
@@ -19,6 +21,34 @@ class TwoCourseOutputs(InputError):
     fix_says = N_("give one: --out for the executed course, --student for the edition")
 
 
+def _typed(convert, rule: rules.Rule):
+    """An argparse type that reads a value and checks it by the rule a Python call declares:
+    a refusal exits with argparse's code 2 and its usage line, before anything runs."""
+
+    def parse(text: str):
+        try:
+            value = convert(text)
+        except ValueError:
+            value = None
+        if value is None or rule.test(value) is not None:
+            raise argparse.ArgumentTypeError(
+                say("{text!r} is not {expected}", text=text, expected=rule.said())
+            )
+        return value
+
+    return parse
+
+
+def _folder(text: str) -> str:
+    if not os.path.isdir(text):
+        raise argparse.ArgumentTypeError(say("{text!r} is not a folder here", text=text))
+    return text
+
+
+COUNT = _typed(int, rules.whole(1, "2"))
+SECONDS = _typed(float, rules.number("600", above=0))
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m mxlearn",
@@ -29,12 +59,12 @@ def _parser() -> argparse.ArgumentParser:
     commands = parser.add_subparsers(dest="command", required=True)
     tour = commands.add_parser("tour", help=say("the Module API walk-through, headless"))
     tour.add_argument("--out", default="runs/tour", help=say("folder for checkpoints (runs/tour)"))
-    tour.add_argument("--epochs", type=int, default=5, help=say("epochs per training phase (5)"))
+    tour.add_argument("--epochs", type=COUNT, default=5, help=say("epochs per training phase (5)"))
     course = commands.add_parser(
         "course", help=say("run every course notebook headless, with HTML")
     )
     course.add_argument(
-        "--notebooks", default="notebooks", help=say("the course folder (notebooks)")
+        "--notebooks", type=_folder, default="notebooks", help=say("the course folder (notebooks)")
     )
     course.add_argument("--out", help=say("where the copies go (runs/course)"))
     course.add_argument(
@@ -48,9 +78,9 @@ def _parser() -> argparse.ArgumentParser:
         "launch",
         help=say("run a dist_sync training script as workers + servers + scheduler on 127.0.0.1"),
     )
-    launch.add_argument("-n", "--workers", type=int, default=2, help=say("worker processes (2)"))
-    launch.add_argument("-s", "--servers", type=int, default=1, help=say("server processes (1)"))
-    launch.add_argument("--timeout", type=float, help=say("stop the whole job after this many s"))
+    launch.add_argument("-n", "--workers", type=COUNT, default=2, help=say("worker processes (2)"))
+    launch.add_argument("-s", "--servers", type=COUNT, default=1, help=say("server processes (1)"))
+    launch.add_argument("--timeout", type=SECONDS, help=say("stop the whole job after this many s"))
     launch.add_argument("script", help=say("the training script (fit(..., kvstore='dist_sync'))"))
     launch.add_argument("script_args", nargs=argparse.REMAINDER, help=say("its arguments"))
     return parser

@@ -202,3 +202,33 @@ def test_a_rule_reads_its_own_argument_after_a_star_parameter():
             mod.fit(it(), num_epoch=1)
     comparison = mxlearn.compare(*runs, show=False)
     assert len(comparison.runs) == 3
+
+
+COMMAND_LINES = [
+    *(["tour", "--epochs", v] for v in ("-3", "0", "nan", "text")),
+    *(["launch", option, v, "train.py"] for option in ("-n", "-s") for v in ("-3", "0", "x")),
+    *(["launch", "--timeout", v, "train.py"] for v in ("-3", "0", "nan", "inf", "text")),
+    *(["grade", "folder", "--timeout", v] for v in ("-3", "0", "nan", "inf", "text")),
+    *(["grade", "folder", option, v] for option in ("--memory-mb", "--jobs") for v in ("-3", "0")),
+    ["grade", "nothere"],
+    ["course", "--notebooks", "nothere"],
+    ["course", "--notebooks", "folder", "--out", "o", "--student", "s"],
+    ["launch", "folder"],
+]
+
+
+@pytest.mark.parametrize("argv", COMMAND_LINES, ids=" ".join)
+def test_the_command_line_refuses_wrong_values_before_running(argv, tmp_path, monkeypatch, capsys):
+    from mxlearn.__main__ import main
+
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "folder").mkdir()
+    (tmp_path / "train.py").write_text("raise SystemExit('this job must not start')\n")
+    try:
+        code = main(argv)
+    except SystemExit as refused:  # argparse's refusal: its usage line and the reason
+        code = refused.code
+    said = capsys.readouterr().err
+    assert code in (1, 2), said
+    assert "Traceback" not in said and "failed inside" not in said, said
+    assert "mxlearn" in said
