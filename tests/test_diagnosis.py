@@ -3,6 +3,7 @@ the letters data, none for a healthy run, in English and in Chinese with the sam
 
 from __future__ import annotations
 
+import dataclasses
 import math
 import re
 import warnings
@@ -13,6 +14,7 @@ import pytest
 import mxlearn
 from mxlearn import MetricHistory, mx
 from mxlearn.errors import DivergenceError, InputError, TrainingWarning
+from mxlearn.metrics import diagnosis
 from mxlearn.metrics.diagnosis import diagnose
 from mxlearn.metrics.findings import KINDS, Finding, speaking
 
@@ -221,6 +223,34 @@ def test_each_kind_in_chinese_holds_the_same_numbers():
     }
     for kind, history in cases.items():
         _same_in_chinese(history, kind)
+
+
+def test_diagnose_applies_the_suppressions_each_detector_declares(monkeypatch):
+    detectors = diagnosis.DETECTORS
+    assert sorted(k for d in detectors for k in d.kinds) == sorted(KINDS)  # each kind once
+    for i, detector in enumerate(detectors):  # a detector suppresses kinds found after it
+        assert set(detector.suppresses) <= {k for d in detectors[i + 1 :] for k in d.kinds}
+    spikes = [LN_26, 3.3, 3.27, 7.9, 3.27, 3.3, 12.0, 3.28]
+    cases = {  # a history where each of two detectors finds its kind: the first suppresses
+        ("learning_rate_too_high", "not_learning"): _history(
+            {"cross-entropy": [3.31, 3.27, 3.27, 3.27]}, first_batches={"cross-entropy": spikes}
+        ),
+        ("not_learning", "plateau"): _history(
+            {"accuracy": [0.04, 0.041, 0.04, 0.042, 0.041, 0.042]},
+            first_batches={"accuracy": [0.05]},
+        ),
+    }
+    by_kind = {k: d for d in detectors for k in d.kinds}
+    for (first, second), history in cases.items():
+        run = diagnosis.Run.of(history)
+        assert by_kind[first].find(run).kind == first and by_kind[second].find(run).kind == second
+        assert second in by_kind[first].suppresses
+        assert _kinds(history) == [first]
+    # the table decides, not diagnose's own code: without suppressions both kinds are reported
+    unsuppressed = tuple(dataclasses.replace(d, suppresses=()) for d in detectors)
+    monkeypatch.setattr(diagnosis, "DETECTORS", unsuppressed)
+    for pair, history in cases.items():
+        assert _kinds(history) == list(pair)
 
 
 def test_the_current_language_is_spoken_and_given_back_even_after_an_error():

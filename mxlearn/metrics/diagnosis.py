@@ -11,12 +11,18 @@ It never guesses: a metric whose direction mxlearn does not know (a custom one) 
 and a kind the history cannot tell (too few epochs, no validation, no first batches, no
 accuracy-like metric to judge "poor") is not reported. A healthy run (the letters MLP at lr
 0.1 for 10 epochs) gives none. Each threshold, set from seeded letters-MLP runs, says why.
+
+Each kind is found by one detector in :data:`DETECTORS`: a function reading the curves of the
+run (a :class:`Run`) and returning its finding or None, with the kinds it finds and the kinds
+its finding suppresses. ``diagnose`` runs them in that order (the order findings are reported
+in) and applies the suppressions; a detector only suppresses kinds found by later ones.
 """
 
 from __future__ import annotations
 
 import math
 import statistics
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from ..errors import N_, InputError
@@ -115,6 +121,34 @@ class Curve:
         return self.values[self.epochs.index(epoch)] if epoch in self.epochs else None
 
 
+@dataclass
+class Run:
+    """What the detectors read of a history: its training and validation epoch curves by
+    metric, its first training batches by metric, and those of them that are losses."""
+
+    train: dict[str, Curve]
+    validation: dict[str, Curve]
+    batches: dict[str, list]
+    losses: dict[str, list]
+
+    @classmethod
+    def of(cls, history) -> Run:
+        batches = first_batches(history)
+        losses = {m: rows for m, rows in batches.items() if not history.facts(m).higher_is_better}
+        return cls(curves(history, "train"), curves(history, "validation"), batches, losses)
+
+
+@dataclass(frozen=True)
+class Detector:
+    """One diagnosis: ``find`` reads a :class:`Run` and returns a finding of one of ``kinds``,
+    or None; when it returns one, findings of the kinds in ``suppresses`` are not reported (a
+    later detector finding only suppressed kinds is not run)."""
+
+    find: Callable[[Run], Finding | None]
+    kinds: tuple[str, ...]
+    suppresses: tuple[str, ...] = ()
+
+
 def diagnose(history, lang: str | None = None) -> list[Finding]:
     """What the curves of ``history`` (a MetricHistory) show, as a list of findings: empty for
     a run that went well, or one the history cannot judge. ``lang``: 'en', 'zh' or None (the
@@ -134,23 +168,18 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
     if not isinstance(getattr(history, "records", None), list):
         raise NotAHistory(kind=type(history).__name__)
     with findings.speaking(lang):
-        language = current_language()
-        train, validation = curves(history, "train"), curves(history, "validation")
-        batches = first_batches(history)
-        losses = {m: rows for m, rows in batches.items() if not history.facts(m).higher_is_better}
-        high_rate = learning_rate_too_high(train, losses)
-        still = None if high_rate else not_learning(train, batches)
-        found = [f for f in (high_rate, still, overfitting(train, validation)) if f]
-        # a flat curve is explained by steps too large, or by a network that never learned:
-        # "plateau" or "underfitting" would then send the student after the wrong cause. One
-        # step back (too few to call oscillation) leaves it open: a run at lr 0.2 with batches
-        # of 64 crept along with one, and "raise the learning rate" would have been wrong.
-        smooth = not any(steps_back(curve) for curve in train.values())
-        if high_rate is None and still is None and smooth:
-            slow = plateau_or_underfitting(train, validation)
-            found += [slow] if slow else []
-        for finding in found:
+        language, run = current_language(), Run.of(history)
+        found: list[Finding] = []
+        suppressed: set[str] = set()
+        for detector in DETECTORS:
+            if suppressed.issuperset(detector.kinds):
+                continue
+            finding = detector.find(run)
+            if finding is None or finding.kind in suppressed:
+                continue
             finding.language = language
+            found.append(finding)
+            suppressed.update(detector.suppresses)
         return found
 
 
@@ -202,11 +231,12 @@ def first_batches(history) -> dict[str, list]:
 
 
 # ---------------------------------------------------------------- overfitting
-def overfitting(train: dict[str, Curve], validation: dict[str, Curve]) -> Finding | None:
+def overfitting(run: Run) -> Finding | None:
     """The metric whose validation value turned worse earliest while training improved: a
     validation loss when one was measured (it turns first and moves smoothly; an accuracy that
     dips while the loss does not rise is noise: runs on 2,000 rows at lr 0.1 swing by 7 points
     from epoch to epoch and recover), else an accuracy-like value."""
+    train, validation = run.train, run.validation
     losses = {m: c for m, c in validation.items() if not c.higher_is_better}
     seen = [
         shown
@@ -274,16 +304,16 @@ def _worse_since_best(train: Curve, validation: Curve):
 
 
 # ---------------------------------------------------------------- learning rate too high
-def learning_rate_too_high(train: dict[str, Curve], losses: dict[str, list]) -> Finding | None:
-    """Spikes in a batch loss (``losses``: first batch records of the losses) first (the
-    clearest sign), then epoch values that fall back."""
-    for metric, rows in losses.items():
+def learning_rate_too_high(run: Run) -> Finding | None:
+    """Spikes in a batch loss (the first batch records of the losses) first (the clearest
+    sign), then epoch values that fall back."""
+    for metric, rows in run.losses.items():
         spikes = _spikes(rows)
         if spikes:
             epochs = tuple(sorted(set(spikes.pop("epochs"))))
             text, step = findings.spikes_words(metric, **spikes)
             return Finding("learning_rate_too_high", metric, epochs, spikes, text, step)
-    ordered = sorted(train.values(), key=lambda c: c.higher_is_better)  # losses first
+    ordered = sorted(run.train.values(), key=lambda c: c.higher_is_better)  # losses first
     for curve in ordered:
         finding = _decline(curve) or _oscillation(curve)
         if finding:
@@ -359,13 +389,14 @@ def _oscillation(curve: Curve) -> Finding | None:
 
 
 # ---------------------------------------------------------------- not learning
-def not_learning(train: dict[str, Curve], batches: dict[str, list]) -> Finding | None:
+def not_learning(run: Run) -> Finding | None:
     """Every training curve with a known start (a loss, an accuracy-like value) no better than
     at the start, over the whole run: a loss alone can hardly move in the first epochs of a
     slow start while the accuracy already rises, and that run is learning."""
+    batches = run.batches
     judged = [
         c
-        for c in train.values()
+        for c in run.train.values()
         if c.metric in batches and (c.fraction or not c.higher_is_better)
         and len(c.values) >= NOT_LEARNING_EPOCHS
     ]  # fmt: skip
@@ -414,12 +445,15 @@ def _still(curve: Curve, rows: list) -> bool:
 
 
 # ---------------------------------------------------------------- plateau and underfitting
-def plateau_or_underfitting(
-    train: dict[str, Curve], validation: dict[str, Curve]
-) -> Finding | None:
+def plateau_or_underfitting(run: Run) -> Finding | None:
     """Judged on the first accuracy-like metric: the only kind for which "poor" is known; on
     means over windows of epochs, as one epoch of a small data set moves a lot."""
-    curve = next((c for c in train.values() if c.fraction), None)
+    # A curve that steps back may be flat from steps too large: "raise the learning rate" would
+    # be wrong. One step back (too few to call oscillation) leaves it open: a run at lr 0.2 with
+    # batches of 64 crept along with one.
+    if any(steps_back(c) for c in run.train.values()):
+        return None
+    curve = next((c for c in run.train.values() if c.fraction), None)
     if curve is None or len(curve.values) < 2 * WINDOW:
         return None  # a window to see the last gain, and one before it to compare with
     values, epochs, n = curve.values, curve.epochs, len(curve.values)
@@ -437,7 +471,7 @@ def plateau_or_underfitting(
         window=WINDOW, first=epochs[n - WINDOW], last=epochs[-1], before=before, after=after
     )
     concerned = tuple(epochs[n - WINDOW :])
-    checked = validation.get(curve.metric)
+    checked = run.validation.get(curve.metric)
     seen = [checked.value_at(e) for e in concerned] if checked else [None]
     if leveled_off and None not in seen and abs(after - statistics.fmean(seen)) <= CLOSE:
         validated = statistics.fmean(seen)
@@ -446,3 +480,15 @@ def plateau_or_underfitting(
         return Finding("underfitting", curve.metric, concerned, numbers, text, step)
     text, step = findings.plateau_words(curve.metric, leveled_off=leveled_off, **window)
     return Finding("plateau", curve.metric, concerned, window, text, step)
+
+
+# ---------------------------------------------------------------- the detectors, in order
+# A flat curve is explained by steps too large, or by a network that never learned: "plateau"
+# or "underfitting" would then send the student after the wrong cause.
+FLAT = ("plateau", "underfitting")
+DETECTORS = (
+    Detector(learning_rate_too_high, ("learning_rate_too_high",), ("not_learning", *FLAT)),
+    Detector(not_learning, ("not_learning",), FLAT),
+    Detector(overfitting, ("overfitting",)),
+    Detector(plateau_or_underfitting, FLAT),
+)

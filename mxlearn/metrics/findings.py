@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from ..errors import N_, InputError
 from ..language import current_language, say, sentences, set_language
 
+# each found by one detector of diagnosis.DETECTORS, said by its *_words function below
 KINDS = ("overfitting", "learning_rate_too_high", "plateau", "underfitting", "not_learning")
 LANGUAGES = (None, "en", "zh")
 
