@@ -1,8 +1,11 @@
-"""Metrics by the seed tutorial's names, F1 for many classes, and metrics that fit the output.
+"""Metrics by the seed tutorial's names, one row of facts per MXNet metric class that agrees with
+MXNet, F1 for many classes, and metrics that fit the output.
 The deferred metric fit reads later gives what MXNet's fit gives: labels changed in place during
 an epoch, accuracy per position, a float64 classifier. Two metrics of one name are refused."""
 
 from __future__ import annotations
+
+import re
 
 import numpy as np
 import pytest
@@ -12,7 +15,8 @@ import mxlearn
 from mxlearn import mx
 from mxlearn.datasets import synthetic_classification
 from mxlearn.errors import InputError
-from mxlearn.metrics.catalogue import F1, create_metric
+from mxlearn.metrics.catalogue import F1, KNOWN_METRICS, LEFT_OUT, create_metric, metric_kind
+from mxlearn.metrics.directions import facts_of, facts_of_name
 
 
 def _reference_f1(truth, guess, average):
@@ -64,6 +68,35 @@ def test_seed_names_work_case_insensitive(trained):
     scores = dict(mod.score(it, ["acc", "top_k_acc"]))
     assert scores["top_5_accuracy"] > scores["accuracy"]
     assert create_metric("top_k_acc", top_k=3).name == "top_3_accuracy"
+
+
+# What MXNet needs to make these by name (it asserts top_k > 1, but defaults it to 1).
+NEEDED_TO_MAKE = {
+    mx.metric.Perplexity: {"ignore_label": None},
+    mx.metric.TopKAccuracy: {"top_k": 5},
+}
+
+
+def test_the_known_metrics_agree_with_mxnets_metric_classes():
+    """A row per class, naming every name MXNet registers it under (mxlearn adds none) and the
+    name its values are reported under; every class MXNet makes by name has a row or is left
+    out (LEFT_OUT says why)."""
+    registered = mx.registry.get_registry(mx.metric.EvalMetric)
+    classes = [row.cls for row in KNOWN_METRICS]
+    assert len(set(classes)) == len(classes)
+    assert set(registered.values()) == set(classes) | set(LEFT_OUT)
+    assert not set(classes) & set(LEFT_OUT)
+    for row in KNOWN_METRICS:
+        assert all(issubclass(cls, mx.metric.EvalMetric) for cls in row.classes), row
+        assert {n for n, cls in registered.items() if cls is row.cls} == set(row.names), row
+        settings = NEEDED_TO_MAKE.get(row.cls, {})
+        for name in row.names:
+            mxnets, ours = mx.metric.create(name, **settings), create_metric(name, **settings)
+            assert type(mxnets) is row.cls and type(ours) is (row.whole_set or row.cls), name
+            assert re.fullmatch(row.reports, mxnets.name) and re.fullmatch(row.reports, ours.name)
+            assert facts_of(ours) == facts_of(mxnets) == facts_of_name(ours.name) == row.facts
+            assert metric_kind(ours) == metric_kind(mxnets) == row.kind
+        assert row.kind in ("classification", "regression", None)
 
 
 @pytest.mark.parametrize("name", ["rmse", "mse", "mae"])

@@ -1,6 +1,10 @@
-"""Metric creation by name, with explanations instead of MXNet's bare assertions."""
+"""Metric creation by name, with explanations instead of MXNet's bare assertions, and
+:data:`KNOWN_METRICS`: one row per MXNet metric class with all that mxlearn knows of it."""
 
 from __future__ import annotations
+
+import re
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -80,7 +84,6 @@ def check_metric_spec(spec, called: str) -> None:
         raise NoSuchMetric(called=called, spec=spec, suggestion=suggestion)
 
 
-_TOP_K_NAMES = {"top_k_acc", "top_k_accuracy", "topkaccuracy"}
 DEFAULT_TOP_K = 5
 
 
@@ -199,7 +202,89 @@ class MAE(_WholeSetError, mx.metric.MAE):
         return np.abs(difference)
 
 
-_WHOLE_SET = {"mse": MSE, "rmse": RMSE, "mae": MAE}
+@dataclass(frozen=True)
+class MetricFacts:
+    higher_is_better: bool
+    value_range: tuple[float, float] | None  # None: unbounded (losses, distances)
+
+
+@dataclass(frozen=True)
+class KnownMetric:
+    """An MXNet metric class and what mxlearn knows of it (one row of :data:`KNOWN_METRICS`)."""
+
+    cls: type  # MXNet's class
+    names: tuple[str, ...]  # every name MXNet registers it under (mxlearn adds none)
+    reports: str  # the name its values are recorded under, as a pattern (top-k names its k)
+    facts: MetricFacts  # whether larger is better, and the range of its values
+    kind: str | None  # the output it measures: 'classification', 'regression', None: any
+    whole_set: type | None = None  # mxlearn's class create_metric makes instead of cls
+
+    @property
+    def classes(self) -> tuple[type, ...]:
+        return (self.cls, self.whole_set) if self.whole_set else (self.cls,)
+
+
+_FRACTION = MetricFacts(True, (0.0, 1.0))
+_CORRELATION = MetricFacts(True, (-1.0, 1.0))
+_SMALLER = MetricFacts(False, None)
+_C, _R, _ANY = "classification", "regression", None
+
+# Facts by exact class (a subclass or a CustomMetric may measure anything: its user says it);
+# the kind for subclasses too. Names are MXNet's: create_metric accepts exactly those.
+KNOWN_METRICS = (
+    KnownMetric(mx.metric.Accuracy, ("acc", "accuracy"), "accuracy", _FRACTION, _C),
+    KnownMetric(
+        mx.metric.TopKAccuracy,
+        ("top_k_acc", "top_k_accuracy", "topkaccuracy"),
+        r"top_\d+_accuracy|top_k_accuracy_\d+",  # mxlearn's name for it, and MXNet's
+        _FRACTION,
+        _C,
+    ),
+    KnownMetric(mx.metric.F1, ("f1",), "f1", _FRACTION, _C, whole_set=F1),
+    KnownMetric(mx.metric.MCC, ("mcc",), "mcc", _CORRELATION, _C),
+    KnownMetric(
+        mx.metric.PearsonCorrelation,
+        ("pearsonr", "pearsoncorrelation"),
+        "pearsonr",
+        _CORRELATION,
+        _ANY,
+    ),
+    KnownMetric(mx.metric.PCC, ("pcc",), "pcc", _CORRELATION, _ANY),
+    KnownMetric(mx.metric.CrossEntropy, ("ce", "crossentropy"), "cross-entropy", _SMALLER, _C),
+    KnownMetric(
+        mx.metric.NegativeLogLikelihood,
+        ("nll_loss", "negativeloglikelihood"),
+        "nll-loss",
+        _SMALLER,
+        _C,
+    ),
+    KnownMetric(mx.metric.Perplexity, ("perplexity",), "perplexity", _SMALLER, _C),
+    KnownMetric(mx.metric.Loss, ("loss",), "loss", _SMALLER, _ANY),
+    KnownMetric(mx.metric.MAE, ("mae",), "mae", _SMALLER, _R, whole_set=MAE),
+    KnownMetric(mx.metric.MSE, ("mse",), "mse", _SMALLER, _R, whole_set=MSE),
+    KnownMetric(mx.metric.RMSE, ("rmse",), "rmse", _SMALLER, _R, whole_set=RMSE),
+)
+
+# The metric classes MXNet registers by name that have no row, each with why.
+LEFT_OUT = (
+    mx.metric.CompositeEvalMetric,  # several metrics in one: create_metric makes it from a list
+    mx.metric.CustomMetric,  # a user's function (mx.metric.np): only its author knows it
+    mx.metric.Torch,  # a Loss named for the criterions of MXNet's Torch plugin (not built)
+    mx.metric.Caffe,  # a Loss named for the losses of MXNet's Caffe plugin (not built)
+)
+
+_BY_NAME = {name: row for row in KNOWN_METRICS for name in row.names}
+_BY_CLASS = {cls: row for row in KNOWN_METRICS for cls in row.classes}
+
+
+def known_metric(metric) -> KnownMetric | None:
+    """The row of a metric object, by its exact class; None for a custom metric."""
+    return _BY_CLASS.get(type(metric))
+
+
+def known_name(reported: str) -> KnownMetric | None:
+    """The row of the metric whose values are recorded under ``reported``, if any."""
+    return next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, reported)), None)
 
 
 def _top_k(k: int):
@@ -233,40 +318,26 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
             composite.add(create_metric(item, called, **kwargs))
         return composite
     if isinstance(spec, str):
-        name = spec.lower()
-        if name in _TOP_K_NAMES:
+        spec = spec.lower()
+        row = _BY_NAME.get(spec)
+        if row is not None and row.cls is mx.metric.TopKAccuracy:
             return _top_k(int(kwargs.get("top_k", DEFAULT_TOP_K)))
-        if name == "f1":
+        if row is not None and row.whole_set is F1:
             return F1(average=kwargs.get("average", "macro"))
-        if name in _WHOLE_SET:
-            return _WHOLE_SET[name](**kwargs)
-        spec = name
+        if row is not None and row.whole_set is not None:
+            return row.whole_set(**kwargs)
     try:
         return mx.metric.create(spec, **kwargs)
     except (AssertionError, TypeError, ValueError) as err:
         raise MetricNotMade(called=called, spec=spec, error=err) from None
 
 
-CLASSIFICATION_METRICS = (
-    mx.metric.Accuracy,
-    mx.metric.TopKAccuracy,
-    mx.metric.F1,
-    F1,
-    mx.metric.CrossEntropy,
-    mx.metric.NegativeLogLikelihood,
-    mx.metric.Perplexity,
-    mx.metric.MCC,
-)
-REGRESSION_METRICS = (mx.metric.MSE, mx.metric.RMSE, mx.metric.MAE)
-
-
 def metric_kind(leaf) -> str | None:
-    """'classification' or 'regression' for MXNet's metrics of either kind; None for others."""
-    if isinstance(leaf, CLASSIFICATION_METRICS):
-        return "classification"
-    if isinstance(leaf, REGRESSION_METRICS):
-        return "regression"
-    return None
+    """'classification' or 'regression' for MXNet's metrics of either kind (and their
+    subclasses); None for others."""
+    return next(
+        (row.kind for row in KNOWN_METRICS if row.kind and isinstance(leaf, row.classes)), None
+    )
 
 
 def check_metric_fits(metric, output_kind: str | None, classes: int | None, called: str) -> None:

@@ -1,21 +1,18 @@
 """What a metric measures: whether larger is better, the range its values lie in, and which of a
 run's metrics a name given by the user means.
 
-Known only for MXNet's own metrics (and mxlearn's versions of them), by their exact class: a
-``CustomMetric`` or a user's ``EvalMetric`` subclass may measure anything, so for those the
-user says it (``higher_is_better=``); mxlearn never guesses it from a name.
+Known only for MXNet's own metrics (and mxlearn's versions of them), by their exact class, from
+their rows in :data:`.catalogue.KNOWN_METRICS`: a ``CustomMetric`` or a user's ``EvalMetric``
+subclass may measure anything, so for those the user says it (``higher_is_better=``); mxlearn
+never guesses it from a name.
 """
 
 from __future__ import annotations
 
-import re
-from dataclasses import dataclass
-
 import numpy as np
 
-from .._compat import mx
 from ..errors import N_, InputError, closest
-from .catalogue import F1, MAE, MSE, RMSE, create_metric
+from .catalogue import MetricFacts, create_metric, known_metric, known_name
 
 
 class NotAMetricName(InputError):
@@ -76,64 +73,16 @@ class DirectionUnknown(InputError):
     )
 
 
-@dataclass(frozen=True)
-class MetricFacts:
-    higher_is_better: bool
-    value_range: tuple[float, float] | None  # None: unbounded (losses, distances)
-
-
-_FRACTION = MetricFacts(True, (0.0, 1.0))
-_CORRELATION = MetricFacts(True, (-1.0, 1.0))
-_SMALLER = MetricFacts(False, None)
-
-FACTS_BY_CLASS = {
-    mx.metric.Accuracy: _FRACTION,
-    mx.metric.TopKAccuracy: _FRACTION,
-    mx.metric.F1: _FRACTION,
-    F1: _FRACTION,
-    mx.metric.MCC: _CORRELATION,
-    mx.metric.PearsonCorrelation: _CORRELATION,
-    mx.metric.PCC: _CORRELATION,
-    mx.metric.CrossEntropy: _SMALLER,
-    mx.metric.NegativeLogLikelihood: _SMALLER,
-    mx.metric.Perplexity: _SMALLER,
-    mx.metric.Loss: _SMALLER,
-    mx.metric.MAE: _SMALLER,
-    mx.metric.MSE: _SMALLER,
-    mx.metric.RMSE: _SMALLER,
-    MAE: _SMALLER,
-    MSE: _SMALLER,
-    RMSE: _SMALLER,
-}
-
-# The names those metrics report, for a history read without its metric objects (a figure).
-FACTS_BY_NAME = {
-    "accuracy": _FRACTION,
-    "f1": _FRACTION,
-    "mcc": _CORRELATION,
-    "pearsonr": _CORRELATION,
-    "pcc": _CORRELATION,
-    "cross-entropy": _SMALLER,
-    "nll-loss": _SMALLER,
-    "perplexity": _SMALLER,
-    "loss": _SMALLER,
-    "mae": _SMALLER,
-    "mse": _SMALLER,
-    "rmse": _SMALLER,
-}
-_TOP_K_NAME = re.compile(r"top_\d+_accuracy|top_k_accuracy_\d+")
-
-
 def facts_of(metric) -> MetricFacts | None:
     """What an MXNet metric object measures; None for a custom one."""
-    return FACTS_BY_CLASS.get(type(metric))
+    row = known_metric(metric)
+    return row and row.facts
 
 
 def facts_of_name(name: str) -> MetricFacts | None:
     """What a metric named as MXNet's own report themselves measures; None for other names."""
-    if _TOP_K_NAME.fullmatch(name):
-        return _FRACTION
-    return FACTS_BY_NAME.get(name)
+    row = known_name(name)
+    return row and row.facts
 
 
 def improves(higher_is_better: bool, value: float, best: float | None, min_delta=0.0) -> bool:
