@@ -19,11 +19,14 @@ explained by the innermost boundary, which knows the most.
 from __future__ import annotations
 
 import functools
+import inspect
 import os
 import re
+import site
 import sysconfig
+import warnings
 
-from .errors import N_, MXLearnError, Signal
+from .errors import N_, MXLearnError, Signal, rebuilt
 from .language import say
 
 PACKAGE_FOLDER = os.path.dirname(os.path.abspath(__file__))
@@ -31,25 +34,12 @@ LIBRARY_FOLDERS = tuple(
     os.path.abspath(p) + os.sep
     for p in {
         sysconfig.get_paths()["stdlib"],
+        sysconfig.get_paths()["platstdlib"],
         sysconfig.get_paths()["purelib"],
         sysconfig.get_paths()["platlib"],
+        *site.getsitepackages(),
+        site.getusersitepackages(),
     }
-)
-# Built-in families a raw error keeps, most specific first; anything else is a RuntimeError.
-FAMILIES = (
-    KeyError,
-    IndexError,
-    LookupError,
-    TypeError,
-    AttributeError,
-    NotImplementedError,
-    AssertionError,
-    ZeroDivisionError,
-    ArithmeticError,
-    FileNotFoundError,
-    OSError,
-    ValueError,
-    RuntimeError,
 )
 # "[13:30:48] ../src/operator/nn/convolution.cc:151: " says nothing to a student
 ENGINE_PLACE = re.compile(r"\[[\d:]+\] \S+:\d+: ")
@@ -117,8 +107,6 @@ def guard_methods(cls, prefix: str, names: list[str]) -> None:
 def _argument_checker(function, called: str, rules: dict):
     """A fast check of the declared arguments: positions are worked out once, not per call
     (forward and update go through here every batch)."""
-    import inspect
-
     from .rules import refuse
 
     parameters = inspect.signature(function).parameters
@@ -155,7 +143,9 @@ def explained(raw: Exception, called: str, args: tuple) -> Exception:
         return raw
     raw.__mxlearn_seen__ = True
     frames = _frames(raw.__traceback__)
-    own = [f for f in frames if _whose(f) == "student"]
+    # the student's code anywhere on the way, also in the error that caused this one (a
+    # StopIteration in a callback, which Python turns into a RuntimeError in mxlearn's frame)
+    own = [f for e in _chain(raw) for f in _frames(e.__traceback__) if _whose(f) == "student"]
     if own:
         where = f"{os.path.basename(own[-1].f_code.co_filename)}, {own[-1].f_code.co_name}"
         raw.add_note(
@@ -175,15 +165,33 @@ def explained(raw: Exception, called: str, args: tuple) -> Exception:
     return failed
 
 
+def _chain(raw: BaseException) -> list:
+    chain = [raw]
+    while chain[-1].__cause__ is not None or chain[-1].__context__ is not None:
+        cause = chain[-1].__cause__ or chain[-1].__context__
+        if cause in chain or len(chain) > 8:
+            break
+        chain.append(cause)
+    return chain
+
+
+# MXNet's lines that say where in its C++ an error was found, not what it is
+NOISE = ("Stack trace", "File ", "[bt]", "Traceback (most recent call last)")
+
+
 def condensed(raw: Exception) -> str:
     """The one informative line of an error: MXNet's without its C++ stack and timestamps."""
     lines = [ln.strip() for ln in str(raw).splitlines() if ln.strip()]
     for line in lines:
         if "Error in operator" in line or line.startswith("MXNetError"):
-            return ENGINE_PLACE.sub("", line.removeprefix("MXNetError: "))
-    for line in lines:  # MXNet's message sits above its stack trace
-        if not line.startswith(("Stack trace", "File ", "[bt]")) and not line[:1].isdigit():
-            return f"{type(raw).__name__}: {ENGINE_PLACE.sub('', line)}"
+            line = ENGINE_PLACE.sub("", line.removeprefix("MXNetError: "))
+            if not line.startswith(NOISE):
+                return line
+    meaningful = [ln for ln in lines if not ln.startswith(NOISE) and not ln[:1].isdigit()]
+    # MXNet's own format puts the reason after its C++ frames: a "Check failed" line
+    checked = [ln for ln in meaningful if "Check failed" in ln or "Error" in ln]
+    for line in checked or meaningful:
+        return f"{type(raw).__name__}: {ENGINE_PLACE.sub('', line)}"
     return type(raw).__name__
 
 
@@ -197,15 +205,19 @@ def _frames(tb) -> list:
 
 
 def _whose(frame) -> str:
+    """'mxlearn', 'library' (MXNet, NumPy, Python's own) or 'student'. Code without a file
+    (``<string>``: MXNet's generated operators; ``<__array_function__ internals>``: NumPy's;
+    ``<ipython-input-...>``, exec) is told by the module it runs in."""
     path = frame.f_code.co_filename
-    if path.startswith("<frozen"):
-        return "library"
+    if path.startswith("<"):
+        module = frame.f_globals.get("__name__") or "__main__"
+        if module.split(".")[0] == "mxlearn":
+            return "mxlearn"
+        return "student" if module == "__main__" else "library"
     path = os.path.abspath(path)
     if path.startswith(PACKAGE_FOLDER + os.sep):
         return "mxlearn"
-    if path.startswith(LIBRARY_FOLDERS) or f"-packages{os.sep}" in path:
-        return "library"
-    return "student"
+    return "library" if path.startswith(LIBRARY_FOLDERS) else "student"
 
 
 def _from_mxnet(raw: Exception, frames: list) -> bool:
@@ -226,6 +238,31 @@ def _state_of(args: tuple) -> str | None:
 
 @functools.cache
 def _family(kind: type, raw_type: type) -> type:
-    """``kind`` that is also the built-in family of ``raw_type`` (made once per pair)."""
-    base = next((f for f in FAMILIES if issubclass(raw_type, f)), RuntimeError)
-    return type(kind.__name__, (kind, base), {"__module__": kind.__module__})
+    """``kind`` that is also the raw error's class where it can be (a built-in one, or
+    MXNet's MXNetError, so ``except mx.base.MXNetError`` still catches it), else the nearest
+    built-in class above it (JSONDecodeError: ValueError)."""
+    base = next((c for c in raw_type.__mro__ if _keepable(c)), RuntimeError)
+    made = type(kind.__name__, (kind, base), {"__module__": kind.__module__})
+    made.family_of, made.rebuild_family = (kind, raw_type), staticmethod(rebuilt_failure)
+    return made
+
+
+def _keepable(c: type) -> bool:
+    if c.__name__ == "MXNetError" and c.__module__.startswith("mxnet"):
+        return True
+    unicode = (UnicodeDecodeError, UnicodeEncodeError, UnicodeTranslateError)
+    return c.__module__ == "builtins" and issubclass(c, Exception) and c not in unicode
+
+
+def rebuilt_failure(kind: type, raw_type: type, *saved) -> MXLearnError:
+    """A CallFailed again on the other side of a pickle (its class is made at run time)."""
+    return rebuilt(_family(kind, raw_type), *saved)
+
+
+def warn(text: str, category: type[Warning] = UserWarning) -> None:
+    """``warnings.warn`` pointing at the student's line that led to it, however many calls of
+    mxlearn's (and boundaries) lie between."""
+    frame, level = inspect.currentframe().f_back, 2  # 2: the caller of warn()
+    while frame is not None and _whose(frame) != "student":
+        frame, level = frame.f_back, level + 1
+    warnings.warn(text, category, stacklevel=level if frame is not None else 2)

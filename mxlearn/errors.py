@@ -70,6 +70,14 @@ class MXLearnError(Exception):
             lines.append(say("  Module state: {state}", state=state))
         super().__init__("\n".join(lines))
 
+    def __reduce__(self):
+        """Pickled by what was said (a sweep's worker process sends its errors back)."""
+        saved = (str(self), self.problem, self.fix, self.state, self.fields)
+        rebuild = getattr(type(self), "rebuild_family", None)  # a CallFailed of the boundary
+        if rebuild is not None:
+            return rebuild, (*type(self).family_of, *saved)
+        return rebuilt, (type(self), *saved)
+
     def __str__(self) -> str:  # the message, also for a KeyError (whose own str is a repr)
         return str(self.args[0]) if self.args else ""
 
@@ -120,6 +128,14 @@ class MXLearnError(Exception):
         if self.state:
             lines.append(say("  Module state: {state}", state=self.state))
         return lines + [say("(the full traceback: run %tb in the next cell)")]
+
+
+def rebuilt(cls, message: str, problem: str, fix, state, fields: dict) -> MXLearnError:
+    """An error of ``cls`` as it was said, without saying it again (an unpickled one)."""
+    error = cls.__new__(cls)
+    error.problem, error.fix, error.state, error.fields = problem, fix, state, fields
+    Exception.__init__(error, message)
+    return error
 
 
 def _student_line(tb) -> str | None:

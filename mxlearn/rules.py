@@ -138,7 +138,9 @@ def number(
 
 def flag(example: str, *, optional: bool = False) -> Rule:
     def test(v):
-        return None if v is True or v is False or isinstance(v, np.bool_) else "kind"
+        # MXNet reads a flag by its truth: 0 and 1 are what C-minded code writes for them
+        plain = v is True or v is False or isinstance(v, np.bool_)
+        return None if plain or (_is_int(v) and v in (0, 1)) else "kind"
 
     return Rule(_optional(test, optional), N_("True or False"), example)
 
@@ -147,7 +149,7 @@ def choice(values, example: str, *, optional: bool = False) -> Rule:
     values = tuple(values)
 
     def test(v):
-        if any(v is x or (type(v) is type(x) and v == x) for x in values):
+        if any(v is x or (x is not None and isinstance(v, type(x)) and v == x) for x in values):
             return None
         return "range" if isinstance(v, str) else "kind"
 
@@ -228,6 +230,16 @@ def mapping(example: str, *, optional: bool = False) -> Rule:
         N_("a dict"),
         example,
     )
+
+
+def having(attributes: tuple, what: str, example: str) -> Rule:
+    """Any object with ``attributes`` (a batch is anything with ``data``, as MXNet reads it)."""
+    return Rule(lambda v: None if all(hasattr(v, a) for a in attributes) else "kind", what, example)
+
+
+def callable_as(what: str, example: str, *, optional: bool = False) -> Rule:
+    """Anything callable, said as ``what`` (an initializer: MXNet calls it for each array)."""
+    return Rule(_optional(lambda v: None if callable(v) else "kind", optional), what, example)
 
 
 def arrays(example: str, *, optional: bool = False) -> Rule:

@@ -142,3 +142,111 @@ def test_an_error_in_the_students_iterator_stays_theirs():
     with pytest.raises(KeyError) as caught:
         mxlearn.Module(_net()).fit(data, num_epoch=1)
     assert not isinstance(caught.value, MXLearnError)
+
+
+# ---------------------------------------------------------------- found by a hostile probe
+def _bound():
+    mod = mxlearn.Module(_net())
+    train = _iter()
+    mod.bind(train.provide_data, train.provide_label)
+    mod.init_params()
+    return mod, train
+
+
+class SimpleBatch:  # MXNet's custom-iterator idiom: any object with data and label
+    def __init__(self, data, label):
+        self.data, self.label, self.pad = data, label, 0
+        self.provide_data = self.provide_label = None
+
+
+class SimpleIter(mx.io.DataIter):
+    def __init__(self):
+        super().__init__(32)
+        self.inner = _iter()
+        self.provide_data, self.provide_label = self.inner.provide_data, self.inner.provide_label
+
+    def reset(self):
+        self.inner.reset()
+
+    def next(self):
+        batch = self.inner.next()
+        return SimpleBatch(batch.data, batch.label)
+
+
+def test_a_batch_of_the_students_own_class_trains_as_in_mxnet():
+    mxlearn.Module(_net()).fit(SimpleIter(), num_epoch=1)
+
+
+@pytest.mark.parametrize(
+    "initializer",
+    [
+        mx.init.Mixed([".*"], [mx.init.Xavier()]),
+        mx.init.Load({}, default_init=mx.init.Xavier()),
+        lambda desc, array: array.__setitem__(slice(None), 0.1),
+    ],
+)
+def test_every_initializer_mxnet_takes_is_taken(initializer):
+    mod, _ = _bound()
+    mod.init_params(initializer, force_init=True)
+
+
+@pytest.mark.parametrize("grad_req", [["write"] * 6, ("write",) * 6, np.str_("write")])
+def test_every_grad_req_mxnet_takes_is_taken(grad_req):
+    train = _iter()
+    mxlearn.Module(_net()).bind(train.provide_data, train.provide_label, grad_req=grad_req)
+
+
+def test_flags_given_as_0_and_1_are_taken_as_mxnet_takes_them():
+    train = _iter()
+    mod = mxlearn.Module(_net())
+    mod.bind(train.provide_data, train.provide_label, for_training=1)
+    mod.init_params()
+    mod.forward(next(iter(train)), is_train=0)
+
+
+def test_an_mxnet_operator_failing_inside_a_call_is_mxnets_not_the_students():
+    mod, train = _bound()
+    batch = next(iter(train))
+    mod.forward(batch, is_train=True)
+    with pytest.raises(CallFailed) as caught:
+        mod.update_metric(mx.metric.Accuracy(axis=3), batch.label)
+    assert caught.value.fields["where"] == "MXNet"
+    assert isinstance(caught.value, mx.base.MXNetError)  # except MXNetError still catches it
+
+
+def test_mxnets_traceback_format_keeps_its_reason(tmp_path):
+    mod, _ = _bound()
+    missing = tmp_path / "no-such-folder" / "m.params"
+    with pytest.raises(MXLearnError) as caught:
+        mod.save_params(str(missing))
+    assert "no-such-folder" in str(caught.value) and "Traceback" not in str(caught.value)
+
+
+def test_stop_iteration_in_the_students_callback_stays_theirs():
+    with pytest.raises(RuntimeError) as caught:
+        mxlearn.Module(_net()).fit(
+            _iter(), num_epoch=1, batch_end_callback=lambda params: next(iter([]))
+        )
+    assert not isinstance(caught.value, MXLearnError)
+    assert any("your own code" in note for note in caught.value.__notes__)
+
+
+def test_a_warning_points_at_the_students_line():
+    mod, _ = _bound()
+    with pytest.warns(UserWarning) as warned:
+        mod.init_optimizer(optimizer=mx.optimizer.SGD(learning_rate=0.1))
+    assert {w.filename for w in warned} == {__file__}
+
+
+def test_errors_cross_a_process_boundary():
+    import pickle
+
+    mod, train = _bound()
+    with pytest.raises(MXLearnError) as refused:
+        mod.forward(next(iter(train)), is_train="yes")
+    with pytest.raises(CallFailed) as failed:
+        mxlearn.Module(_net()).bind([("data", (0, 16))], [("softmax_label", (0,))])
+    for error in (refused.value, failed.value):
+        again = pickle.loads(pickle.dumps(error))
+        assert type(again).__name__ == type(error).__name__
+        assert str(again) == str(error) and again.fields == error.fields

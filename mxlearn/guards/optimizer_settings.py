@@ -8,10 +8,10 @@ from __future__ import annotations
 
 import inspect
 import math
-import warnings
 from dataclasses import dataclass
 
 from .._compat import mx
+from ..boundary import warn
 from ..errors import (
     N_,
     ArgumentTypeError,
@@ -194,7 +194,7 @@ def check_rescale_grad(optimizer, expected: float, why: str) -> None:
     if math.isclose(optimizer.rescale_grad, expected, rel_tol=1e-6):
         return
     factor = optimizer.rescale_grad / expected
-    warnings.warn(
+    warn(
         say(
             "The optimizer was made outside the module with rescale_grad={rescale_grad}. "
             "Gradients here are sums over the rows of a batch (over every device and worker), "
@@ -208,5 +208,4 @@ def check_rescale_grad(optimizer, expected: float, why: str) -> None:
             factor=f"{factor:g}",
         ),
         TrainingWarning,
-        stacklevel=3,
     )

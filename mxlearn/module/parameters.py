@@ -69,13 +69,13 @@ BIND = dict(
     grad_req=rules.either(
         rules.choice(("write", "add", "null"), "grad_req='write'"),
         rules.mapping("grad_req={'fc1_weight': 'null'}"),
+        rules.instance((list, tuple), N_("a list with one per argument"), "grad_req=['write']"),
     ),
 )
 INIT_PARAMS = dict(
-    initializer=rules.instance(
-        (mx.init.Initializer, type),
+    initializer=rules.callable_as(
         N_("an initializer such as mx.init.Xavier()"),
-        "mod.init_params(initializer=mx.init.Xavier())",
+        "initializer=mx.init.Xavier()",
         optional=True,
     ),
     arg_params=PARAMS,
@@ -125,10 +125,13 @@ RESHAPE = dict(
     ),
 )
 FORWARD = dict(
-    data_batch=rules.instance(
-        (mx.io.DataBatch, list),
-        N_("a batch from a data iterator (mx.io.DataBatch)"),
-        "batch = next(iter(train_iter)); mod.forward(batch, is_train=True)",
+    data_batch=rules.either(
+        rules.having(
+            ("data",),
+            N_("a batch from a data iterator (mx.io.DataBatch)"),
+            "batch = next(iter(train_iter)); mod.forward(batch, is_train=True)",
+        ),
+        rules.instance(list, N_("a list of batches, one per device"), "[batch0, batch1]"),
     ),
     is_train=rules.flag("mod.forward(batch, is_train=True)", optional=True),
 )

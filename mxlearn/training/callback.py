@@ -27,9 +27,9 @@ it ends the run before the first batch. Any other exception ends the run at once
 
 from __future__ import annotations
 
-import warnings
 from dataclasses import dataclass, field
 
+from ..boundary import warn
 from ..errors import N_, ArgumentTypeError, Signal, did_you_mean
 from ..language import say
 from ..states import Outcome
@@ -212,14 +212,13 @@ class CallbackList:
             except Exception as error:
                 # the loop raises the first one of a run that ended well; the rest are told
                 if errors or not ended_well:
-                    warnings.warn(
+                    warn(
                         say(
                             "{callback} failed while fit was ending: {error_type}: {error}",
                             callback=_name(method),
                             error_type=type(error).__name__,
                             error=error,
-                        ),
-                        stacklevel=2,
+                        )
                     )
                 errors.append(error)
         return errors

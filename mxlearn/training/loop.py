@@ -7,10 +7,10 @@ explained endings (an empty iterator, StopTraining, an interrupt).
 
 from __future__ import annotations
 
-import warnings
 from collections.abc import Callable
 
 from ..array_batches import views_while_fitting
+from ..boundary import warn
 from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
@@ -55,14 +55,13 @@ def _reset_after(train_data) -> None:
     try:
         train_data.reset()
     except Exception as error:  # noqa: BLE001 - the run's own error is the one to show
-        warnings.warn(
+        warn(
             say(
                 "the training iterator could not be reset after the run ended "
                 "({error_type}: {error}); reset it before the next fit",
                 error_type=type(error).__name__,
                 error=error,
-            ),
-            stacklevel=3,
+            )
         )
 
 

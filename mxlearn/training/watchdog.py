@@ -19,13 +19,13 @@ from __future__ import annotations
 
 import json
 import math
-import warnings
 from collections.abc import Callable
 from dataclasses import dataclass
 
 import numpy as np
 
 from .._compat import mx
+from ..boundary import warn
 from ..errors import N_, DivergenceError, NonFiniteError, TrainingWarning
 from ..language import say, sentences
 from . import rate_probe
@@ -241,7 +241,7 @@ class DivergenceWatchdog(Callback):
                 "also fade before it reaches the first layers (mxlearn.LayerStats shows it).",
                 rate=rate,
             )
-        warnings.warn(
+        warn(
             say(
                 "The network predicts the same class for every row at the last {patience} "
                 "checks, and its loss ({loss:.3g}) is no better than guessing ({guessing:.3g}): "
@@ -253,7 +253,6 @@ class DivergenceWatchdog(Callback):
                 advice=advice,
             ),
             TrainingWarning,
-            stacklevel=2,
         )
 
     # ---------------------------------------------------------------- readings
