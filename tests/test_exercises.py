@@ -11,9 +11,25 @@ import pytest
 
 import mxlearn
 from mxlearn import checks, mx
+from mxlearn.checks import WrongOutputShape
 from mxlearn.commands.answer_regions import student_cell
-from mxlearn.errors import CheckFailed, InputError
-from mxlearn.exercises import catalogue
+from mxlearn.errors import CheckFailed
+from mxlearn.exercises import ExerciseNotNamed, NoSuchExercise, NothingToCheckYet, catalogue
+from mxlearn.module.mutable import LargerThanMax
+from mxlearn.rules import WrongKind
+from mxlearn.run_checks import (
+    BatchRefused,
+    NoSuchFindingKind,
+    NotForPredictionOnly,
+    NotStoppedEarly,
+    OtherBestEpoch,
+    OtherCheckpointsKept,
+    OtherDevices,
+    OtherEpochsTrained,
+    OtherKvstore,
+    ScoreDiffers,
+    TrackerHooksNothing,
+)
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
 TEACHER = sorted(ROOT.glob("*.ipynb")) + sorted((ROOT / "zh").glob("*.ipynb"))
@@ -37,6 +53,23 @@ def _answers(path) -> dict[str, list[str]]:
             made = student_cell(cell.source, ("#",), False, str(path))
             found.setdefault(cell.metadata["mxlearn"]["exercise"], []).extend(made.answer)
     return found
+
+
+def _verdict_of(caught, exercise: str) -> str:
+    """The problem of a check's verdict about an exercise: a CheckFailed itself (the grader
+    knows a failed check by that name), naming the exercise by its number and title. A verdict
+    has no fields: the failure under it is read from its text, rendered by the kind itself."""
+    assert type(caught.value) is CheckFailed
+    problem = caught.value.problem
+    title = catalogue()[exercise][0]
+    assert (
+        exercise in problem and title in problem and problem.index(exercise) < problem.index(title)
+    )
+    return problem
+
+
+def _gives_a_hint(problem: str, exercise: str) -> bool:
+    return any(hint in problem for hint in catalogue()[exercise][1])
 
 
 @pytest.mark.parametrize("path", TEACHER, ids=lambda p: str(p.relative_to(ROOT)))
@@ -87,8 +120,9 @@ def test_hint_gives_one_more_each_call_and_refuses_an_unknown_exercise(capsys):
         True
     ] * total
     assert "ask your teacher" in lines[-1] and f"hint {total} of {total}" in lines[-1]
-    with pytest.raises(InputError, match="There is no exercise '2.9'"):
+    with pytest.raises(NoSuchExercise) as unknown:
         mxlearn.hint("2.9")
+    assert unknown.value.fields["exercise"] == "2.9" and "'02.2'" in unknown.value.fix
 
 
 def _trained_module(epochs=0):
@@ -105,19 +139,24 @@ def test_nothing_answered_yet_is_said_and_never_counted_toward_hints():
     for _ in range(3):
         with pytest.raises(CheckFailed) as stub:
             checks.learned(None, None, above=0.5, exercise="01.1")
-        assert "Exercise 01.1" in stub.value.problem
-        assert "nothing to check yet" in stub.value.problem and "hint" not in stub.value.problem
+        problem = _verdict_of(stub, "01.1")
+        assert NothingToCheckYet().problem in problem and not _gives_a_hint(problem, "01.1")
+        assert stub.value.fix == NothingToCheckYet().fix  # not the way to a hint: not counted
 
 
 def test_a_hint_follows_from_the_second_real_failure_in_the_notebooks_language():
     mod, it = _trained_module()
+    wrong = WrongOutputShape(name="softmax_output", shape=(32, 4), expected=(64, 4))
     with pytest.raises(CheckFailed) as first:
         checks.output_shape(mod, (64, 4), exercise="05.2")
-    assert "hint" not in first.value.problem
-    assert first.value.fix == "mxlearn.hint('05.2') gives a hint"  # not the check's own fix
+    problem = _verdict_of(first, "05.2")
+    assert wrong.problem in problem and not _gives_a_hint(problem, "05.2")
+    assert "mxlearn.hint('05.2')" in first.value.fix  # the way to a hint, not the check's fix
     with pytest.raises(CheckFailed) as second:
         checks.output_shape(mod, (64, 4), exercise="05.2")
-    assert "hint 1 of" in second.value.problem
+    problem = _verdict_of(second, "05.2")
+    hints = catalogue()["05.2"][1]
+    assert wrong.problem in problem and hints[0] in problem and hints[1] not in problem
     mxlearn.set_language("zh")
     with pytest.raises(CheckFailed) as chinese:
         checks.output_shape(mod, (64, 4), exercise="05.2")
@@ -126,10 +165,15 @@ def test_a_hint_follows_from_the_second_real_failure_in_the_notebooks_language()
 
 def test_a_value_of_the_wrong_kind_fails_the_check_instead_of_crashing_it():
     mod, it = _trained_module()
-    with pytest.raises(CheckFailed, match="Exercise 03.2 .*TypeError"):
+    with pytest.raises(CheckFailed) as crashed:
         checks.score_matches(("accuracy", 0.5), mod, it, "acc", exercise="03.2")
-    with pytest.raises(CheckFailed, match="mod=5 is not a module"):
+    assert "TypeError" in _verdict_of(crashed, "03.2")  # Python's own error, named in the verdict
+    with pytest.raises(WrongKind) as refused:  # the refusal of mod=5 outside an exercise
+        checks.learned(5, it)
+    assert refused.value.fields["name"] == "mod" and refused.value.fields["shown"] == "5"
+    with pytest.raises(CheckFailed) as verdict:
         checks.learned(5, it, exercise="01.1")
+    assert refused.value.problem in _verdict_of(verdict, "01.1")
 
 
 @pytest.mark.parametrize("given, name", [("3.2", "03.2"), (" 03.2 ", "03.2"), ("03.2", "03.2")])
@@ -140,19 +184,22 @@ def test_exercise_names_written_the_usual_other_ways_are_understood(given, name,
 
 @pytest.mark.parametrize("given", [None, 3.2, 1])
 def test_an_exercise_that_is_not_a_string_is_refused_with_the_way_to_write_it(given):
-    with pytest.raises(InputError, match="a string such as '03.2'"):
+    with pytest.raises(ExerciseNotNamed) as refused:
         mxlearn.hint(given)
+    assert refused.value.fields["given"] == given and "mxlearn.hint('03.2')" in refused.value.fix
     if given is not None:  # exercise=None is a check outside the exercises
-        with pytest.raises(InputError, match="a string such as '03.2'"):
+        with pytest.raises(ExerciseNotNamed) as refused:
             checks.learned(None, None, exercise=given)
+        assert refused.value.fields["given"] == given
 
 
 def test_a_failed_check_names_the_exercise():
     mod, it = _trained_module()
     with pytest.raises(CheckFailed) as failed:
         checks.output_shape(mod, (64, 4), exercise="01.2")
-    assert failed.value.problem.startswith("Exercise 01.2 (a module for predictions only): ")
-    assert "(32, 4)" in failed.value.problem
+    problem = _verdict_of(failed, "01.2")
+    wrong = WrongOutputShape(name="softmax_output", shape=(32, 4), expected=(64, 4)).problem
+    assert problem.index(catalogue()["01.2"][0]) < problem.index(wrong)  # exercise, then check
 
 
 def test_score_matches_compares_with_score_itself(capsys):
@@ -161,10 +208,14 @@ def test_score_matches_compares_with_score_itself(capsys):
     checks.score_matches(accuracy, mod, it, "acc")
     checks.score_matches(mod.score(it, "acc"), mod, it, "acc")
     assert capsys.readouterr().out.count("OK: accuracy") == 2
-    with pytest.raises(CheckFailed, match="scoring 'accuracy'"):
+    with pytest.raises(ScoreDiffers) as differs:
         checks.score_matches(accuracy + 0.01, mod, it, "acc")
-    with pytest.raises(CheckFailed, match="top_3_accuracy"):
+    fields = differs.value.fields
+    assert fields["name"] == "accuracy" and fields["value"] == accuracy + 0.01
+    assert fields["expected"] == pytest.approx(accuracy)
+    with pytest.raises(ScoreDiffers) as differs:
         checks.score_matches(accuracy, mod, it, mxlearn.create_metric("top_k_acc", top_k=3))
+    assert differs.value.fields["name"] == "top_3_accuracy"
 
 
 def test_checkpoints_kept_counts_complete_checkpoints_only(tmp_path):
@@ -176,8 +227,10 @@ def test_checkpoints_kept_counts_complete_checkpoints_only(tmp_path):
     checks.checkpoints_kept(prefix, [6, 4])
     (tmp_path / "every2-0008.params").write_bytes(b"")  # a file made by hand is no checkpoint
     checks.checkpoints_kept(prefix, [4, 6])
-    with pytest.raises(CheckFailed, match=r"on disk are \[4, 6\], not \[2, 4, 6\]"):
+    with pytest.raises(OtherCheckpointsKept) as kept:
         checks.checkpoints_kept(prefix, [2, 4, 6])
+    assert kept.value.fields["saved"] == [4, 6] and kept.value.fields["expected"] == [2, 4, 6]
+    assert kept.value.fields["prefix"] == prefix
 
 
 def test_accepts_batch_runs_the_batch_and_explains_a_refusal():
@@ -186,8 +239,13 @@ def test_accepts_batch_runs_the_batch_and_explains_a_refusal():
     small.bind([("data", (4, 1, 16, 16))], for_training=False)
     small.init_params()
     batch = mx.io.DataBatch([mx.nd.zeros((4, 1, 24, 24))], provide_data=[("data", (4, 1, 24, 24))])
-    with pytest.raises(CheckFailed, match="refuses this batch"):
+    with pytest.raises(LargerThanMax) as larger:  # the module's own refusal of the batch
+        small.forward(batch, is_train=False)
+    assert larger.value.fields["shape"] == (4, 1, 24, 24) and larger.value.fields["limit"] == 16
+    with pytest.raises(BatchRefused) as refused:
         checks.accepts_batch(small, batch, num_classes=3)
+    assert refused.value.fields["reason"] == larger.value.problem
+    assert refused.value.fix == larger.value.fix
     large = mxlearn.MutableModule(net, max_data_shapes=[("data", (4, 1, 24, 24))])
     large.bind([("data", (4, 1, 24, 24))], for_training=False)
     large.set_params(*small.get_params())
@@ -198,12 +256,15 @@ def test_accepts_batch_runs_the_batch_and_explains_a_refusal():
 def test_on_devices_compares_the_bound_contexts():
     contexts = [mx.cpu(0), mx.cpu(1)]
     pair = mxlearn.Module(mxlearn.models.mlp(), context=contexts)
-    with pytest.raises(CheckFailed, match="not yet bound"):
+    with pytest.raises(OtherDevices) as unbound:
         checks.on_devices(pair, contexts)
+    assert unbound.value.fields["bound"] == [] and unbound.value.fields["expected"] == contexts
     pair.bind([("data", (32, 16))], [("softmax_label", (32,))])
     checks.on_devices(pair, contexts)
-    with pytest.raises(CheckFailed, match="bound on"):
+    with pytest.raises(OtherDevices) as other:
         checks.on_devices(pair, [mx.cpu(0)])
+    assert other.value.fields["bound"] == contexts
+    assert other.value.fields["expected"] == [mx.cpu(0)]
 
 
 def test_best_epoch_recorded_compares_a_callback_with_the_history():
@@ -224,8 +285,9 @@ def test_best_epoch_recorded_compares_a_callback_with_the_history():
     epochs, values = mod.history.series("accuracy", "validation", "epoch")
     best = epochs[values.index(max(values))]
     assert values[0] < max(values)  # this seeded run learns: epoch 0 is not its best
-    with pytest.raises(CheckFailed, match=f"in epoch {best}"):
+    with pytest.raises(OtherBestEpoch) as other:
         checks.best_epoch_recorded(tracker, mod)
+    assert other.value.fields["right"] == best and other.value.fields["epoch"] == 0
     tracker.best_epoch, tracker.best_accuracy = best, max(values)
     checks.best_epoch_recorded(tracker, mod)
 
@@ -234,8 +296,10 @@ def test_for_prediction_only_wants_no_labels_and_no_gradients():
     net = mxlearn.models.mlp(num_classes=4)
     trained = mxlearn.Module(net, context=mx.cpu())
     trained.bind([("data", (8, 16))], [("softmax_label", (8,))])
-    with pytest.raises(CheckFailed, match="for_training=True"):
+    with pytest.raises(NotForPredictionOnly) as refused:
         checks.for_prediction_only(trained)
+    condition = refused.value.fields["condition"]  # bound: for_training and the label shapes
+    assert "True" in condition and "softmax_label" in condition
     predicting = mxlearn.Module(net, context=mx.cpu())
     predicting.bind([("data", (8, 16))], for_training=False)
     checks.for_prediction_only(predicting)
@@ -253,18 +317,23 @@ def _history(validation, phase_epochs=None):
 
 def test_stopped_early_wants_the_end_patience_epochs_after_the_best():
     checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=30)
-    with pytest.raises(CheckFailed, match="best validation accuracy came in epoch 3"):
+    with pytest.raises(NotStoppedEarly) as still_learning:
         checks.stopped_early(_history([0.5, 0.6, 0.7, 0.8]), patience=2, num_epoch=30)
-    with pytest.raises(CheckFailed, match="before num_epoch=4"):
+    assert still_learning.value.fields["best"] == 3 and still_learning.value.fields["after"] == 0
+    with pytest.raises(NotStoppedEarly) as ran_out:  # patience after the best, but at num_epoch
         checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=4)
+    fields = ran_out.value.fields
+    assert fields["count"] == fields["num_epoch"] == 4 and fields["after"] == fields["patience"]
 
 
 def test_resumed_epochs_reads_which_epochs_the_module_trained():
     resumed = _history([0.1] * 8)
     resumed.history.records = [r for r in resumed.history.records if r.epoch >= 5]
     checks.resumed_epochs(resumed, begin_epoch=5, num_epoch=8)
-    with pytest.raises(CheckFailed, match=r"holds training epochs \[0, 1, 2, 3, 4, 5, 6, 7\]"):
+    with pytest.raises(OtherEpochsTrained) as other:
         checks.resumed_epochs(_history([0.1] * 8), begin_epoch=5, num_epoch=8)
+    assert other.value.fields["trained"] == list(range(8))
+    assert other.value.fields["expected"] == [5, 6, 7]
 
 
 def test_uses_kvstore_reads_the_kind_fit_used():
@@ -274,8 +343,9 @@ def test_uses_kvstore_reads_the_kind_fit_used():
     pair = mxlearn.Module(mxlearn.models.mlp(num_classes=4), context=[mx.cpu(0), mx.cpu(1)])
     pair.fit(it, num_epoch=1, kvstore="device")
     checks.uses_kvstore(pair, "device")
-    with pytest.raises(CheckFailed, match="not by a kvstore of kind 'local'"):
+    with pytest.raises(OtherKvstore) as other:
         checks.uses_kvstore(pair, "local")
+    assert other.value.fields["kind"] == "local" and other.value.fields["used"] == "'device'"
 
 
 def test_a_tracker_must_be_a_callback_with_a_hook():
@@ -284,12 +354,14 @@ def test_a_tracker_must_be_a_callback_with_a_hook():
     class Plain:
         best_epoch, best_accuracy = 1, 0.7
 
-    with pytest.raises(CheckFailed, match="overrides none of mxlearn.Callback's hooks"):
+    with pytest.raises(TrackerHooksNothing) as refused:
         checks.best_epoch_recorded(Plain(), mod)
+    assert refused.value.fields["kind"] == "Plain"
 
 
 def test_no_finding_refuses_a_kind_it_could_never_find():
-    with pytest.raises(InputError, match="no finding of kind 'overfit'") as info:
+    with pytest.raises(NoSuchFindingKind) as info:
         checks.no_finding(_history([0.5, 0.6, 0.7]), "overfit")
+    assert info.value.fields["kind"] == "overfit"
     assert "overfitting" in info.value.fix
     checks.no_finding(_history([0.5, 0.6, 0.7]), "overfitting")

@@ -8,14 +8,33 @@ import os
 import tempfile
 import time
 import uuid
+from pathlib import Path
 
 import nbformat
 import pytest
 
+from mxlearn.checkpoint.prefixes import FileOnTheWay
 from mxlearn.commands.grade import grade
 from mxlearn.commands.grade_exercises import prepare
-from mxlearn.commands.grade_inputs import read_teacher, teacher_copy
-from mxlearn.errors import InputError
+from mxlearn.commands.grade_inputs import (
+    EmptyTeacherFolder,
+    FolderIsAFile,
+    NoSubmissions,
+    NoSubmissionsFolder,
+    NoTeacherFolder,
+    NoTeacherGiven,
+    OutInsideSubmissions,
+    OutIsAFolder,
+    OutNotCSV,
+    OutNotGrades,
+    OutNotWritable,
+    SettingNotFinite,
+    SettingNotPositive,
+    SummaryNotGrades,
+    read_teacher,
+    teacher_copy,
+)
+from mxlearn.commands.student_edition import NotANotebook
 
 NOTEBOOK = "01_exercises.ipynb"
 SETUP = "import os, subprocess, sys\nvalue = 1"
@@ -274,51 +293,62 @@ def test_the_teachers_copy_is_the_edition_the_submission_matches(tmp_path):
 
 
 @pytest.mark.parametrize(
-    "settings, words",
+    "settings, kind, name",
     [
-        ({"timeout": 0}, "--timeout 0 is not a positive number"),
-        ({"memory_mb": -1}, "--memory-mb -1 is not a positive number"),
-        ({"jobs": 0}, "--jobs 0 is not a positive number"),
-        ({"timeout": float("inf")}, "--timeout inf is not a finite number"),
+        ({"timeout": 0}, SettingNotPositive, "timeout"),
+        ({"memory_mb": -1}, SettingNotPositive, "memory-mb"),
+        ({"jobs": 0}, SettingNotPositive, "jobs"),
+        ({"timeout": float("inf")}, SettingNotFinite, "timeout"),
     ],
 )
-def test_settings_that_cannot_work_are_refused(tmp_path, settings, words):
+def test_settings_that_cannot_work_are_refused(tmp_path, settings, kind, name):
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
-    with pytest.raises(InputError, match=words) as refused:
+    with pytest.raises(kind) as refused:
         grade(
             tmp_path / "submitted", tmp_path / "grades.csv", teacher=_teacher(tmp_path), **settings
         )
+    assert type(refused.value) is kind
+    assert refused.value.fields["name"] == name
+    assert refused.value.fields["value"] == next(iter(settings.values()))
     assert refused.value.fix and not (tmp_path / "grades.csv").exists()
 
 
 def test_a_missing_or_empty_submissions_folder_is_refused(tmp_path):
-    with pytest.raises(InputError, match="does not exist") as refused:
+    with pytest.raises(NoSubmissionsFolder) as refused:
         grade(tmp_path / "nowhere", tmp_path / "grades.csv")
+    assert Path(refused.value.fields["folder"]) == tmp_path / "nowhere"
     assert refused.value.fix
     (tmp_path / "a_file.ipynb").write_text("{}")
-    with pytest.raises(InputError, match="is a file, not a folder"):
+    with pytest.raises(FolderIsAFile) as refused:
         grade(tmp_path / "a_file.ipynb", tmp_path / "grades.csv")
+    assert type(refused.value) is FolderIsAFile  # the submissions, not the teacher's folder
+    assert Path(refused.value.fields["path"]) == tmp_path / "a_file.ipynb"
     (tmp_path / "submitted" / "alice").mkdir(parents=True)
     (tmp_path / "submitted" / "loose.ipynb").write_text("{}")  # not in a student's folder
-    with pytest.raises(InputError, match=r"holds no <student>/<notebook>\.ipynb") as refused:
+    with pytest.raises(NoSubmissions) as refused:
         grade(tmp_path / "submitted", tmp_path / "grades.csv")
-    assert "alice/01_module_step_by_step.ipynb" in refused.value.fix
+    assert Path(refused.value.fields["folder"]) == tmp_path / "submitted"
+    assert refused.value.fields["folder"] in refused.value.fix  # where each student's folder goes
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
-    with pytest.raises(InputError, match="teacher's folder"):
+    with pytest.raises(NoTeacherFolder) as refused:
         grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=tmp_path / "nowhere")
-    with pytest.raises(InputError, match="is a folder"):
+    assert Path(refused.value.fields["folder"]) == tmp_path / "nowhere"
+    with pytest.raises(OutIsAFolder) as refused:
         grade(tmp_path / "submitted", tmp_path, teacher=_teacher(tmp_path))
+    assert Path(refused.value.fields["out"]) == tmp_path
 
 
 def test_without_the_teachers_edition_nothing_is_graded(tmp_path, monkeypatch):
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
     monkeypatch.chdir(tmp_path)  # no notebooks/ here
-    with pytest.raises(InputError, match="--teacher DIR") as refused:
+    with pytest.raises(NoTeacherGiven) as refused:
         grade("submitted", "grades.csv")
+    assert Path(refused.value.fields["here"]) == tmp_path
     assert "--teacher" in refused.value.fix
     (tmp_path / "notebooks").mkdir()
-    with pytest.raises(InputError, match="holds no notebook"):
+    with pytest.raises(EmptyTeacherFolder) as refused:
         grade("submitted", "grades.csv")
+    assert Path(refused.value.fields["folder"]).resolve() == tmp_path / "notebooks"
     assert not (tmp_path / "grades.csv").exists()
 
 
@@ -330,16 +360,18 @@ def test_an_out_that_could_destroy_a_file_is_refused(tmp_path):
     notes.write_text("name,score\nalice,10\n")
     page.write_text("<p>my own page</p>")
     cases = [
-        (handed_in, "inside SUBMISSIONS"),
-        (submitted / "grades.csv", "inside SUBMISSIONS"),
-        (tmp_path / "grades.txt", "does not end in .csv"),
-        (notes, "not a CSV of grades"),
-        (tmp_path / "g.csv", "not a summary of grades"),
+        (handed_in, OutInsideSubmissions),
+        (submitted / "grades.csv", OutInsideSubmissions),
+        (tmp_path / "grades.txt", OutNotCSV),
+        (notes, OutNotGrades),
+        (tmp_path / "g.csv", SummaryNotGrades),
     ]
-    for out, words in cases:
-        with pytest.raises(InputError, match=words) as refused:
+    for out, kind in cases:
+        with pytest.raises(kind) as refused:
             grade(submitted, out, teacher=teacher)
+        assert type(refused.value) is kind and Path(refused.value.fields["out"]) == out
         assert refused.value.fix
+    assert Path(refused.value.fields["html"]) == page  # the summary that would be lost
     assert handed_in.read_bytes() == before and not (submitted / "grades.csv").exists()
     assert notes.read_text() == "name,score\nalice,10\n"
     assert page.read_text() == "<p>my own page</p>"
@@ -475,10 +507,12 @@ def test_an_out_that_cannot_be_written_is_refused_before_any_notebook_runs(tmp_p
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
     (tmp_path / "afile").write_text("x")
-    with pytest.raises(InputError, match="afile"):
+    with pytest.raises(FileOnTheWay) as refused:
         grade(tmp_path / "submitted", tmp_path / "afile" / "grades.csv", teacher=teacher.parent)
-    with pytest.raises(InputError, match="cannot be written"):
+    assert Path(refused.value.fields["blocking"]) == tmp_path / "afile"
+    with pytest.raises(OutNotWritable) as refused:
         grade(tmp_path / "submitted", "/proc/grades.csv", teacher=teacher.parent)
+    assert refused.value.fields["out"] == "/proc/grades.csv"
     assert "alice" not in capsys.readouterr().out  # nothing ran
 
 
@@ -486,8 +520,9 @@ def test_a_damaged_teacher_notebook_is_named_not_skipped(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     (teacher.parent / "02_damaged.ipynb").write_text("{not json")
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK)
-    with pytest.raises(InputError, match="02_damaged.ipynb cannot be read as a notebook"):
+    with pytest.raises(NotANotebook) as refused:
         grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
+    assert Path(refused.value.fields["path"]) == teacher.parent / "02_damaged.ipynb"
 
 
 @pytest.mark.slow

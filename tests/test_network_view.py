@@ -14,8 +14,17 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.errors import InputError
-from mxlearn.network_view import show_network
+from mxlearn.network_layers import (
+    ImageShapesNotInferred,
+    ModuleForNetwork,
+    NoSuchShownInput,
+    NotANetwork,
+    NotAShape,
+    NotShapePairs,
+    ShapesMissing,
+    ShapesNotInferred,
+)
+from mxlearn.network_view import PngNotDrawn, show_network
 
 SVG = "{http://www.w3.org/2000/svg}"
 ROOT = Path(__file__).resolve().parents[1]
@@ -155,9 +164,12 @@ def test_table_text_and_save(tmp_path):
     assert lines[-2].split()[:2] == ["total", "2,778"]
     path = view.save(tmp_path / "mlp.svg")
     assert ET.parse(path).getroot().tag == f"{SVG}svg"
-    with pytest.raises(InputError, match="PNG") as refused:
+    with pytest.raises(PngNotDrawn) as refused:
         view.save(tmp_path / "mlp.png")
-    assert "mlp.svg" in refused.value.fix and not (tmp_path / "mlp.png").exists()
+    assert refused.value.fields["path"] == str(tmp_path / "mlp.png")
+    assert refused.value.fields["call"] == "view.save('mlp.svg')"
+    assert refused.value.fields["call"] in refused.value.fix
+    assert not (tmp_path / "mlp.png").exists()
 
 
 def test_every_way_of_giving_shapes_gives_the_same_layers():
@@ -174,36 +186,49 @@ def test_every_way_of_giving_shapes_gives_the_same_layers():
 
 
 def test_missing_shapes_name_the_inputs_and_the_call():
-    with pytest.raises(InputError) as refused:
+    call = "mxlearn.show_network(net, data_shapes=[('data', (32, 16))])"
+    with pytest.raises(ShapesMissing) as refused:
         show_network(mxlearn.models.mlp())
-    assert "'data'" in refused.value.problem and "softmax_label" in refused.value.problem
-    assert "show_network(net, data_shapes=[('data', (32, 16))])" in refused.value.fix
-    with pytest.raises(InputError, match="no input 'x'"):
+    assert refused.value.fields["unknown"] == "'data'"
+    assert "softmax_label" in refused.value.fields["inputs"]
+    assert refused.value.fields["call"] == call and call in refused.value.fix
+    with pytest.raises(NoSuchShownInput) as unknown:
         show_network(mxlearn.models.mlp(), data_shapes=[("x", (32, 16))])
-    with pytest.raises(InputError, match="list of \\(name, shape\\) pairs"):
+    assert unknown.value.fields["name"] == "x" and "'data'" in unknown.value.fields["hint"]
+    with pytest.raises(NotShapePairs) as unnamed:
         show_network(mxlearn.models.mlp(), data_shapes=(32, 16))  # a shape without its name
-    with pytest.raises(InputError, match="not a shape for 'data'"):
+    assert unnamed.value.fields["argument"] == "data_shapes"
+    assert unnamed.value.fields["given"] == (32, 16)
+    with pytest.raises(NotAShape) as empty:
         show_network(mxlearn.models.mlp(), data=(32, 0))
+    assert empty.value.fields["name"] == "data" and empty.value.fields["shape"] == (32, 0)
 
 
 def test_shapes_mxnet_cannot_infer_are_refused_with_its_reason_in_one_line():
-    with pytest.raises(InputError) as refused:
+    with pytest.raises(ShapesNotInferred) as refused:
         show_network(_branches(widths=(8, 6)), data_shapes=[("data", (4, 5))])
+    assert type(refused.value) is ShapesNotInferred
+    reason = refused.value.fields["reason"]  # MXNet's own words, without its C++ stack
+    assert "\n" not in reason and "Stack trace" not in reason
+    assert "_plus" in reason and "[4,8]" in reason and "[4,6]" in reason
+    assert refused.value.fields["shapes"] == "data (4, 5)"
     problem = refused.value.problem
-    assert "\n" not in problem and "Stack trace" not in problem
-    assert "_plus" in problem and "[4,8]" in problem and "[4,6]" in problem
+    assert "\n" not in problem and "Stack trace" not in problem and reason in problem
     assert refused.value.__suppress_context__  # no MXNet traceback chained to it
-    with pytest.raises(InputError, match="should be 4D") as images:
+    with pytest.raises(ImageShapesNotInferred) as images:
         show_network(mxlearn.models.conv_net(), data_shapes=[("data", (16, 1024))])
-    assert "(batch, channels, height, width)" in images.value.fix
+    assert "4D" in images.value.fields["reason"]  # MXNet's reason: images are 4D
+    assert images.value.fields["shapes"] == "data (16, 1024)"
 
 
 def test_something_not_a_symbol_is_refused():
-    with pytest.raises(InputError, match="got str"):
+    with pytest.raises(NotANetwork) as refused:
         show_network("mlp", data_shapes=[("data", (32, 16))])
+    assert type(refused.value) is NotANetwork and refused.value.fields["kind"] == "str"
     module = mxlearn.Module(mxlearn.models.mlp(), context=mx.cpu())
-    with pytest.raises(InputError, match="got Module") as refused:
+    with pytest.raises(ModuleForNetwork) as refused:
         show_network(module, data_shapes=[("data", (32, 16))])
+    assert refused.value.fields["kind"] == "Module"
     assert "mod.symbol" in refused.value.fix
 
 

@@ -3,11 +3,24 @@ answer line left anywhere in the files."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import nbformat
 import pytest
 
-from mxlearn.commands.student_edition import write_student_edition
-from mxlearn.errors import InputError
+from mxlearn.__main__ import TwoCourseOutputs
+from mxlearn.commands.answer_leaks import AnswerLeaks
+from mxlearn.commands.answer_regions import BadRegion
+from mxlearn.commands.student_edition import (
+    EditionNotWritten,
+    IntoTheTeachersEdition,
+    NoOutName,
+    NotANotebook,
+    OutHoldsOtherFiles,
+    OutIsAFile,
+    UnknownEdition,
+    write_student_edition,
+)
 
 ANSWER = [
     "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)",
@@ -83,9 +96,11 @@ def test_an_answer_line_shown_outside_its_region_is_refused(tmp_path):
     notebook = _teacher_notebook(tmp_path / "notebooks")
     notebook.cells.append(nbformat.v4.new_markdown_cell(f"Hint: `{ANSWER[1]}`"))
     nbformat.write(notebook, tmp_path / "notebooks" / "01_exercise.ipynb")
-    with pytest.raises(InputError, match="also appears outside") as info:
+    with pytest.raises(AnswerLeaks) as info:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
-    assert "mx.init.Xavier" in str(info.value)
+    assert info.value.fields["line"] == ANSWER[1]
+    assert Path(info.value.fields["target"]).name == "01_exercise.ipynb"
+    assert info.value.fields["where"] == "cell 5"  # the hint appended after the four cells
 
 
 @pytest.mark.parametrize(
@@ -101,16 +116,20 @@ def test_unbalanced_markers_are_refused_with_the_cell(tmp_path, source, problem)
     notebook.cells = [nbformat.v4.new_code_cell(source)]
     (tmp_path / "notebooks").mkdir()
     nbformat.write(notebook, tmp_path / "notebooks" / "02_broken.ipynb")
-    with pytest.raises(InputError, match=problem) as info:
+    with pytest.raises(BadRegion) as info:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
-    assert "02_broken.ipynb, cell 1" in str(info.value)  # cells count from 1, as lines do
+    # which of the three is wrong is said only in words: BadRegion has no field for it
+    assert problem in info.value.fields["problem"]
+    assert info.value.fields["where"].endswith("02_broken.ipynb, cell 1")  # counted from 1
+    assert info.value.fields["line"] == 2
     assert not (tmp_path / "student").exists()
 
 
 def test_the_teachers_folder_is_never_overwritten(tmp_path):
     _teacher_notebook(tmp_path / "notebooks")
-    with pytest.raises(InputError, match="teacher's edition"):
+    with pytest.raises(IntoTheTeachersEdition) as refused:
         write_student_edition(tmp_path / "notebooks", tmp_path / "notebooks")
+    assert Path(refused.value.fields["folder"]) == (tmp_path / "notebooks").resolve()
 
 
 def test_the_command_line_writes_both_languages(tmp_path, capsys):
@@ -173,9 +192,10 @@ def test_every_marker_spelling_nbgrader_accepts_is_stubbed(tmp_path, begin, end)
 )
 def test_a_marker_nbgrader_would_miss_or_misread_is_refused_with_its_line(tmp_path, line):
     _one_cell_course(tmp_path / "notebooks", f"x = 1\n{line}\nmod.fit(train_iter)")
-    with pytest.raises(InputError, match="line 2") as info:
+    with pytest.raises(BadRegion) as info:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
-    assert "03_x.ipynb, cell 2" in str(info.value)
+    assert info.value.fields["line"] == 2
+    assert info.value.fields["where"].endswith("03_x.ipynb, cell 2")
     assert not (tmp_path / "student").exists()
 
 
@@ -200,9 +220,10 @@ def test_an_answer_shown_in_another_notebook_or_the_other_language_is_refused(tm
         "markdown",
         name="03_x.ipynb",
     )
-    with pytest.raises(InputError, match="also appears") as info:
+    with pytest.raises(AnswerLeaks) as info:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
-    assert "zh/03_x.ipynb" in str(info.value).replace("\\", "/")
+    assert info.value.fields["line"] == "mod.score(val_iter, 'acc')"
+    assert Path(info.value.fields["target"]).parts[-2:] == ("zh", "03_x.ipynb")
 
 
 def test_words_that_give_nothing_away_are_not_taken_for_leaks(tmp_path):
@@ -252,15 +273,18 @@ def test_a_student_folder_that_reaches_the_teachers_files_is_refused(tmp_path):
     _teacher_notebook(course)
     _teacher_notebook(course / "zh")
     before = (course / "01_exercise.ipynb").read_bytes()
-    with pytest.raises(InputError, match="not a student edition"):  # zh's edition over DIR
+    with pytest.raises(OutHoldsOtherFiles) as refused:  # zh's edition over DIR
         write_student_edition(course / "zh", course)
-    with pytest.raises(InputError, match="teacher's edition"):  # inside the teacher's folder
+    assert Path(refused.value.fields["out"]) == course.resolve()
+    with pytest.raises(IntoTheTeachersEdition) as inside:  # inside the teacher's folder
         write_student_edition(course, course / "student")
+    assert Path(inside.value.fields["folder"]) == course.resolve()
     out = tmp_path / "student"
     out.mkdir()
     (out / "zh").symlink_to(course / "zh")
-    with pytest.raises(InputError, match="teacher's edition"):
+    with pytest.raises(IntoTheTeachersEdition) as through:
         write_student_edition(course, out)
+    assert Path(through.value.fields["folder"]) == course.resolve()
     assert (course / "01_exercise.ipynb").read_bytes() == before
 
 
@@ -277,8 +301,9 @@ def test_a_student_folder_that_reaches_the_teachers_files_is_refused(tmp_path):
 def test_an_unreadable_teacher_notebook_is_named_and_nothing_is_written(tmp_path, damage):
     _teacher_notebook(tmp_path / "notebooks")
     (tmp_path / "notebooks" / "02_damaged.ipynb").write_bytes(damage)
-    with pytest.raises(InputError, match="02_damaged.ipynb cannot be read as a notebook"):
+    with pytest.raises(NotANotebook) as refused:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    assert Path(refused.value.fields["path"]) == tmp_path / "notebooks" / "02_damaged.ipynb"
     assert not (tmp_path / "student").exists()
 
 
@@ -286,16 +311,20 @@ def test_a_folder_that_cannot_take_the_edition_is_refused_before_writing(tmp_pat
     _teacher_notebook(tmp_path / "notebooks")
     _teacher_notebook(tmp_path / "notebooks" / "zh")
     (tmp_path / "a_file").write_text("x")
-    with pytest.raises(InputError, match="is a file, not a folder"):
+    with pytest.raises(OutIsAFile) as refused:
         write_student_edition(tmp_path / "notebooks", tmp_path / "a_file")
+    assert Path(refused.value.fields["path"]) == tmp_path / "a_file"
     (tmp_path / "out").mkdir()
     (tmp_path / "out" / "zh").write_text("x")
-    with pytest.raises(InputError, match="is a file, not a folder"):
+    with pytest.raises(OutIsAFile) as refused:
         write_student_edition(tmp_path / "notebooks", tmp_path / "out")
-    with pytest.raises(InputError, match="not a student edition"):  # files of someone else
+    assert Path(refused.value.fields["path"]) == tmp_path / "out" / "zh"
+    with pytest.raises(OutHoldsOtherFiles) as refused:  # files of someone else
         write_student_edition(tmp_path / "notebooks", tmp_path)
-    with pytest.raises(InputError, match="could not write"):  # /proc takes no new folder
+    assert Path(refused.value.fields["out"]) == tmp_path
+    with pytest.raises(EditionNotWritten) as refused:  # /proc takes no new folder
         write_student_edition(tmp_path / "notebooks", "/proc/mxlearn-student")
+    assert refused.value.fields["out"] == "/proc/mxlearn-student"
 
 
 def test_a_new_edition_replaces_the_old_one_whole(tmp_path):
@@ -317,25 +346,26 @@ def test_editions_mxlearn_has_no_stub_for_are_refused_and_checkpoints_skipped(tm
     written = write_student_edition(tmp_path / "notebooks", tmp_path / "student")
     assert [p.name for p in written] == ["01_exercise.ipynb"]
     _teacher_notebook(tmp_path / "notebooks" / "fr")
-    with pytest.raises(InputError, match="fr"):
+    with pytest.raises(UnknownEdition) as refused:
         write_student_edition(tmp_path / "notebooks", tmp_path / "student")
+    assert (
+        Path(refused.value.fields["folder"]).name == "fr" and refused.value.fields["known"] == "zh"
+    )
 
 
 @pytest.mark.parametrize(
-    "arguments, problem",
-    [(["--student", ""], "empty"), (["--student", "s", "--out", "o"], "--out")],
+    "arguments, kind",
+    [(["--student", ""], NoOutName), (["--student", "s", "--out", "o"], TwoCourseOutputs)],
 )
-def test_the_command_line_refuses_what_it_cannot_do(tmp_path, capsys, arguments, problem):
+def test_the_command_line_refuses_what_it_cannot_do(tmp_path, capsys, arguments, kind):
     from mxlearn.__main__ import main
 
     _teacher_notebook(tmp_path / "notebooks")
     assert main(["course", "--notebooks", str(tmp_path / "notebooks"), *arguments]) == 1
-    assert problem in capsys.readouterr().err
+    assert str(kind()) in capsys.readouterr().err  # the refusal of that kind (it has no fields)
 
 
 def test_a_failed_swap_puts_the_old_edition_back(tmp_path, monkeypatch):
-    from pathlib import Path
-
     _teacher_notebook(tmp_path / "notebooks")
     out = tmp_path / "student"
     write_student_edition(tmp_path / "notebooks", out)
@@ -348,6 +378,8 @@ def test_a_failed_swap_puts_the_old_edition_back(tmp_path, monkeypatch):
         return real_rename(self, target)
 
     monkeypatch.setattr(Path, "rename", rename)
-    with pytest.raises(InputError, match="could not write"):
+    with pytest.raises(EditionNotWritten) as refused:
         write_student_edition(tmp_path / "notebooks", out)
+    assert Path(refused.value.fields["out"]) == out
+    assert "PermissionError" in refused.value.fields["problem"]  # Python's own error, named
     assert (out / "01_exercise.ipynb").read_bytes() == before
