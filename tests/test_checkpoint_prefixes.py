@@ -10,7 +10,15 @@ import pytest
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
-from mxlearn.errors import InputError
+from mxlearn.checkpoint.policy import WouldOverwrite
+from mxlearn.checkpoint.prefixes import (
+    FileOnTheWay,
+    FolderNotWritable,
+    NoPrefixFolder,
+    NulInPrefix,
+    PrefixIsAFolder,
+    PrefixTooLong,
+)
 
 
 class EpochCounter(mxlearn.Callback):
@@ -44,12 +52,14 @@ def test_a_prefix_that_names_a_folder_is_refused_before_training(
     folder.mkdir()
     prefix = str(folder) + (os.sep if trailing_slash else "")
     counter = EpochCounter()
-    with pytest.raises(InputError, match="names a folder") as info:
+    with pytest.raises(PrefixIsAFolder) as info:
         mxlearn.Module(small_net).fit(
             small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
         )
     assert counter.batches == 0  # nothing trained
-    assert os.path.join(str(folder), "mlp") in info.value.fix  # the fix names a prefix inside
+    assert info.value.fields["prefix"] == prefix
+    assert info.value.fields["inside"] == os.path.join(str(folder), "mlp")  # a prefix inside
+    assert os.path.join(str(folder), "mlp") in info.value.fix  # the fix names it
     assert os.listdir(folder) == []  # nothing written
     # resume, load_checkpoint, latest and save_checkpoint say the same
     for call in (
@@ -59,8 +69,9 @@ def test_a_prefix_that_names_a_folder_is_refused_before_training(
         lambda: mxlearn.Module(small_net).fit(small_iter, num_epoch=1, resume=prefix),
         lambda: mxlearn.Checkpoint(prefix),
     ):
-        with pytest.raises(InputError, match="names a folder"):
+        with pytest.raises(PrefixIsAFolder) as info:
             call()
+        assert info.value.fields["prefix"] == prefix
 
 
 def test_a_file_where_the_folder_should_be_is_refused_before_training(
@@ -69,23 +80,28 @@ def test_a_file_where_the_folder_should_be_is_refused_before_training(
     (tmp_path / "runs").write_text("not a folder")
     prefix = str(tmp_path / "runs" / "mlp")
     counter = EpochCounter()
-    with pytest.raises(InputError, match="is a file, not a folder"):
+    with pytest.raises(FileOnTheWay) as info:
         mxlearn.Module(small_net).fit(
             small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
         )
     assert counter.batches == 0
+    assert info.value.fields["blocking"] == str(tmp_path / "runs")
+    assert info.value.fields["prefix"] == prefix
     for call in (lambda: mxlearn.resume(prefix), lambda: ckpt.latest(prefix)):
-        with pytest.raises(InputError, match="is a file, not a folder"):
+        with pytest.raises(FileOnTheWay) as info:
             call()
+        assert info.value.fields["blocking"] == str(tmp_path / "runs")
 
 
 def test_a_folder_that_does_not_exist_is_refused_before_training(small_iter, small_net, tmp_path):
     prefix = str(tmp_path / "not" / "yet" / "mlp")
     counter = EpochCounter()
-    with pytest.raises(InputError, match="does not exist") as info:
+    with pytest.raises(NoPrefixFolder) as info:
         mxlearn.Module(small_net).fit(
             small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
         )
+    assert info.value.fields["folder"] == str(tmp_path / "not" / "yet")
+    assert info.value.fields["prefix"] == prefix
     assert counter.batches == 0 and "os.makedirs(" in info.value.fix
 
 
@@ -98,20 +114,23 @@ def test_a_read_only_folder_is_refused_before_training(small_iter, small_net, re
     assert os.path.isdir(READ_ONLY_FOLDER), "the test needs Linux's /sys"
     prefix = os.path.join(READ_ONLY_FOLDER, "mlp")
     counter = EpochCounter()
-    with pytest.raises(InputError, match="cannot write into '/sys'") as info:
+    with pytest.raises(FolderNotWritable) as info:
         mxlearn.Module(small_net).fit(
             small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
         )
-    assert counter.batches == 0 and "choose a folder you can write to" in info.value.fix
-    with pytest.raises(InputError, match="cannot write into '/sys'"):
+    assert counter.batches == 0 and info.value.fields["folder"] == READ_ONLY_FOLDER
+    with pytest.raises(FolderNotWritable) as info:
         ready_module.save_checkpoint(prefix, 1)
+    assert info.value.fields["folder"] == READ_ONLY_FOLDER
 
 
 def test_save_checkpoint_and_plain_mxnet_files_take_the_same_checks(ready_module, tmp_path):
     folder = tmp_path / "runs"
     folder.mkdir()
-    with pytest.raises(InputError, match="names a folder"):
+    with pytest.raises(PrefixIsAFolder) as info:
         ready_module.save_checkpoint(str(folder) + os.sep, 1)
+    assert info.value.fields["prefix"] == str(folder) + os.sep
+    assert info.value.fields["called"] == "mod.save_checkpoint()"
     ready_module.save_checkpoint(str(folder / "mx mlp"), 1)  # MXNet's own files, with a space
     sym, args, auxs = mxlearn.load_checkpoint(str(folder / "mx mlp"), 1)
     assert sorted(args) == sorted(ready_module.get_params()[0])
@@ -123,7 +142,6 @@ def test_prefix_gaps_found_by_probing(tmp_path, monkeypatch):
 
     import mxlearn
     from mxlearn import mx
-    from mxlearn.errors import InputError
 
     X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
 
@@ -132,10 +150,13 @@ def test_prefix_gaps_found_by_probing(tmp_path, monkeypatch):
         mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=checkpoint)
         return mod
 
-    with pytest.raises(InputError, match="NUL character"):
+    with pytest.raises(NulInPrefix) as caught:
         fit(str(tmp_path / "a\0b"))
-    with pytest.raises(InputError, match="too long"):
+    assert caught.value.fields["prefix"] == str(tmp_path / "a\0b")
+    with pytest.raises(PrefixTooLong) as caught:
         fit(str(tmp_path / ("x" * 250)))
+    assert caught.value.fields["name"] == "x" * 250
+    assert len(os.fsencode(caught.value.fields["longest"])) > caught.value.fields["limit"]
     # '~' is the home folder, as in a shell
     monkeypatch.setenv("HOME", str(tmp_path))
     fit("~/home_run")
@@ -143,10 +164,11 @@ def test_prefix_gaps_found_by_probing(tmp_path, monkeypatch):
     assert mxlearn.checkpoint.latest("~/home_run")[0] == 1
     # an apostrophe in the name: the printed call to go on is valid Python
     fit(str(tmp_path / "bob's"))
-    with pytest.raises(mxlearn.MXLearnError) as caught:
+    with pytest.raises(WouldOverwrite) as caught:
         fit(str(tmp_path / "bob's"))  # checkpoint 1 exists already
     bobs = str(tmp_path / "bob's")
-    assert f"mxlearn.resume({bobs!r})" in str(caught.value)
+    assert caught.value.fields["prefix"] == bobs
+    assert f"mxlearn.resume({bobs!r})" in caught.value.fix  # the code to copy
     # a folder named like a manifest is not a checkpoint
     (tmp_path / "odd-0003.json").mkdir()
     assert mxlearn.checkpoint.manifested_epochs(str(tmp_path / "odd")) == []
@@ -156,8 +178,9 @@ def test_prefix_gaps_found_by_probing(tmp_path, monkeypatch):
     policy = mxlearn.Checkpoint("runs/mlp")
     os.chdir(tmp_path / "runs")
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
-    with pytest.raises(InputError, match="does not exist"):
+    with pytest.raises(NoPrefixFolder) as caught:
         mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=policy)
+    assert caught.value.fields["folder"] == str(tmp_path / "runs" / "runs")
     assert not mod.params_initialized
 
 

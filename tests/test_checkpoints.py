@@ -13,14 +13,25 @@ from conftest import seed_all
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
-from mxlearn.errors import (
-    ArgumentTypeError,
-    CheckpointError,
-    CheckpointExistsError,
-    DamagedCheckpointError,
-    InputError,
-    NonFiniteError,
+from mxlearn.checkpoint.file_messages import (
+    DamagedSymbol,
+    IncompleteManifest,
+    ListedFileDamaged,
+    NoCompleteCheckpoint,
+    NotAnEpoch,
 )
+from mxlearn.checkpoint.optimizer_state import PickleAsksForClass, UntrustedStates
+from mxlearn.checkpoint.policy import WouldOverwrite
+from mxlearn.checkpoint.prefixes import PrefixNotAPath
+from mxlearn.errors import ArgumentTypeError, InputError, NonFiniteError
+from mxlearn.guards.binding import ParamsDoNotMatch, ParamsFromOtherLayers, ParamsMissing
+from mxlearn.guards.fit_arguments import (
+    BeginEpochDiffers,
+    OptimizerSettingsUnknown,
+    OtherOptimizerKind,
+)
+from mxlearn.module.checkpoints import CompleteCheckpointExists
+from mxlearn.training.early_stopping import NoValidationToJudge
 
 
 def _data():
@@ -116,8 +127,10 @@ def test_fit_resume_argument_on_a_new_module(tmp_path, capsys):
     out = capsys.readouterr().out
     assert "Resuming from checkpoint 1" in out and "begin_epoch=1" in out
     assert ckpt.manifested_epochs(prefix) == [1, 2, 3]
-    with pytest.raises(InputError, match="begin_epoch=3"):
+    with pytest.raises(BeginEpochDiffers) as refused:
         mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=5, begin_epoch=1, resume=prefix)
+    assert refused.value.fields == {"begin_epoch": 1, "epoch": 3, "prefix": prefix}
+    assert "begin_epoch=3" in refused.value.fix  # the number that goes on
 
 
 def test_never_overwrites_an_epoch_silently(tmp_path):
@@ -125,16 +138,19 @@ def test_never_overwrites_an_epoch_silently(tmp_path):
     mod = mxlearn.Module(mxlearn.models.mlp())
     mod.fit(_iter(), num_epoch=1, checkpoint=prefix)
     before = (tmp_path / "m-0001.params").read_bytes()
-    with pytest.raises(CheckpointExistsError, match="exists already"):
+    with pytest.raises(WouldOverwrite) as refused:
         mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=1, checkpoint=prefix)
+    assert refused.value.fields["prefix"] == prefix and refused.value.fields["which"] == "1"
     assert (tmp_path / "m-0001.params").read_bytes() == before
 
 
 def test_non_finite_parameters_are_never_saved(tmp_path):
     prefix = str(tmp_path / "m")
     mod = mxlearn.Module(mxlearn.models.mlp())
-    with pytest.raises(NonFiniteError, match="learning rate"):
+    with pytest.raises(NonFiniteError) as refused:
         mod.fit(_iter(), optimizer_params={"learning_rate": 1e30}, num_epoch=1, checkpoint=prefix)
+    assert "1e+30" in refused.value.fields["cause"]  # the rate that made it diverge
+    assert "optimizer_params={'learning_rate': " in refused.value.fix  # a rate to retry with
     assert ckpt.manifested_epochs(prefix) == []
 
 
@@ -184,23 +200,30 @@ def test_damaged_files_are_reported_and_skipped(tmp_path):
     data = bytearray(path.read_bytes())
     data[len(data) // 2] ^= 0x40  # one bit
     path.write_bytes(bytes(data))
-    with pytest.raises(DamagedCheckpointError, match="m-0002.params"):
+    with pytest.raises(ListedFileDamaged) as refused:
         mxlearn.load_checkpoint(prefix, 2)
+    assert refused.value.fields["file"] == str(path) and refused.value.fields["epoch"] == 2
+    assert refused.value.fields["sha256"] != refused.value.fields["listed_sha256"]
     epoch, _ = ckpt.latest(prefix)  # the newest good one
     assert epoch == 1
     (tmp_path / "m-symbol.json").write_text('{"nodes": [')  # cut short
-    with pytest.raises(DamagedCheckpointError, match="m-symbol.json' is damaged"):
+    with pytest.raises(ListedFileDamaged) as refused:
         mxlearn.load_checkpoint(prefix, 1)
+    assert refused.value.fields["file"] == str(tmp_path / "m-symbol.json")
+    assert refused.value.fields["size"] < refused.value.fields["listed_size"]
     for manifest in tmp_path.glob("m-*.json"):
         if manifest.name != "m-symbol.json":
             manifest.unlink()  # as an MXNet-only checkpoint: no manifest to compare with
-    with pytest.raises(DamagedCheckpointError, match="not valid JSON"):
+    with pytest.raises(DamagedSymbol) as refused:
         mxlearn.load_checkpoint(prefix, 1)
+    assert refused.value.fields["path"] == str(tmp_path / "m-symbol.json")
+    assert isinstance(refused.value.fields["error"], json.JSONDecodeError)
 
 
 def test_no_checkpoint_is_explained(tmp_path):
-    with pytest.raises(CheckpointError, match="No complete mxlearn checkpoint"):
+    with pytest.raises(NoCompleteCheckpoint) as refused:
         mxlearn.resume(str(tmp_path / "none"))
+    assert refused.value.fields["prefix"] == str(tmp_path / "none")
 
 
 class _Payload:
@@ -218,21 +241,30 @@ def test_a_pickle_payload_never_runs(tmp_path, ready_module):
 
     from mxlearn.errors import UntrustedFileError
 
+    def asks_for_system(refused):
+        return refused.value.fields["module"] in ("os", "posix", "nt") and (
+            refused.value.fields["name"] == "system"
+        )
+
     marker = tmp_path / "pwned"
     crafted = tmp_path / "m-0001.states"
     crafted.write_bytes(pickle.dumps({0: _Payload(marker)}))
-    with pytest.raises(UntrustedFileError, match="trust=True"):
+    with pytest.raises(UntrustedStates) as refused:
         ready_module.load_optimizer_states(str(crafted))
-    with pytest.raises(UntrustedFileError, match="posix.system|os.system|refused"):
+    assert refused.value.fields["path"] == str(crafted)
+    assert refused.value.fields["call"].endswith(", trust=True)")  # the call to retry
+    with pytest.raises(PickleAsksForClass) as refused:
         ready_module.load_optimizer_states(str(crafted), trust=True)
+    assert asks_for_system(refused)
     ready_module.save_checkpoint(str(tmp_path / "m"), 1)
     with pytest.raises(UntrustedFileError) as refused:
         mxlearn.Module.load(str(tmp_path / "m"), 1, load_optimizer_states=True)
     assert "load_optimizer_states=True, trust=True)" in refused.value.fix  # the call to retry
     trusting = mxlearn.Module.load(str(tmp_path / "m"), 1, load_optimizer_states=True, trust=True)
     trusting.bind([("data", (32, 16))], [("softmax_label", (32,))])
-    with pytest.raises(UntrustedFileError, match="refused"):
+    with pytest.raises(PickleAsksForClass) as refused:
         trusting.init_optimizer()  # reads the .states file: trusted, yet the payload is refused
+    assert asks_for_system(refused)
     assert not marker.exists()
 
 
@@ -265,15 +297,24 @@ def test_resuming_another_architecture_names_every_difference(tmp_path):
     net = mx.sym.Activation(net, act_type="relu")
     net = mx.sym.FullyConnected(net, name="fc3", num_hidden=26)
     net = mx.sym.SoftmaxOutput(net, name="softmax")
-    with pytest.raises(InputError) as info:
+    with pytest.raises(ParamsDoNotMatch) as info:
         mxlearn.Module(net).fit(_iter(), num_epoch=3, resume=prefix)
-    message = str(info.value)
-    for text in (
-        "'fc1_weight' is (64, 16) in the given values but (32, 16) in this network",
-        "'fc3_weight' (26, 32) is missing",
-        "not in this network: 'fc2_bias' (26,)",
-    ):
-        assert text in message, message
+    problems = info.value.fields["problems"]
+    # one problem per name, with the shapes that differ: given, then this network's
+    assert _problem_of(problems, "fc1_weight") == ["(64, 16)", "(32, 16)"], problems
+    assert _problem_of(problems, "fc3_weight") == ["(26, 32)"], problems  # missing
+    assert "(26,)" in _problem_of(problems, "fc2_bias"), problems  # not in this network
+
+
+def _problem_of(problems: str, name: str) -> list[str]:
+    """The shapes said in the one problem (of ``problems``, said one after another) that names
+    the parameter ``name``, in order."""
+    import re
+
+    parts = [part for part in re.split(r"[;；]", problems) if f"'{name}'" in part]
+    assert len(parts) == 1, problems
+    after = parts[0].split(f"'{name}'", 1)[1]
+    return re.findall(r"\(\d+(?:, \d+)*,?\)", after.split("'", 1)[0])
 
 
 def test_resumed_history_shows_the_mark_in_the_plot(tmp_path):
@@ -304,9 +345,11 @@ def test_divergence_stops_fit_early_and_keeps_the_good_checkpoint(tmp_path):
             checkpoint=prefix,
             batch_end_callback=lambda p: seen.append(p.nbatch),
         )
-    message = str(info.value)
-    assert "diverged" in message and "learning rate" in message and "A probe of" in message
-    assert float(message.rsplit("'learning_rate': ", 1)[1].rstrip("}")) <= 1.0
+    assert "1e+30" in info.value.fields["cause"]  # the rate that made it diverge
+    # a probe found a rate that learns: the fix is the call with it
+    fix = info.value.fix
+    assert "optimizer_params={'learning_rate': " in fix, fix
+    assert float(fix.rsplit("'learning_rate': ", 1)[1].split("}")[0]) <= 1.0
     assert len(seen) <= 64  # stopped within the first epoch after resuming, not at the end
     assert ckpt.manifested_epochs(prefix) == [1]
 
@@ -332,8 +375,9 @@ def test_early_stopping_after_validation_restores_the_best_epoch(tmp_path, capsy
     _, best_args, _ = ckpt.load_checkpoint(prefix, 1)
     args, _ = mod.get_params()
     assert all(np.array_equal(args[k].asnumpy(), best_args[k].asnumpy()) for k in args)
-    with pytest.raises(InputError, match="eval_data"):
+    with pytest.raises(NoValidationToJudge) as refused:
         mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=2, early_stopping=2)
+    assert "eval_data=val_iter" in refused.value.fix
 
 
 def test_a_refused_resume_leaves_no_optimizer_state_behind(tmp_path):
@@ -342,8 +386,9 @@ def test_a_refused_resume_leaves_no_optimizer_state_behind(tmp_path):
         _iter(), num_epoch=2, optimizer_params=_optimizer_params(), checkpoint=prefix
     )
     mod = mxlearn.Module(mxlearn.models.mlp())
-    with pytest.raises(InputError, match="begin_epoch=5"):
+    with pytest.raises(BeginEpochDiffers) as refused:
         mod.fit(_iter(), num_epoch=6, begin_epoch=5, resume=prefix)
+    assert refused.value.fields == {"begin_epoch": 5, "epoch": 2, "prefix": prefix}
     with pytest.raises(ArgumentTypeError) as refused:
         mod.fit(_iter(), num_epoch=4, resume=prefix, optimizer="adam", optimizer_params=0.1)
     assert refused.value.fields["name"] == "optimizer_params"
@@ -359,8 +404,9 @@ def test_a_resume_with_another_optimizer_is_refused_before_touching_the_module(
     prefix = str(tmp_path / "m")
     mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
     mod = mxlearn.resume(prefix)
-    with pytest.raises(InputError, match="for 'sgd'"):
+    with pytest.raises(OtherOptimizerKind) as refused:
         mod.fit(small_iter, num_epoch=2, checkpoint=prefix, optimizer="adam")
+    assert refused.value.fields == {"kind": "sgd", "asked": "adam"}
     assert not mod.optimizer_initialized
     mod.fit(small_iter, num_epoch=2, checkpoint=prefix)  # the corrected call continues
     assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2]
@@ -373,8 +419,9 @@ def test_a_resume_of_an_optimizer_object_says_how_to_go_on(small_iter, small_net
     )
     manifest = mxlearn.checkpoint.read_manifest(prefix, 1)
     assert any("settings" in item for item in manifest["optimizer"]["not_saved"])
-    with pytest.raises(InputError, match="optimizer object") as info:
+    with pytest.raises(OptimizerSettingsUnknown) as info:
         mxlearn.resume(prefix).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    assert info.value.fields["kind"] == "adam"
     assert "optimizer='adam'" in info.value.fix
 
 
@@ -387,8 +434,10 @@ def test_a_resume_that_is_not_a_prefix_is_explained():
 
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
     data = mx.io.NDArrayIter(np.zeros((64, 16), "float32"), np.arange(64) % 4, 32)
-    with pytest.raises(ArgumentTypeError, match=r"a path such as 'runs/mlp'"):
+    with pytest.raises(PrefixNotAPath) as refused:
         mod.fit(data, num_epoch=1, resume=True)
+    assert refused.value.fields == {"called": "resume(True)", "kind": "bool"}
+    assert isinstance(refused.value, ArgumentTypeError)
 
 
 def test_mxnet_checkpoint_files_in_the_way_are_refused_before_training(
@@ -397,13 +446,15 @@ def test_mxnet_checkpoint_files_in_the_way_are_refused_before_training(
     prefix = str(tmp_path / "mx")
     ready_module.save_checkpoint(prefix, 1)  # MXNet's own files, no manifest
     before = (tmp_path / "mx-0001.params").read_bytes()
-    with pytest.raises(CheckpointExistsError, match="already"):
+    with pytest.raises(WouldOverwrite) as refused:
         mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    assert refused.value.fields["prefix"] == prefix and refused.value.fields["which"] == "1"
     assert (tmp_path / "mx-0001.params").read_bytes() == before
     ours = str(tmp_path / "ours")
     mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=ours)
-    with pytest.raises(CheckpointExistsError, match="already"):
+    with pytest.raises(CompleteCheckpointExists) as refused:
         ready_module.save_checkpoint(ours, 1)  # would break checkpoint 1's manifest
+    assert refused.value.fields == {"epoch": 1, "prefix": ours}
     assert mxlearn.checkpoint.verifies(ours, 1)
 
 
@@ -435,8 +486,12 @@ def test_a_checkpoint_number_that_is_not_a_whole_number_is_explained(tmp_path, e
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
     mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, checkpoint=str(tmp_path / "m"))
     for load in (mxlearn.Module.load, mxlearn.load_checkpoint):
-        with pytest.raises(InputError, match="a whole number of completed epochs") as refused:
+        with pytest.raises(NotAnEpoch) as refused:
             load(str(tmp_path / "m"), epoch)
+        given = refused.value.fields["epoch"]
+        assert given == epoch and type(given) is type(epoch)  # True is 1 and 1.0: not enough
+        assert refused.value.fields["kind"] == type(epoch).__name__
+        assert isinstance(refused.value, InputError)
         assert "-1" not in refused.value.fix  # the example is a number that works
 
 
@@ -451,9 +506,9 @@ def test_a_checkpoint_missing_layers_is_refused_instead_of_loading_zeros(small_n
     prefix = str(tmp_path / "m")
     donor.save_checkpoint(prefix, 1)
     small_net.save(f"{prefix}-symbol.json")  # now the symbol needs fc2 and fc3 as well
-    with pytest.raises(InputError, match="fc2_weight") as info:
+    with pytest.raises(ParamsMissing) as info:
         mxlearn.Module.load(prefix, 1)
-    assert "would start as zeros" in str(info.value)
+    assert sorted(info.value.fields["missing"]) == ["fc2_bias", "fc2_weight"]
 
 
 def test_parameters_of_a_network_with_other_layer_sizes_are_named_not_the_data(tmp_path):
@@ -468,9 +523,9 @@ def test_parameters_of_a_network_with_other_layer_sizes_are_named_not_the_data(t
     mod = mxlearn.Module.load(str(tmp_path / "small"), 1)
     with pytest.raises(InputError) as caught:
         mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=2, begin_epoch=1)
-    text = str(caught.value)
-    assert "'fc1_weight' is (16, 16) where this network needs (8, 16)" in text
-    assert "features" not in text  # the data is not the problem
+    # the layers are the problem, not the data (FeaturesDifferFromParams would blame the input)
+    assert type(caught.value) is ParamsFromOtherLayers
+    assert _problem_of(caught.value.fields["shown"], "fc1_weight") == ["(16, 16)", "(8, 16)"]
 
 
 def test_a_hand_edited_manifest(small_iter, small_net, tmp_path):
@@ -479,5 +534,6 @@ def test_a_hand_edited_manifest(small_iter, small_net, tmp_path):
     manifest = json.loads((tmp_path / "m-0001.json").read_text())
     del manifest["files"]
     (tmp_path / "m-0001.json").write_text(json.dumps(manifest))
-    with pytest.raises(DamagedCheckpointError, match="'files'"):
+    with pytest.raises(IncompleteManifest) as refused:
         mxlearn.checkpoint.read_manifest(prefix, 1)
+    assert refused.value.fields["path"] == str(tmp_path / "m-0001.json")
