@@ -55,7 +55,7 @@ class CallFailed(MXLearnError):
 class CallFailedInMxlearn(CallFailed):
     says = N_(
         "{called} failed inside mxlearn: {reason}. That is a gap in mxlearn, not a mistake in "
-        "your code; the traceback (%tb) shows where."
+        "your code; the full traceback shows where."
     )
 
 
@@ -70,7 +70,10 @@ def public(called: str, /, **rules):
             try:
                 if check is not None:
                     check(args, kwargs)
-                return function(*args, **kwargs)
+                result = function(*args, **kwargs)
+                if inspect.isgenerator(result):  # iter_predict: its failures come later
+                    return _iterated(result, called, args)
+                return result
             except PASSED:
                 raise
             except Exception as raw:
@@ -84,6 +87,18 @@ def public(called: str, /, **rules):
         return guarded
 
     return wrap
+
+
+def _iterated(generator, called: str, args: tuple):
+    try:
+        yield from generator
+    except PASSED:
+        raise
+    except Exception as raw:
+        failed = explained(raw, called, args)
+        if failed is raw:
+            raise
+        raise failed from raw
 
 
 def guard_methods(cls, prefix: str, names: list[str]) -> None:

@@ -250,3 +250,16 @@ def test_errors_cross_a_process_boundary():
         again = pickle.loads(pickle.dumps(error))
         assert type(again).__name__ == type(error).__name__
         assert str(again) == str(error) and again.fields == error.fields
+
+
+def test_an_error_while_iter_predict_runs_is_explained_too():
+    class Failing(FailingIter):
+        pass
+
+    X = np.zeros((96, 16), "float32")
+    mod = mxlearn.Module(_net())
+    mod.fit(_iter(), num_epoch=1)
+    with pytest.raises(KeyError) as caught:
+        for _ in mod.iter_predict(Failing(X, np.zeros(96, "float32"), batch_size=32)):
+            pass
+    assert any("your own code" in note for note in caught.value.__notes__)
