@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import functools
 import gzip
+import hashlib
 import http.server
 import shutil
 import threading
@@ -12,7 +13,7 @@ import numpy as np
 import pytest
 
 from mxlearn import datasets
-from mxlearn.errors import DatasetError
+from mxlearn.datasets import LETTER_SHA256, DownloadFailed, NotTheLetterFile
 
 
 def test_letter_data_shapes_and_labels(shared_data):
@@ -55,17 +56,22 @@ def test_checksum_mismatch_is_explained(shared_data, tmp_path):
     data = bytearray(damaged.read_bytes())
     data[100] ^= 1  # one bit
     damaged.write_bytes(bytes(data))
-    with pytest.raises(DatasetError, match="SHA-256") as info:
+    with pytest.raises(NotTheLetterFile) as info:
         datasets.letter_recognition(damaged.parent)
-    assert "rm " in str(info.value) and isinstance(info.value, OSError)
+    assert info.value.fields == {
+        "path": damaged,
+        "digest": hashlib.sha256(bytes(data)).hexdigest(),
+        "expected": LETTER_SHA256,
+    }
+    assert f"rm '{damaged}'" in info.value.fix and isinstance(info.value, OSError)
 
 
 def test_failed_download_is_explained(monkeypatch):
     monkeypatch.delenv("MXLEARN_DATA")
-    with pytest.raises(DatasetError) as info:
+    with pytest.raises(DownloadFailed) as info:
         datasets.letter_file(url="http://127.0.0.1:9/letter-recognition.data")
-    message = str(info.value)
-    assert "Could not download" in message and "MXLEARN_DATA" in message
+    assert info.value.fields["url"] == "http://127.0.0.1:9/letter-recognition.data"
+    assert "export MXLEARN_DATA=" in info.value.fix  # the command the student runs
     assert not any(datasets.cache_dir().glob("*"))  # no half-written file left behind
 
 
@@ -86,9 +92,11 @@ def test_download_goes_to_the_cache_and_is_verified(local_server, monkeypatch):
     monkeypatch.delenv("MXLEARN_DATA")
     got = datasets.letter_file(url=f"{local_server}/letter-recognition.data")
     assert got == datasets.cache_dir() / "letter-recognition.data"
-    with pytest.raises(DatasetError, match="SHA-256"):
+    with pytest.raises(NotTheLetterFile) as info:
         shutil.rmtree(datasets.cache_dir())
         datasets.letter_file(url=f"{local_server}/wrong.data")
+    assert info.value.fields["digest"] == hashlib.sha256(b"A,1,2\n").hexdigest()
+    assert info.value.fields["expected"] == LETTER_SHA256
     assert not (datasets.cache_dir() / "letter-recognition.data").exists()
 
 

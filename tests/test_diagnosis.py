@@ -13,10 +13,10 @@ import pytest
 
 import mxlearn
 from mxlearn import MetricHistory, mx
-from mxlearn.errors import DivergenceError, InputError, TrainingWarning
+from mxlearn.errors import DivergenceError, TrainingWarning
 from mxlearn.metrics import diagnosis
-from mxlearn.metrics.diagnosis import diagnose
-from mxlearn.metrics.findings import KINDS, Finding, speaking
+from mxlearn.metrics.diagnosis import NotAHistory, diagnose
+from mxlearn.metrics.findings import KINDS, Finding, NotADiagnosisLanguage, speaking
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
@@ -266,10 +266,14 @@ def test_the_current_language_is_spoken_and_given_back_even_after_an_error():
 
 
 def test_bad_arguments_are_refused_with_the_fix():
-    with pytest.raises(InputError, match="lang='zh'"):
+    with pytest.raises(NotADiagnosisLanguage) as refused:
         diagnose(MetricHistory(), lang="fr")
-    with pytest.raises(InputError, match=r"mod.history.diagnose\(\)"):
+    assert refused.value.fields == {"lang": "fr"}
+    assert refused.value.fix == "mod.history.diagnose(lang='zh')"
+    with pytest.raises(NotAHistory) as refused:
         diagnose([0.5, 0.6])
+    assert refused.value.fields == {"kind": "list"}
+    assert refused.value.fix == "mod.history.diagnose()"
 
 
 # ---------------------------------------------------------------- real seeded runs

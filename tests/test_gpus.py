@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import pytest
 
-from mxlearn.devices import choose_device
-from mxlearn.errors import DeviceError
+from mxlearn.devices import (
+    GpuForcedMissing,
+    GpuForcedUnsupported,
+    NotADeviceKind,
+    choose_device,
+    unsupported_reason,
+)
 from mxlearn.gpus import build_architectures, has_kernels, parse_nvidia_smi
 
 # What `nvidia-smi --query-gpu=index,name,compute_cap,memory.total,memory.used
@@ -57,16 +62,23 @@ def test_an_unsupported_gpu_falls_back_to_the_cpu_with_the_reason():
     assert kind == "cpu"
     assert "sm_90" in why and "sm_50, sm_60, sm_70, sm_80, sm_86 only" in why
     assert "no kernel image" in why and "the CPU works instead" in why
-    with pytest.raises(DeviceError, match="MXLEARN_DEVICE=gpu, but gpu\\(0\\) NVIDIA H100"):
+    with pytest.raises(GpuForcedUnsupported) as refused:
         choose_device(1, [_gpu("H100")], CU112, forced="gpu")
+    assert type(refused.value) is GpuForcedUnsupported
+    h100 = _gpu("H100")
+    assert refused.value.fields["why"] == unsupported_reason(
+        h100, CU112, build_architectures(CU112)
+    )
+    assert "gpu(0) NVIDIA H100" in refused.value.fields["why"]
 
 
 def test_a_supported_gpu_is_used_and_the_cpu_can_be_asked_for():
     kind, why = choose_device(1, [_gpu("RTX 4090")], CU112)
     assert kind == "gpu" and "RTX 4090 (sm_89" in why
     assert choose_device(1, [_gpu("RTX 4090")], CU112, forced="cpu")[0] == "cpu"
-    with pytest.raises(DeviceError, match="not a device kind"):
+    with pytest.raises(NotADeviceKind) as refused:
         choose_device(1, [_gpu("RTX 4090")], CU112, forced="tpu")
+    assert refused.value.fields == {"forced": "tpu"}
 
 
 def test_the_cpu_wheel_beside_a_gpu_names_the_fix():
@@ -75,8 +87,11 @@ def test_the_cpu_wheel_beside_a_gpu_names_the_fix():
     assert kind == "cpu" and "Tesla T4" in why and "make setup MXNET=gpu" in why
     kind, why = choose_device(0, [_gpu("H100")], CPU_WHEEL)
     assert "the GPU build" in why and "sm_90" in why and "make setup" not in why
-    with pytest.raises(DeviceError, match="make setup MXNET=gpu"):
+    with pytest.raises(GpuForcedMissing) as refused:
         choose_device(0, [], CPU_WHEEL, forced="gpu")
+    assert type(refused.value) is GpuForcedMissing
+    assert refused.value.fields["why"] == choose_device(0, [], CPU_WHEEL)[1]
+    assert "make setup MXNET=gpu" in refused.value.fix  # the command the student runs
 
 
 def test_the_progress_line_carries_the_gpu_memory_when_training_on_a_gpu():

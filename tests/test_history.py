@@ -7,7 +7,8 @@ import math
 import pytest
 
 from mxlearn import MetricHistory
-from mxlearn.live.throttle import Throttle
+from mxlearn.live.throttle import NotABudget, Throttle
+from mxlearn.metrics.history import NotASavedHistory, SavedHistoryUnreadable
 
 
 def _history() -> MetricHistory:
@@ -107,8 +108,10 @@ def test_json_round_trip_keeps_nan_and_events(tmp_path):
 
 def test_load_refuses_other_json(tmp_path):
     (tmp_path / "x.json").write_text('{"rows": []}')
-    with pytest.raises(ValueError, match="not a saved MetricHistory"):
+    with pytest.raises(NotASavedHistory) as refused:
         MetricHistory.load(tmp_path / "x.json")
+    assert refused.value.fields == {"found": None}  # no "format" in it
+    assert isinstance(refused.value, ValueError)
 
 
 class FakeClock:
@@ -169,14 +172,15 @@ def test_throttle_keeps_drawing_within_budget_over_a_run():
 
 
 def test_throttle_rejects_a_budget_outside_0_1():
-    with pytest.raises(ValueError):
+    with pytest.raises(NotABudget) as refused:
         Throttle(budget=3)
+    assert refused.value.fields == {"budget": 3}
+    assert isinstance(refused.value, ValueError)
 
 
 def test_a_hand_edited_history_is_explained(tmp_path):
     import json
 
-    from mxlearn.errors import InputError
     from mxlearn.metrics.history import MetricHistory
 
     h = MetricHistory()
@@ -185,5 +189,7 @@ def test_a_hand_edited_history_is_explained(tmp_path):
     data = json.loads((tmp_path / "h.json").read_text())
     data["rows"][0][-1] = "half"  # a value edited by hand
     (tmp_path / "h.json").write_text(json.dumps(data))
-    with pytest.raises(InputError, match="not readable .*changed by hand"):
+    with pytest.raises(SavedHistoryUnreadable) as refused:
         MetricHistory.load(tmp_path / "h.json")
+    assert refused.value.fields["kind"] == "ValueError"
+    assert "'half'" in str(refused.value.fields["error"])  # Python's own words, naming the value

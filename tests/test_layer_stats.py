@@ -10,8 +10,14 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.errors import InputError
-from mxlearn.experiments.layer_stats import LayerStats, layer_of
+from mxlearn.experiments.layer_stats import (
+    LayerStats,
+    NoSuchLayer,
+    NoSuchStatistic,
+    NotABatchCount,
+    NothingRecorded,
+    layer_of,
+)
 
 QUIET = logging.getLogger("quiet-layers")
 QUIET.setLevel(logging.WARNING)
@@ -105,8 +111,9 @@ def test_the_first_non_finite_layer_is_named(capsys):
 
 @pytest.mark.parametrize("every", [0, -1, 1.5, True])
 def test_every_must_be_a_positive_number_of_batches(every):
-    with pytest.raises(InputError, match="every"):
+    with pytest.raises(NotABatchCount) as refused:
         LayerStats(every=every)
+    assert refused.value.fields["every"] is every
 
 
 def test_frozen_parameters_have_a_zero_gradient_and_training_goes_on():
@@ -126,12 +133,14 @@ def test_frozen_parameters_have_a_zero_gradient_and_training_goes_on():
 
 def test_a_second_fit_starts_over_and_questions_before_any_fit_are_answered():
     stats = LayerStats(every=1)
-    with pytest.raises(InputError, match="holds nothing yet"):
+    with pytest.raises(NothingRecorded):
         stats.figure()
     _fit(mx.cpu(), [stats], epochs=2)
     _fit(mx.cpu(), [stats], epochs=1)
     assert [r["epoch"] for r in stats.rows] == [0, 0]
-    with pytest.raises(InputError, match="no statistic 'gradnorm'"):
+    with pytest.raises(NoSuchStatistic) as refused:
         stats.series("fc1", "gradnorm")
-    with pytest.raises(InputError, match="no layer 'fc9'"):
+    assert refused.value.fields["column"] == "gradnorm"
+    with pytest.raises(NoSuchLayer) as refused:
         stats.series("fc9", "grad_norm")
+    assert refused.value.fields["layer"] == "fc9"

@@ -12,11 +12,12 @@ from conftest import seed_all
 
 import mxlearn
 from mxlearn import MetricHistory, mx
-from mxlearn.errors import ArgumentTypeError, InputError, LifecycleError
 from mxlearn.live import backends, plot
+from mxlearn.live.backends import NoSuchBackend
 from mxlearn.live.figure import TrainingFigure
-from mxlearn.live.plot import PROGRESS_INTERVAL
-from mxlearn.live.renderers import WidgetRenderer
+from mxlearn.live.plot import PROGRESS_INTERVAL, NotALivePlot, PlotFinished
+from mxlearn.live.renderers import NotInAKernel, WidgetRenderer
+from mxlearn.rules import OutOfRange, WrongKind
 
 
 # ---------------------------------------------------------------- backend choice
@@ -37,8 +38,10 @@ def test_backend_requested_or_from_the_environment(monkeypatch):
     monkeypatch.setenv(backends.ENV_VARIABLE, "display")
     assert backends.choose_backend() == "display"
     assert backends.choose_backend("console") == "console"
-    with pytest.raises(InputError, match="'widget'"):
+    with pytest.raises(NoSuchBackend) as refused:
         backends.choose_backend("widgett")
+    assert refused.value.fields["choice"] == "widgett"
+    assert "'widget'" in refused.value.fields["suggestion"]  # the closest backend's name
 
 
 def _imports_ipywidgets(in_kernel: bool) -> bool:
@@ -217,8 +220,9 @@ def test_fit_without_live_still_records_history():
 
 
 def test_fit_refuses_a_bad_live_argument(small_net, small_iter):
-    with pytest.raises(ArgumentTypeError, match="live=True"):
+    with pytest.raises(NotALivePlot) as refused:
         mxlearn.Module(small_net).fit(small_iter, num_epoch=1, live="yes")
+    assert refused.value.fields == {"spec": "yes"}
 
 
 class _Recording(list):
@@ -519,14 +523,17 @@ def test_a_plot_given_to_a_second_fit_draws_that_fits_curves(tmp_path):
         assert list(drawn) == mod.history.series("accuracy", "validation", "epoch")[1]
 
 
-@pytest.mark.parametrize("budget", ["x", None, float("nan")])
-def test_a_live_plot_budget_that_is_not_a_number_is_explained(budget):
+@pytest.mark.parametrize(
+    "budget, kind", [("x", WrongKind), (None, WrongKind), (float("nan"), OutOfRange)]
+)
+def test_a_live_plot_budget_that_is_not_a_number_is_explained(budget, kind):
     import mxlearn
-    from mxlearn.errors import MXLearnError
 
-    with pytest.raises(MXLearnError) as refused:
+    with pytest.raises(kind) as refused:
         mxlearn.LivePlot(budget=budget)
+    assert type(refused.value) is kind
     assert refused.value.fields["name"] == "budget"
+    assert refused.value.fields["shown"] == repr(budget)
     assert "LivePlot(budget=" in refused.value.fix
 
 
@@ -535,11 +542,10 @@ def test_the_display_backend_outside_a_notebook_is_refused_before_training():
 
     import mxlearn
     from mxlearn import mx
-    from mxlearn.errors import InputError
 
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
     data = mx.io.NDArrayIter(np.zeros((64, 16), "float32"), np.arange(64) % 4, 32)
-    with pytest.raises(InputError, match="not running in a Jupyter kernel") as refused:
+    with pytest.raises(NotInAKernel) as refused:
         mod.fit(data, num_epoch=1, live=mxlearn.LivePlot(backend="display"))
     assert "backend='console'" in refused.value.fix
     assert mod.history is None  # refused before the run began: nothing trained
@@ -557,10 +563,12 @@ def test_live_plot_update_after_close_is_refused(small_iter, small_net):
     mod.update_metric(metric, batch.label)
     live.update(0, metric, batch)
     live.close()
-    with pytest.raises(LifecycleError, match="after the plot was finished"):
+    with pytest.raises(PlotFinished) as refused:
         live.update(0, metric, batch)
-    with pytest.raises(LifecycleError, match="after the plot was finished"):
+    assert refused.value.fields == {"called": "LivePlot.update()"}
+    with pytest.raises(PlotFinished) as refused:
         live.validation(0, [("accuracy", 0.5)])
+    assert refused.value.fields == {"called": "LivePlot.validation()"}
 
 
 def test_live_plot_of_a_finished_fit_takes_no_manual_values(small_iter, small_net):
@@ -572,6 +580,7 @@ def test_live_plot_of_a_finished_fit_takes_no_manual_values(small_iter, small_ne
     batch = next(iter(small_iter))
     mod.forward(batch, is_train=False)
     mod.update_metric(metric, batch.label)
-    with pytest.raises(LifecycleError, match="after the plot was finished"):
+    with pytest.raises(PlotFinished) as refused:
         live.update(0, metric, batch)
+    assert refused.value.fields == {"called": "LivePlot.update()"}
     assert len(mod.history) == records  # the fit's history is untouched

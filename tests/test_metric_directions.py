@@ -13,8 +13,14 @@ import pytest
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
-from mxlearn.errors import InputError
 from mxlearn.live.figure import TrainingFigure
+from mxlearn.metrics.directions import (
+    AgainstSmallerIsBetter,
+    DirectionUnknown,
+    NotAMetricName,
+    NotMeasuredNear,
+    direction,
+)
 
 
 def _iters(small_data):
@@ -66,10 +72,13 @@ def test_an_unknown_name_is_refused_before_training_with_the_closest(
         else {"early_stopping": judge}
     )
     Counter.batches = 0
-    with pytest.raises(InputError, match="Did you mean 'accuracy'"):
+    with pytest.raises(NotMeasuredNear) as refused:
         mxlearn.Module(small_net).fit(
             train, eval_data=val, num_epoch=2, callbacks=[Counter()], **arguments
         )
+    assert type(refused.value) is NotMeasuredNear
+    assert refused.value.fields["spec"] == "acuracy"
+    assert refused.value.fields["near"] == "accuracy"
     assert Counter.batches == 0
 
 
@@ -85,7 +94,7 @@ def _rising_score():
 def test_a_custom_metric_needs_its_direction_said(small_data, small_net, tmp_path):
     train, val = _iters(small_data)
     Counter.batches = 0
-    with pytest.raises(InputError, match="higher_is_better=True"):
+    with pytest.raises(DirectionUnknown) as refused:
         mxlearn.Module(small_net).fit(
             train,
             eval_data=val,
@@ -94,7 +103,13 @@ def test_a_custom_metric_needs_its_direction_said(small_data, small_net, tmp_pat
             early_stopping=mxlearn.EarlyStopping("my_score"),
             callbacks=[Counter()],
         )
-    with pytest.raises(InputError, match="cannot tell whether a larger value is better"):
+    fields = refused.value.fields
+    assert (fields["name"], fields["kind"], fields["maker"]) == (
+        "my_score",
+        "CustomMetric",
+        "EarlyStopping",
+    )
+    with pytest.raises(DirectionUnknown) as refused:
         mxlearn.Module(small_net).fit(
             train,
             eval_data=val,
@@ -103,6 +118,12 @@ def test_a_custom_metric_needs_its_direction_said(small_data, small_net, tmp_pat
             checkpoint=mxlearn.Checkpoint(str(tmp_path / "m"), best="my_score"),
             callbacks=[Counter()],
         )
+    fields = refused.value.fields
+    assert (fields["name"], fields["kind"], fields["maker"]) == (
+        "my_score",
+        "CustomMetric",
+        "Checkpoint",
+    )
     assert Counter.batches == 0
 
 
@@ -182,11 +203,13 @@ def test_ce_and_top_k_acc_name_the_runs_metrics_of_their_class(small_data, small
 
 
 def test_a_stated_direction_that_contradicts_the_metric_and_metric_objects_are_refused():
-    with pytest.raises(InputError, match="smaller is better"):
-        from mxlearn.metrics.directions import direction
-
+    with pytest.raises(AgainstSmallerIsBetter) as refused:
         direction("cross-entropy", mx.metric.CrossEntropy(), True, "EarlyStopping('ce')")
-    with pytest.raises(InputError, match="a metric's name"):
+    assert refused.value.fields["name"] == "cross-entropy"
+    assert refused.value.fields["stated"] is True
+    with pytest.raises(NotAMetricName) as refused:
         mxlearn.EarlyStopping(mx.metric.Accuracy())
-    with pytest.raises(InputError, match="a metric's name"):
+    assert refused.value.fields == {"called": "EarlyStopping()", "kind": "Accuracy"}
+    with pytest.raises(NotAMetricName) as refused:
         mxlearn.Checkpoint("m", best=mx.metric.Accuracy())
+    assert refused.value.fields == {"called": "Checkpoint(best=...)", "kind": "Accuracy"}

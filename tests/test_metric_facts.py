@@ -17,7 +17,16 @@ import pytest
 
 import mxlearn
 from mxlearn import MetricHistory, mx
-from mxlearn.errors import InputError
+from mxlearn.guards.fit_arguments import ParamsWouldBeIgnored
+from mxlearn.metrics.describing import (
+    DirectionAgainstMXNet,
+    DirectionNotSaid,
+    NoSuchRecordedMetric,
+    NotARange,
+)
+from mxlearn.metrics.directions import DirectionNotTrueOrFalse
+from mxlearn.metrics.history import SavedHistoryUnreadable
+from mxlearn.training.plan import TwoMeaningsOfOneName
 
 QUIET = logging.getLogger("quiet-facts")
 QUIET.setLevel(logging.WARNING)
@@ -108,10 +117,12 @@ def test_a_direction_the_user_states_is_recorded_and_used(custom_run, tmp_path):
 
 def test_describe_refuses_what_is_not_a_direction():
     history = MetricHistory()
-    with pytest.raises(InputError, match="higher_is_better=True"):
+    with pytest.raises(DirectionNotSaid) as refused:
         history.describe("my_error", higher_is_better="lower")
-    with pytest.raises(InputError, match="value_range"):
+    assert refused.value.fields == {"metric": "my_error", "value": "lower"}
+    with pytest.raises(NotARange) as refused:
         history.describe("my_score", higher_is_better=True, value_range=(1.0, 0.0))
+    assert refused.value.fields == {"metric": "my_score", "value": (1.0, 0.0)}
 
 
 def test_a_hand_made_history_reads_mxnets_own_names():
@@ -207,8 +218,14 @@ def test_one_name_with_two_meanings_in_training_and_validation_is_refused(
     train_metric, validation_metric
 ):
     made = {"acc": "acc", "custom": mx.metric.CustomMetric(_error_rate, name="accuracy")}
-    with pytest.raises(InputError, match="both report 'accuracy'") as refused:
+    with pytest.raises(TwoMeaningsOfOneName) as refused:
         _short_fit(eval_metric=made[train_metric], validation_metric=made[validation_metric])
+    kinds = {"acc": "Accuracy", "custom": "CustomMetric"}
+    assert refused.value.fields == {
+        "name": "accuracy",
+        "train_kind": kinds[train_metric],
+        "validation_kind": kinds[validation_metric],
+    }
     assert "name='accuracy_2'" in refused.value.fix
 
 
@@ -272,7 +289,7 @@ def test_arg_params_fit_would_ignore_are_refused_and_force_init_uses_them():
     mod.bind(train.provide_data, train.provide_label)
     mod.init_params()
     given = trained.get_params()
-    with pytest.raises(InputError, match="MXNet would ignore") as refused:
+    with pytest.raises(ParamsWouldBeIgnored) as refused:
         mod.fit(train, num_epoch=1, arg_params=given[0], aux_params=given[1])
     assert "force_init=True" in refused.value.fix
     mod.fit(train, num_epoch=1, arg_params=given[0], aux_params=given[1], force_init=True)
@@ -298,7 +315,7 @@ def test_hand_edited_metric_facts_are_refused_when_loaded(saved):
     history.record("accuracy", "train", "epoch", epoch=0, batch=1, samples=1, time=0.0, value=0.5)
     data = json.loads(json.dumps(history.to_dict()))
     data["metrics"] = saved
-    with pytest.raises(InputError, match="not readable"):
+    with pytest.raises(SavedHistoryUnreadable):
         MetricHistory.from_dict(data)
 
 
@@ -313,7 +330,7 @@ def test_hand_edited_metric_facts_are_refused_when_loaded(saved):
 def test_hand_edited_events_are_refused_when_loaded(event):
     data = MetricHistory().to_dict()
     data["events"] = [event]
-    with pytest.raises(InputError, match="not readable"):
+    with pytest.raises(SavedHistoryUnreadable):
         MetricHistory.from_dict(data)
 
 
@@ -336,18 +353,22 @@ def test_a_nan_validation_value_is_not_the_best():
 
 def test_a_direction_must_be_true_or_false_wherever_it_is_said(tmp_path):
     custom = mx.metric.CustomMetric(_error_rate, name="accuracy")
-    with pytest.raises(InputError, match="say True or False"):
+    with pytest.raises(DirectionNotTrueOrFalse) as refused:
         _short_fit(
             eval_metric=custom,
             early_stopping=mxlearn.EarlyStopping("accuracy", higher_is_better="False"),
         )
-    with pytest.raises(InputError, match="say True or False"):
+    assert refused.value.fields["stated"] == "False"
+    assert refused.value.fields["maker"] == "EarlyStopping"
+    with pytest.raises(DirectionNotTrueOrFalse) as refused:
         _short_fit(
             eval_metric=custom,
             checkpoint=mxlearn.Checkpoint(
                 str(tmp_path / "m"), best="accuracy", higher_is_better="lower"
             ),
         )
+    assert refused.value.fields["stated"] == "lower"
+    assert refused.value.fields["maker"] == "Checkpoint"
 
 
 def test_describe_takes_numpy_booleans_and_refuses_what_would_mislead():
@@ -356,15 +377,19 @@ def test_describe_takes_numpy_booleans_and_refuses_what_would_mislead():
     history.describe("err", higher_is_better=np.bool_(False), value_range=np.array([0, 1]))
     assert history.facts("err").higher_is_better is False
     assert history.facts("err").value_range == (0.0, 1.0)
-    with pytest.raises(InputError, match="holds no metric") as typo:
+    with pytest.raises(NoSuchRecordedMetric) as typo:
         history.describe("eror", higher_is_better=False)
+    assert typo.value.fields["metric"] == "eror" and typo.value.fields["suggested"] == "err"
     assert "'err'" in typo.value.fix
-    with pytest.raises(InputError, match="a range is two finite numbers"):
+    with pytest.raises(NotARange) as refused:
         history.describe("err", higher_is_better=False, value_range="01")
-    with pytest.raises(InputError, match="the other way is better"):
+    assert refused.value.fields == {"metric": "err", "value": "01"}
+    with pytest.raises(DirectionAgainstMXNet) as refused:
         history.describe("accuracy", higher_is_better=False)
-    with pytest.raises(InputError, match="holds no metric"):
+    assert refused.value.fields == {"metric": "accuracy", "value": False}
+    with pytest.raises(NoSuchRecordedMetric) as refused:
         MetricHistory().describe(3, higher_is_better=True)  # not a name, nothing recorded
+    assert refused.value.fields["metric"] == 3 and refused.value.fields["recorded"] == []
 
 
 def test_the_table_counts_the_epochs_a_loaded_module_trained(tmp_path):

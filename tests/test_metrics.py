@@ -14,9 +14,17 @@ from conftest import SHARED_DATA, seed_all
 import mxlearn
 from mxlearn import mx
 from mxlearn.datasets import synthetic_classification
-from mxlearn.errors import InputError
-from mxlearn.metrics.catalogue import F1, KNOWN_METRICS, LEFT_OUT, create_metric, metric_kind
+from mxlearn.metrics.catalogue import (
+    F1,
+    KNOWN_METRICS,
+    LEFT_OUT,
+    ClassMetricOfNumbers,
+    RegressionMetricOfClasses,
+    create_metric,
+    metric_kind,
+)
 from mxlearn.metrics.directions import facts_of, facts_of_name
+from mxlearn.training.plan import MetricNamedTwice
 
 
 def _reference_f1(truth, guess, average):
@@ -102,17 +110,19 @@ def test_the_known_metrics_agree_with_mxnets_metric_classes():
 @pytest.mark.parametrize("name", ["rmse", "mse", "mae"])
 def test_regression_metrics_on_a_classifier_are_refused(trained, name):
     mod, X, y = trained
-    with pytest.raises(InputError, match="class probabilities") as info:
+    with pytest.raises(RegressionMetricOfClasses) as info:
         mod.score(mx.io.NDArrayIter(X, y, 40), name)
-    assert "eval_metric='acc'" in str(info.value)
+    assert info.value.fields == {"called": "mod.score()", "metric": name}
+    assert "eval_metric='acc'" in info.value.fix
 
 
 def test_classification_metrics_on_a_regression_are_refused():
     X, y, _ = mxlearn.datasets.synthetic_regression(num_samples=64)
     it = mx.io.NDArrayIter(X, y, 32, label_name="lro_label")
     mod = mxlearn.Module(mxlearn.models.linear_regression(), label_names=["lro_label"])
-    with pytest.raises(InputError, match="predicts numbers"):
+    with pytest.raises(ClassMetricOfNumbers) as refused:
         mod.fit(it, eval_metric="acc", num_epoch=1)
+    assert refused.value.fields == {"called": "mod.fit()", "metric": "accuracy"}
     mod.fit(it, eval_metric="mse", num_epoch=1)
     assert mod.history.last("mse") is not None
     # two full batches of 32: the whole-set MSE is the mean of the two batches' MSEs
@@ -276,8 +286,9 @@ def test_a_float64_classifier_is_measured_like_mxnet():
 
 def test_two_metrics_of_one_name_are_refused_before_training(small_iter, small_net):
     mod = mxlearn.Module(small_net)
-    with pytest.raises(InputError, match="two metrics are named \\['accuracy'\\]") as info:
+    with pytest.raises(MetricNamedTwice) as info:
         mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy()])
+    assert info.value.fields == {"names": ["accuracy"], "name": "accuracy"}
     assert "name=" in info.value.fix and mod.state == "created"
     mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy(name="acc_again")])
     assert {"accuracy", "acc_again"} <= set(mod.history.metrics())

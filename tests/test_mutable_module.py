@@ -9,8 +9,8 @@ from conftest import seed_all
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.errors import InputError
-from mxlearn.shaped_data import ShapeVaryingIter, striped_images
+from mxlearn.module.mutable import LargerThanMax, UnknownMaxShapeName
+from mxlearn.shaped_data import GroupsDifferInDimensions, ShapeVaryingIter, striped_images
 
 SIZES = (12, 20, 32)
 
@@ -123,18 +123,21 @@ def test_fit_score_predict_and_checkpoints_on_varying_shapes(tmp_path):
 def test_a_batch_larger_than_the_maximum_names_the_dimension():
     mod = _mutable()
     (big,) = _batches(sizes=(40,))
-    with pytest.raises(InputError) as info:
+    with pytest.raises(LargerThanMax) as info:
         mod.forward(big, is_train=True)
-    message = str(info.value)
-    assert "dimension 2 (counting from 0) is 40, more than its maximum 32" in message
-    assert "max_data_shapes=[('data', (8, 1, 40, 40))]" in message
+    fields = info.value.fields
+    assert (fields["name"], fields["shape"]) == ("data", (8, 1, 40, 40))
+    assert (fields["dimension"], fields["size"], fields["limit"]) == (2, 40, 32)
+    assert info.value.fix == "MutableModule(..., max_data_shapes=[('data', (8, 1, 40, 40))])"
     (small,) = _batches(sizes=(16,))
     mod.forward(small, is_train=True)  # nothing lost: the module still works
 
 
 def test_max_shapes_must_name_the_inputs():
-    with pytest.raises(InputError, match=r"names \['image'\], but the module's data_names"):
+    with pytest.raises(UnknownMaxShapeName) as refused:
         mxlearn.MutableModule(mxlearn.models.conv_net(), max_data_shapes=[("image", (8, 1, 9, 9))])
+    fields = refused.value.fields
+    assert (fields["kind"], fields["unknown"], fields["names"]) == ("data", ["image"], ["data"])
 
 
 def test_the_lru_cache_keeps_at_most_cache_size_shapes():
@@ -204,8 +207,9 @@ def test_two_devices_and_load_from_a_checkpoint(tmp_path):
 def test_groups_must_share_their_number_of_dimensions():
     flat = (np.zeros((4, 1, 8, 8), np.float32), np.zeros(4, np.float32))
     odd = (np.zeros((4, 8, 8), np.float32), np.zeros(4, np.float32))
-    with pytest.raises(InputError, match=r"\[3, 4\] dimensions"):
+    with pytest.raises(GroupsDifferInDimensions) as refused:
         ShapeVaryingIter([flat, odd], 4)
+    assert refused.value.fields == {"dimensions": [3, 4]}
 
 
 def test_the_constructor_takes_every_argument_of_modules():

@@ -8,7 +8,7 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.errors import InputError
+from mxlearn.guards.arguments import NoLabelsToScore, NoRows
 
 
 def _dropout_net(num_classes=4):
@@ -43,7 +43,8 @@ def test_predict_after_another_feature_shape_leaves_the_module_usable(small_data
 
 def test_predict_and_score_without_rows_or_labels_are_explained(ready_module, small_data):
     X, _ = small_data
-    with pytest.raises(InputError, match="no rows"):
+    with pytest.raises(NoRows) as refused:
         ready_module.predict(X[:0])
-    with pytest.raises(InputError, match="no labels"):
+    assert refused.value.fields == {"called": "mod.predict()", "shape": (0, X.shape[1])}
+    with pytest.raises(NoLabelsToScore):
         ready_module.score(mx.io.NDArrayIter(X, None, 32), "acc")

@@ -8,6 +8,8 @@ import pytest
 
 import mxlearn
 from mxlearn import checkpoint as ckpt
+from mxlearn.checkpoint.file_messages import ListedFileDamaged, NoCompleteCheckpoint
+from mxlearn.checkpoint.policy import WouldOverwriteSeveral
 from mxlearn.errors import CheckpointExistsError
 
 
@@ -47,11 +49,13 @@ def test_an_intact_checkpoint_in_the_way_is_refused_before_training(
     prefix = str(tmp_path / "m")
     mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
     counter = Counter()
-    with pytest.raises(CheckpointExistsError, match="already and verif") as info:
+    with pytest.raises(WouldOverwriteSeveral) as info:
         mxlearn.Module(small_net).fit(
             small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
         )
     assert counter.batches == 0
+    assert isinstance(info.value, CheckpointExistsError)
+    assert info.value.fields == {"which": "1, 2", "prefix": prefix, "first": 0, "last": 1}
     assert "mxlearn.resume(" in info.value.fix
 
 
@@ -103,10 +107,14 @@ def test_damaged_mxlearn_checkpoints_are_not_called_mxnet_only(tmp_path):
         byte = f.read(1)
         f.seek(40)
         f.write(bytes([byte[0] ^ 0xFF]))
-    with pytest.raises(mxlearn.MXLearnError) as caught:
+    with pytest.raises(NoCompleteCheckpoint) as caught:
         mxlearn.resume(prefix)
-    assert "is damaged" in str(caught.value)
-    assert "MXNet-only" not in str(caught.value)
+    with pytest.raises(ListedFileDamaged) as damaged:
+        ckpt.read_manifest(prefix, 1)
+    assert damaged.value.fields["epoch"] == 1
+    assert damaged.value.fields["file"] == f"{prefix}-0001.params"
+    assert caught.value.fields["skipped"] == [damaged.value.problem]  # named as damaged
+    assert caught.value.fields["mxnet_only"] == []  # not called MXNet-only
 
 
 def test_an_unreadable_best_checkpoint_does_not_undo_an_early_stop(tmp_path, capsys):

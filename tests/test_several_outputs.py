@@ -8,7 +8,8 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.errors import InputError
+from mxlearn.metrics.catalogue import TopKCountsAll
+from mxlearn.metrics.outputs import OtherHeadsLabel, OutputOfOtherKind, SeveralOutputsOfKind
 
 
 def _two_heads():
@@ -51,17 +52,22 @@ def test_acc_and_mse_each_measure_their_own_head(small_data):
 
 def test_a_metric_pointed_at_the_wrong_head_or_two_candidates_is_refused(small_data):
     mod, it, _, _ = _fitted_two_heads(small_data)
-    with pytest.raises(InputError, match="'reg_output' is a LinearRegressionOutput"):
+    with pytest.raises(OutputOfOtherKind) as wrong_head:
         mod.score(it, mx.metric.create("acc", output_names=["reg_output"]))
+    fields = wrong_head.value.fields
+    assert (fields["name"], fields["op"]) == ("reg_output", "LinearRegressionOutput")
+    assert (fields["metric"], fields["kind"]) == ("accuracy", "classification")
     h = mx.sym.FullyConnected(mx.sym.Variable("data"), num_hidden=8, name="fc1")
     a = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4, name="fa"), name="a")
     b = mx.sym.SoftmaxOutput(mx.sym.FullyConnected(h, num_hidden=4, name="fb"), name="b")
     X, y = small_data
     both = mx.io.NDArrayIter(X, {"a_label": y, "b_label": y}, 32)
-    with pytest.raises(InputError, match="several") as info:
+    with pytest.raises(SeveralOutputsOfKind) as info:
         mxlearn.Module(mx.sym.Group([a, b]), label_names=["a_label", "b_label"]).fit(
             both, num_epoch=1, eval_metric="acc"
         )
+    assert info.value.fields["metric"] == "accuracy"
+    assert info.value.fields["outputs"] == "'a_output' (SoftmaxOutput), 'b_output' (SoftmaxOutput)"
     assert "output_names=['a_output']" in info.value.fix
 
 
@@ -76,14 +82,18 @@ def test_output_names_without_label_names_take_that_outputs_own_label(small_data
 def test_a_label_that_is_not_the_outputs_own_is_refused(small_data):
     mod, it, _, _ = _fitted_two_heads(small_data)
     wrong = mx.metric.create("acc", output_names=["cls_output"], label_names=["reg_label"])
-    with pytest.raises(InputError, match=r"SoftmaxOutput 'cls' reads the label 'cls_label'"):
+    with pytest.raises(OtherHeadsLabel) as refused:
         mod.score(it, wrong)
+    fields = refused.value.fields
+    assert (fields["op"], fields["layer"], fields["read"]) == ("SoftmaxOutput", "cls", "cls_label")
+    assert fields["label"] == "reg_label"
 
 
 def test_top_k_is_checked_against_the_classes_of_its_own_output(small_data):
     mod, it, _, _ = _fitted_two_heads(small_data)  # the classifier has 4 classes
-    with pytest.raises(InputError, match="counts every prediction as right"):
+    with pytest.raises(TopKCountsAll) as refused:
         mod.score(it, mx.metric.create("top_k_acc", top_k=4))
+    assert (refused.value.fields["top_k"], refused.value.fields["classes"]) == (4, 4)
 
 
 def test_an_output_without_a_loss_layer_beside_a_classifier(small_data):

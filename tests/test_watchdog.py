@@ -3,6 +3,7 @@ cause; a classifier stuck on one class gets one warning; healthy training is lef
 
 from __future__ import annotations
 
+import re
 import warnings
 
 import numpy as np
@@ -13,6 +14,8 @@ import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
 from mxlearn.errors import DivergenceError, NonFiniteError, TrainingWarning
+from mxlearn.training.rate_probe import USUAL_RATES, candidates
+from mxlearn.training.watchdog import LOSS_KINDS, LossDiverging, WeightsNotFinite, _where
 
 
 def _regression_iter(num_samples):
@@ -52,15 +55,35 @@ def _fit_letters(learning_rate, num_epoch=1, **fit_args):
     return mod, [w for w in caught if issubclass(w.category, TrainingWarning)]
 
 
+def _probed_rates(cause: str) -> list[float]:
+    """The rates a probe reports in the cause ("10: 5.5 -> 4.7, 1: ..."), in its order."""
+    return [float(rate) for rate in re.findall(r"([0-9.e+-]+): \S+ -> ", cause)]
+
+
+def _was_probed(cause: str, failed_rate: float) -> bool:
+    """The probe ran: it reports the first of the rates it tries, in their order (its time
+    budget may cut the list short on a busy machine)."""
+    probed = _probed_rates(cause)
+    return bool(probed) and probed == pytest.approx(candidates(failed_rate)[: len(probed)])
+
+
+def _suggested_rate(fix: str) -> float:
+    """The rate in the fix's code: optimizer_params={'learning_rate': 0.1}."""
+    return float(re.search(r"'learning_rate': ([0-9.e+-]+)\}", fix).group(1))
+
+
 def test_a_regression_whose_loss_keeps_growing_is_stopped_before_it_overflows():
     seen = []
-    with pytest.raises(DivergenceError) as info:
+    with pytest.raises(LossDiverging) as info:
         _fit_regression(1.8, 16384, seen)  # 512 batches an epoch; stable up to about 1.5
-    message = str(info.value)
+    fields = info.value.fields
     assert isinstance(info.value, ArithmeticError)
-    assert "squared error" in message and "3 checks in a row" in message
-    assert "learning rate" in message and "A probe of" in message
-    assert float(message.rsplit("'learning_rate': ", 1)[1].rstrip("}")) < 1.8
+    assert fields["loss_name"] == LOSS_KINDS["LinearRegressionOutput"].words()
+    assert fields["patience"] == 3 and fields["limit"] == pytest.approx(10 * fields["start"])
+    streak = [part.rsplit(": ", 1)[0] for part in fields["streak"].split("; ")]
+    assert streak == [_where(0, batch) for batch in (100, 200, 300)]  # 3 checks in a row
+    assert _was_probed(fields["cause"], 1.8)
+    assert _suggested_rate(info.value.fix) < 1.8
     # checks at batches 0, 100, 200 and 300 (the third over the limit stops, before the user's
     # callback sees batch 300)
     assert seen[-1] == (0, 299)
@@ -68,9 +91,11 @@ def test_a_regression_whose_loss_keeps_growing_is_stopped_before_it_overflows():
 
 def test_a_regression_that_overflows_within_an_epoch_is_stopped_at_its_end():
     seen = []
-    with pytest.raises(NonFiniteError) as info:
+    with pytest.raises(WeightsNotFinite) as info:
         _fit_regression(10.0, 2048, seen)  # 64 batches: checked at batch 0 and the epoch end
-    assert "NaN or infinite" in str(info.value) and "A probe of" in str(info.value)
+    assert isinstance(info.value, NonFiniteError)
+    assert info.value.fields["where"] == _where(0, None)
+    assert _was_probed(info.value.fields["cause"], 10.0)
     assert seen[-1] == (0, 63)  # not epochs 1 and 2
 
 
@@ -87,7 +112,7 @@ def test_a_collapsing_classifier_is_stopped_and_the_last_good_checkpoint_stays_n
     seed_all(0)
     train, _ = _letter_iters()
     seen = []
-    with pytest.raises(DivergenceError) as info:
+    with pytest.raises(LossDiverging) as info:
         mxlearn.Module(mxlearn.models.mlp()).fit(
             train,
             optimizer_params={"learning_rate": 100.0},  # raw MXNet ends on one class, silently
@@ -96,9 +121,9 @@ def test_a_collapsing_classifier_is_stopped_and_the_last_good_checkpoint_stays_n
             checkpoint=prefix,
             batch_end_callback=lambda p: seen.append((p.epoch, p.nbatch)),
         )
-    message = str(info.value)
-    assert "cross-entropy" in message and "A probe of 100 batches from fresh weights" in message
-    assert "'learning_rate': 10}" not in message  # ten times smaller still collapses
+    assert info.value.fields["loss_name"] == LOSS_KINDS["SoftmaxOutput"].words()
+    assert _was_probed(info.value.fields["cause"], 100.0)
+    assert "'learning_rate': 10}" not in info.value.fix  # ten times smaller still collapses
     assert seen[-1] == (1, 299)  # in the resumed epoch 1, at its check of batch 300
     assert ckpt.manifested_epochs(prefix) == [1]  # the good checkpoint is still the newest
 
@@ -176,8 +201,6 @@ def test_batch_loss_matches_mxnets_metrics():
 def test_following_the_divergence_advice_once_learns():
     """Notebook 02's network and data at learning_rate=100: the printed fix, followed once,
     reaches a validation accuracy above 0.5 within 3 epochs."""
-    import re
-
     seed_all(42)
     train, val = _letter_iters()
     net = mx.sym.Variable("data")
@@ -187,7 +210,7 @@ def test_following_the_divergence_advice_once_learns():
     net = mx.sym.SoftmaxOutput(net, name="softmax")
     with pytest.raises((DivergenceError, NonFiniteError)) as info:
         mxlearn.Module(net).fit(train, optimizer_params={"learning_rate": 100}, num_epoch=3)
-    rate = float(re.search(r"'learning_rate': ([0-9.e-]+)\}", info.value.fix).group(1))
+    rate = _suggested_rate(info.value.fix)
     mod = mxlearn.Module(net)
     mod.fit(train, eval_data=val, optimizer_params={"learning_rate": rate}, num_epoch=3)
     assert mod.history.last("accuracy", "validation") > 0.5, rate
@@ -201,29 +224,44 @@ def _letters_net():
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
-def _advice(train, **fit_args) -> str:
+def _advice(train, **fit_args) -> mxlearn.MXLearnError:
+    """The error that stopped the run: its cause (a field) and its fix."""
     with pytest.raises((DivergenceError, NonFiniteError)) as info:
         mxlearn.Module(_letters_net()).fit(train, num_epoch=40, **fit_args)
-    return info.value.fix
+    return info.value
+
+
+def _not_probed(stopped) -> bool:
+    """The advice of a run mxlearn could not probe: no probe in the cause, no rate in the fix,
+    the usual rates below the failed 100 to try by hand instead."""
+    fix = stopped.fix
+    tried = ", ".join(f"{rate:g}" for rate in USUAL_RATES[-3:])  # 0.1, 0.01, 0.001
+    probed = _probed_rates(stopped.fields["cause"])
+    return not probed and "'learning_rate'" not in fix and tried in fix
 
 
 def test_a_probe_on_few_batches_never_suggests_a_rate_that_does_not_beat_guessing():
     """16 batches: 10 lowered the loss from 5.5 to 4.7, still far worse than guessing (3.26)."""
     seed_all(0)
     X, y = mxlearn.datasets.letter_recognition()
-    fix = _advice(mx.io.NDArrayIter(X[:512], y[:512], 32), optimizer_params={"learning_rate": 100})
+    stopped = _advice(
+        mx.io.NDArrayIter(X[:512], y[:512], 32), optimizer_params={"learning_rate": 100}
+    )
+    fix = stopped.fix
     assert "'learning_rate': 10}" not in fix and "'learning_rate': 1}" not in fix, fix
     # 10 batches cannot show a fall (first and last 10 are the same): not probed, not blamed
     seed_all(0)
-    fix = _advice(mx.io.NDArrayIter(X[:320], y[:320], 32), optimizer_params={"learning_rate": 100})
-    assert "could not probe" in fix and "check the data" not in fix, fix
+    stopped = _advice(
+        mx.io.NDArrayIter(X[:320], y[:320], 32), optimizer_params={"learning_rate": 100}
+    )
+    assert _not_probed(stopped), stopped
 
 
 def test_an_optimizer_object_is_not_probed_as_plain_sgd():
     seed_all(0)
     train, _ = _letter_iters()
-    fix = _advice(train, optimizer=mx.optimizer.SGD(learning_rate=100, rescale_grad=1 / 32))
-    assert "could not probe" in fix and "optimizer object" in fix, fix
+    stopped = _advice(train, optimizer=mx.optimizer.SGD(learning_rate=100, rescale_grad=1 / 32))
+    assert _not_probed(stopped), stopped
 
 
 def test_a_probe_that_fails_leaves_the_divergence_error_explained():
@@ -247,5 +285,5 @@ def test_a_probe_that_fails_leaves_the_divergence_error_explained():
     seed_all(0)
     train, _ = _letter_iters()
     with pytest.warns(UserWarning, match="could not be reset"):
-        fix = _advice(OneShot(train), optimizer_params={"learning_rate": 100})
-    assert "could not probe" in fix
+        stopped = _advice(OneShot(train), optimizer_params={"learning_rate": 100})
+    assert _not_probed(stopped), stopped
