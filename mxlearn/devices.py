@@ -17,7 +17,7 @@ from .gpus import (
     nvidia_gpus,
     unsupported_reason,
 )
-from .language import say
+from .language import say, say_n
 
 
 class NotADeviceKind(DeviceError):
@@ -248,8 +248,11 @@ def check_context(context, called: str = "Module()"):
             why = (
                 no_gpu_reason()
                 if seen == 0
-                else say(
-                    "MXNet sees {count} GPU(s): gpu(0)..gpu({last})", count=seen, last=seen - 1
+                else say_n(
+                    "MXNet sees {count} GPU: gpu(0)",
+                    "MXNet sees {count} GPUs: gpu(0)..gpu({last})",
+                    seen,
+                    last=seen - 1,
                 )
             )
             raise DeviceUnusable(called=called, context=ctx, why=why)

@@ -457,3 +457,19 @@ def test_a_missing_catalogue_is_refused_not_answered_in_english(monkeypatch, tmp
     finally:
         monkeypatch.undo()
         language._catalogue.cache_clear()
+
+
+@pytest.mark.parametrize("language", ["en", "zh"])
+def test_a_count_chooses_the_plural_the_language_uses(language):
+    from mxlearn.checkpoint.resume_state import _epochs_done
+
+    mxlearn.set_language(language)
+    try:
+        one, three = _epochs_done(1), _epochs_done(3)
+    finally:
+        mxlearn.set_language("en")
+    assert "1" in one and "3" in three
+    if language == "en":
+        assert (one, three) == ("1 epoch is done", "3 epochs are done")
+    else:
+        assert CJK.search(one) and CJK.search(three)

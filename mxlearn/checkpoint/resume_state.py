@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from ..language import say, say_drawn, sentences
+from ..language import say, say_drawn, say_n, sentences
 from ..metrics.history import MetricHistory
 from . import files
 from .prefixes import check_prefix
@@ -19,9 +19,7 @@ from .random_state import not_saved_by_hand
 
 
 def _epochs_done(count: int) -> str:
-    if count == 1:
-        return say("1 epoch is done")
-    return say("{count} epochs are done", count=count)
+    return say_n("{count} epoch is done", "{count} epochs are done", count)
 
 
 @dataclass
