@@ -198,6 +198,13 @@ def _template_problems(path: str) -> list[str]:
                 problems.append(f"{said} is given no template")
             elif isinstance(argument, ast.Constant) and isinstance(argument.value, str):
                 places = FOUND.get(argument.value, (None, []))[1]
+                if not places:  # a plural form: extracted with its singular, under that key
+                    places = [
+                        place
+                        for msgid, known in FOUND.values()
+                        if isinstance(msgid, tuple) and argument.value in msgid
+                        for place in known
+                    ]
                 if path not in {p for p, _ in places}:
                     why = (
                         ", inside an f-string (Babel reads none before Python 3.12): say it "
