@@ -26,6 +26,8 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
+from . import rules
+from .boundary import public
 from .errors import N_, InputError, MXLearnError
 from .language import current_language, say
 
@@ -268,6 +270,13 @@ class Job:
                 pass
 
 
+@public(
+    "mxlearn.distributed.launch()",
+    script=rules.path("launch('train.py')"),
+    workers=rules.whole(1, "launch('train.py', workers=2)"),
+    servers=rules.whole(1, "launch('train.py', servers=1)"),
+    timeout=rules.number("launch('train.py', timeout=600)", above=0, optional=True),
+)
 def launch(
     script: str,
     args=(),

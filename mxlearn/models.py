@@ -2,9 +2,16 @@
 
 from __future__ import annotations
 
+from . import rules
 from ._compat import mx
+from .boundary import public
 
 
+@public(
+    "mxlearn.models.mlp()",
+    num_classes=rules.whole(1, "models.mlp(num_classes=26)"),
+    num_hidden=rules.whole(1, "models.mlp(num_hidden=64)"),
+)
 def mlp(num_classes: int = 26, num_hidden: int = 64):
     """The seed tutorial's classifier: data -> FC(64) -> ReLU -> FC(26) -> SoftmaxOutput.
 
@@ -20,6 +27,10 @@ def mlp(num_classes: int = 26, num_hidden: int = 64):
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
+@public(
+    "mxlearn.models.linear_regression()",
+    num_outputs=rules.whole(1, "models.linear_regression(num_outputs=1)"),
+)
 def linear_regression(num_outputs: int = 1):
     """One dense layer trained with a squared loss; its label is 'lro_label'."""
     net = mx.sym.Variable("data")
@@ -27,6 +38,12 @@ def linear_regression(num_outputs: int = 1):
     return mx.sym.LinearRegressionOutput(net, name="lro")
 
 
+@public(
+    "mxlearn.models.conv_net()",
+    num_classes=rules.whole(1, "models.conv_net(num_classes=3)"),
+    channels=rules.whole(1, "models.conv_net(channels=8)"),
+    batch_norm=rules.flag("models.conv_net(batch_norm=True)"),
+)
 def conv_net(num_classes: int = 3, channels: int = 8, batch_norm: bool = True):
     """A small convolutional classifier for images of any size: two 3x3 convolutions, then
     global average pooling, so the last layer sees ``channels * 2`` numbers whatever the image

@@ -232,6 +232,18 @@ def mapping(example: str, *, optional: bool = False) -> Rule:
     )
 
 
+def size(example: str, *, optional: bool = False) -> Rule:
+    """A figure's (width, height) in inches: two numbers above 0, at most a wall's 100."""
+
+    def test(v):
+        if not isinstance(v, (tuple, list)) or len(v) != 2:
+            return "kind"
+        problems = [number("", above=0, maximum=100).test(side) for side in v]
+        return None if problems == [None, None] else ("kind" if "kind" in problems else "range")
+
+    return Rule(_optional(test, optional), N_("a (width, height) pair in inches"), example)
+
+
 def having(attributes: tuple, what: str, example: str) -> Rule:
     """Any object with ``attributes`` (a batch is anything with ``data``, as MXNet reads it)."""
     return Rule(lambda v: None if all(hasattr(v, a) for a in attributes) else "kind", what, example)
@@ -248,7 +260,8 @@ def arrays(example: str, *, optional: bool = False) -> Rule:
     def test(v):
         if not isinstance(v, dict):
             return "kind"
-        ok = all(isinstance(k, str) and hasattr(a, "shape") for k, a in v.items())
+        # NDArrays: MXNet copies them with copyto, which a NumPy array has not
+        ok = all(isinstance(k, str) and hasattr(a, "copyto") for k, a in v.items())
         return None if ok else "kind"
 
     return Rule(_optional(test, optional), N_("a dict of names to arrays"), example)

@@ -21,6 +21,7 @@ def seed(n: int) -> None:
     --------
     >>> seed(42)
     """
+    n = int(n)  # a NumPy integer too: Python's random takes only its own
     random.seed(n)
     np.random.seed(n)
     mx.random.seed(n)

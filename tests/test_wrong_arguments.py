@@ -140,6 +140,11 @@ CALLS = {
     "context_list": lambda: (mxlearn.context_list, dict(count=2, verbose=False)),
     "letter_iters": lambda: (mxlearn.datasets.letter_iters, dict(batch_size=32)),
     "load_checkpoint": lambda: (mxlearn.load_checkpoint, dict(prefix="runs/none", epoch=1)),
+    "launch": lambda: (mxlearn.distributed.launch, dict(script="no-such-train.py", workers=1)),
+    "models.mlp": lambda: (mxlearn.models.mlp, dict(num_classes=4)),
+    "models.conv_net": lambda: (mxlearn.models.conv_net, dict(num_classes=3)),
+    "LayerStats": lambda: (mxlearn.LayerStats, dict(every=10)),
+    "seed": lambda: (mxlearn.seed, dict(n=3)),
     "checks.output_shape": lambda: (
         mxlearn.checks.output_shape,
         dict(mod=forwarded(), expected=(32, 4)),
@@ -232,3 +237,29 @@ def test_the_command_line_refuses_wrong_values_before_running(argv, tmp_path, mo
     assert code in (1, 2), said
     assert "Traceback" not in said and "failed inside" not in said, said
     assert "mxlearn" in said
+
+
+def test_numpy_integers_count_where_python_integers_do():
+    mxlearn.seed(np.int64(3))
+    assert mxlearn.LayerStats(every=np.int64(10)).every == 10
+    with contextlib.redirect_stdout(io.StringIO()):
+        fresh().fit(it(), eval_data=it(), num_epoch=2, early_stopping=np.int64(1))
+
+
+@pytest.mark.parametrize("figsize", [(8,), (-8, 3), ("a", "b"), (1e6, 1e6)])
+def test_a_figure_size_is_checked_before_training_not_after(figsize):
+    from mxlearn.rules import OutOfRange, WrongKind
+
+    with pytest.raises((WrongKind, OutOfRange)) as refused:
+        mxlearn.LivePlot(backend="console", figsize=figsize)
+    assert refused.value.fields["name"] == "figsize"
+
+
+def test_parameters_as_numpy_arrays_are_refused_at_the_call_made():
+    from mxlearn.rules import WrongKind
+
+    mod = initialised()
+    arg_params, aux_params = mod.get_params()
+    with pytest.raises(WrongKind) as refused:
+        mod.set_params({k: v.asnumpy() for k, v in arg_params.items()}, aux_params)
+    assert refused.value.fields["called"] == "mod.set_params()"

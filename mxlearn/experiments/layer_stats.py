@@ -25,6 +25,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import rules
 from .._compat import mx
 from ..errors import N_, InputError, did_you_mean
 from ..language import say
@@ -82,9 +83,9 @@ class LayerStats(Callback):
     """Per layer and epoch: gradient norm, weight norm and update-to-weight ratio."""
 
     def __init__(self, every: int = 50) -> None:
-        if not isinstance(every, int) or isinstance(every, bool) or every < 1:
+        if rules.whole(1).test(every) is not None:  # a NumPy integer is a count too
             raise NotABatchCount(every=every)
-        self.every = every
+        self.every = int(every)
         self.rows: list[dict] = []  # one per epoch and layer, in the order of the network
         self.non_finite: NonFinite | None = None
         self._group = None

@@ -90,9 +90,7 @@ class LivePlot(Callback):
         smoothing=rules.number("LivePlot(smoothing=0.6)", minimum=0, below=1),
         epochs=rules.whole(1, "LivePlot(epochs=10)", optional=True),
         png_path=rules.path("LivePlot(png_path='runs/curves.png')", optional=True),
-        figsize=rules.instance(
-            (tuple, list), N_("a (width, height) pair"), "figsize=(8, 3)", optional=True
-        ),
+        figsize=rules.size("LivePlot(figsize=(8, 3))", optional=True),
         clock=rules.function("clock=time.perf_counter"),
     )
     def __init__(

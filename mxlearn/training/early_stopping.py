@@ -72,8 +72,8 @@ class EarlyStopping(Callback):
     def of(cls, spec) -> EarlyStopping | None:
         if spec is None or isinstance(spec, EarlyStopping):
             return spec
-        if isinstance(spec, int) and not isinstance(spec, bool):
-            return cls(patience=spec)
+        if rules.whole().test(spec) is None:  # a NumPy integer is a patience too
+            return cls(patience=int(spec))
         raise NotAPatience(spec=spec)
 
     def on_train_begin(self, run: RunContext) -> None:
