@@ -103,7 +103,8 @@ MO := $(PO:.po=.mo)
 
 translations: setup
 	@set -e; t=$$$$; trap "rm -f $(POT).$$t $(POT).$$t.log $(MO).$$t" EXIT; \
-	$(BIN)/pybabel --quiet extract --no-default-keywords $(addprefix -k ,$(BABEL_KEYWORDS)) \
+	$(BIN)/python -m babel.messages.frontend --quiet extract --mapping-file=babel.cfg \
+	    --no-default-keywords $(addprefix -k ,$(BABEL_KEYWORDS)) \
 	    --add-location=file --sort-by-file --width=100 --project=mxlearn \
 	    --output-file=$(POT).$$t mxlearn 2>$(POT).$$t.log || { cat $(POT).$$t.log >&2; exit 1; }; \
 	grep -v 'Skipping f-string with substitutions' $(POT).$$t.log >&2 || true; \

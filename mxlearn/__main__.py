@@ -1,4 +1,4 @@
-"""Command line: ``python -m mxlearn tour | course | grade | doctor | launch``."""
+"""Command line: ``python -m mxlearn tour | course | mark | grade | doctor | launch``."""
 
 from __future__ import annotations
 
@@ -45,6 +45,12 @@ def _folder(text: str) -> str:
     return text
 
 
+def _file(text: str) -> str:
+    if not os.path.isfile(text):
+        raise argparse.ArgumentTypeError(say("{text!r} is not a file here", text=text))
+    return text
+
+
 COUNT = _typed(int, rules.whole(1, "2"))
 SECONDS = _typed(float, rules.number("600", above=0))
 
@@ -53,7 +59,7 @@ def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="python -m mxlearn",
         description=say(
-            "Command line: ``python -m mxlearn tour | course | grade | doctor | launch``."
+            "Command line: ``python -m mxlearn tour | course | mark | grade | doctor | launch``."
         ),
     )
     commands = parser.add_subparsers(dest="command", required=True)
@@ -71,6 +77,12 @@ def _parser() -> argparse.ArgumentParser:
         "--student",
         metavar="OUT",
         help=say("write the student edition (answers replaced by stubs) to OUT instead"),
+    )
+    mark = commands.add_parser(
+        "mark", help=say("write each exercise cell's metadata (mxlearn's, nbgrader's)")
+    )
+    mark.add_argument(
+        "notebooks", metavar="NOTEBOOK", nargs="+", type=_file, help=say("a teacher notebook")
     )
     _add_grade(commands)
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
@@ -155,6 +167,12 @@ def _run(args: argparse.Namespace) -> int:
 
         if any(run.error for run in run_course(args.notebooks, args.out or "runs/course")):
             return 1
+    elif args.command == "mark":
+        from .commands.exercise_cells import mark_files
+
+        for path, marked in mark_files(args.notebooks).items():
+            cells = ", ".join(f"{exercise} {role}" for exercise, role in marked)
+            print(say("{path}: {cells}", path=path, cells=cells or say("no exercise cells")))
     elif args.command == "grade":
         return _grade(args)
     elif args.command == "launch":

@@ -1,4 +1,5 @@
-"""The course's exercises: their titles, graded hints, and how a check speaks about one.
+"""The course's exercises: their titles and graded hints (``exercises.toml``), and how a check
+speaks about one.
 
 A check cell of the course passes ``exercise='03.2'`` to a check of :mod:`mxlearn.checks`.
 The check then names the exercise in its verdict, says "nothing to check yet" (not a Python
@@ -14,7 +15,9 @@ from __future__ import annotations
 
 import functools
 import inspect
+import tomllib
 from collections.abc import Callable
+from importlib import resources
 
 from .boundary import public
 from .errors import N_, CheckFailed, InputError, did_you_mean
@@ -56,234 +59,17 @@ _failures: dict[str, int] = {}  # per kernel: how often each exercise's check fa
 
 
 def catalogue() -> dict[str, tuple[str, list[str]]]:
-    """Each exercise's title and hints, in the language mxlearn speaks now."""
-    found = {}
-    for notebook in (
-        _notebook_01,
-        _notebook_02,
-        _notebook_03,
-        _notebook_04,
-        _notebook_05,
-        _notebook_06,
-        _notebook_07,
-    ):
-        found.update(notebook())
-    return found
-
-
-def _notebook_01() -> dict[str, tuple[str, list[str]]]:
+    """Each exercise's title and hints (from ``exercises.toml``), in the language mxlearn
+    speaks now."""
     return {
-        "01.1": (
-            say("your own module, step by step"),
-            [
-                say(
-                    "the steps are the ones this notebook took for mod, in the same order, now for my_mod and the iterators of batch 50."
-                ),
-                say(
-                    "bind needs the data and label shapes of my_train (its provide_data and provide_label)."
-                ),
-                say(
-                    "per batch: a training forward, then backward, then update; reset the iterator before each epoch."
-                ),
-            ],
-        ),
-        "01.2": (
-            say("a module for predictions only"),
-            [
-                say(
-                    "a module that never trains needs no labels: bind it with the data shapes only, and for_training=False."
-                ),
-                say("the data shape for batches of 64 letters is (64, 16)."),
-                say(
-                    "get_params() returns (arg_params, aux_params); set_params takes the same two."
-                ),
-            ],
-        ),
+        name: (say(entry["title"]), [say(hint) for hint in entry["hints"]])
+        for name, entry in _exercises().items()
     }
 
 
-def _notebook_02() -> dict[str, tuple[str, list[str]]]:
-    return {
-        "02.1": (
-            say("stop when validation stops improving"),
-            [
-                say(
-                    "fit has a parameter that stops training after a number of epochs without a better validation accuracy."
-                ),
-                say("early stopping needs validation data: eval_data=val_iter."),
-                say("reset train_iter before fit if a cell above ran it to its end."),
-            ],
-        ),
-        "02.2": (
-            say("train on scaled features"),
-            [
-                say(
-                    "make the training iterator from the first 16000 rows of X_scaled and y, as validation_accuracy does."
-                ),
-                say("val_scaled already holds the scaled validation rows: pass it as eval_data."),
-                say(
-                    "scaled features learn at larger rates: try the rates the sweep above shows learning."
-                ),
-            ],
-        ),
-        "02.3": (
-            say("a callback class"),
-            [
-                say(
-                    "a callback subclasses mxlearn.Callback and overrides the hooks it needs; each hook gets run and the epoch."
-                ),
-                say("on_validation_end runs once an epoch's validation values are in run.history."),
-                say(
-                    "run.history.last(metric, phase) reads the newest value of a curve; keep it when it beats the best so far."
-                ),
-            ],
-        ),
-    }
-
-
-def _notebook_03() -> dict[str, tuple[str, list[str]]]:
-    return {
-        "03.1": (
-            say("predict and count by hand"),
-            [
-                say(
-                    "predict returns one row of 26 class scores per validation letter, padding left out."
-                ),
-                say(
-                    "the predicted class of a row is the index of its largest score: argmax(axis=1)."
-                ),
-                say(
-                    "the true classes of the validation letters are the rows from 16000 on of labels_all."
-                ),
-            ],
-        ),
-        "03.2": (
-            say("top-3 accuracy"),
-            [
-                say(
-                    "score takes one metric or a list of them; its result is a list of (name, value) pairs."
-                ),
-                say(
-                    "mxlearn.create_metric makes a metric from its name and settings, such as top_k."
-                ),
-                say("take the value, not the pair: the second element of the first pair."),
-            ],
-        ),
-    }
-
-
-def _notebook_04() -> dict[str, tuple[str, list[str]]]:
-    return {
-        "04.1": (
-            say("resume from checkpoint 5"),
-            [
-                say("checkpoint n is saved after n epochs: the next epoch to train is numbered n."),
-                say(
-                    "mx.model.load_checkpoint(prefix, epoch) returns the network and its two parameter dictionaries."
-                ),
-                say(
-                    "fit takes arg_params, aux_params and begin_epoch; num_epoch is where training ends."
-                ),
-            ],
-        ),
-        "04.2": (
-            say("keep every second checkpoint"),
-            [
-                say(
-                    "mxlearn.Checkpoint(prefix, period=..., keep=...) is what fit's checkpoint= takes."
-                ),
-                say("with period 2 the epochs saved are 2, 4 and 6; keep says how many stay."),
-                say("use the prefix the check names, so that it finds the files."),
-            ],
-        ),
-    }
-
-
-def _notebook_05() -> dict[str, tuple[str, list[str]]]:
-    return {
-        "05.1": (
-            say("a MutableModule with a small cache"),
-            [
-                say("a MutableModule is bound once at its largest data shape: max_data_shapes."),
-                say("cache_size is a parameter of MutableModule itself, not of fit."),
-                say(
-                    "the largest images of this data set are 32x32, in batches of 16 with one channel."
-                ),
-            ],
-        ),
-        "05.2": (
-            say("room for 40x40 images"),
-            [
-                say(
-                    "a batch larger than the maximum in any dimension is refused: the maximum itself must grow."
-                ),
-                say(
-                    "a new MutableModule with a larger max_data_shapes, bound for prediction, is enough."
-                ),
-                say(
-                    "a convolutional network's weights fit any image size: set_params takes those mod trained."
-                ),
-            ],
-        ),
-    }
-
-
-def _notebook_06() -> dict[str, tuple[str, list[str]]]:
-    return {
-        "06.1": (
-            say("two devices with kvstore='device'"),
-            [
-                say("a Module takes a list of contexts as its context: contexts, made above."),
-                say("kvstore is a parameter of fit."),
-                say(
-                    "train with the settings of the train function above, on pair_train and pair_val."
-                ),
-            ],
-        ),
-        "06.2": (
-            say("the two-device weights on one device"),
-            [
-                say(
-                    "a module bound on one context can take the weights another one trained: set_params."
-                ),
-                say("two.get_params() returns the weights the two-device run trained."),
-                say(
-                    "bind it for prediction only, with the data and label shapes pair_val provides."
-                ),
-            ],
-        ),
-    }
-
-
-def _notebook_07() -> dict[str, tuple[str, list[str]]]:
-    return {
-        "07.1": (
-            say("SGD against Adam"),
-            [
-                say(
-                    "train(...) already makes the SGD run; the Adam run needs a module of its own and a fit call."
-                ),
-                say(
-                    "fit takes the optimizer by name (optimizer=...) and its settings in optimizer_params."
-                ),
-                say(
-                    "mxlearn.compare takes the two modules themselves: their settings come with them."
-                ),
-            ],
-        ),
-        "07.2": (
-            say("fix the memorising network with dropout"),
-            [
-                say(
-                    "copy the big network of section 4 under a new name and add a layer after each hidden activation."
-                ),
-                say(
-                    "mx.sym.Dropout(x, name=..., p=0.5) drops half of the values while training, none while predicting."
-                ),
-                say("train(...) takes the symbol, the number of rows and of epochs as arguments."),
-            ],
-        ),
-    }
+@functools.cache
+def _exercises() -> dict:
+    return tomllib.loads(resources.files(__package__).joinpath("exercises.toml").read_text("utf-8"))
 
 
 def exercise_name(exercise) -> str:

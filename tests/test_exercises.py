@@ -3,6 +3,7 @@ hints that teach without giving the answer, and checks that speak about the exer
 
 from __future__ import annotations
 
+import copy
 from pathlib import Path
 
 import nbformat
@@ -12,7 +13,9 @@ import pytest
 import mxlearn
 from mxlearn import checks, mx
 from mxlearn.checks import WrongOutputShape
+from mxlearn.__main__ import main
 from mxlearn.commands.answer_regions import student_cell
+from mxlearn.commands.exercise_cells import mark, metadata
 from mxlearn.errors import CheckFailed
 from mxlearn.exercises import ExerciseNotNamed, NoSuchExercise, NothingToCheckYet, catalogue
 from mxlearn.module.mutable import LargerThanMax
@@ -87,6 +90,63 @@ def test_each_notebook_has_two_exercises_with_an_answer_region_and_a_locked_chec
         assert "mxlearn.checks." in check.source
         assert check.source.count(f"exercise='{exercise}'") == check.source.count("checks.")
         assert exercise in catalogue()
+
+
+@pytest.mark.parametrize("path", TEACHER, ids=lambda p: str(p.relative_to(ROOT)))
+def test_each_exercise_cell_holds_the_metadata_the_one_helper_writes(path):
+    notebook = nbformat.read(path, as_version=4)
+    marked = mark(copy.deepcopy(notebook))
+    assert [
+        (c.metadata["mxlearn"]["exercise"], c.metadata["mxlearn"]["role"])
+        for c in _exercise_cells(path)
+    ] == marked
+    for cell in notebook.cells:
+        if "mxlearn" in cell.metadata:
+            exercise, role = cell.metadata["mxlearn"]["exercise"], cell.metadata["mxlearn"]["role"]
+            assert {k: cell.metadata[k] for k in ("mxlearn", "nbgrader")} == metadata(
+                exercise, role
+            )
+
+
+@pytest.mark.parametrize(
+    "answer_line, check_line",
+    [
+        ("# Exercise 08.1", "# Check of exercise 08.1 (do not change)"),
+        ("# 练习 08.1", "# 练习 08.1 的检查(请勿修改)"),
+    ],
+)
+def test_a_new_exercise_is_marked_for_mxlearn_and_nbgrader_from_its_first_lines(
+    answer_line, check_line, tmp_path, capsys
+):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [
+        nbformat.v4.new_markdown_cell("# Exercise 08.1: a markdown cell is not marked"),
+        nbformat.v4.new_code_cell(answer_line + "\n### BEGIN SOLUTION\nx = 1\n### END SOLUTION"),
+        nbformat.v4.new_code_cell(check_line + "\nassert x == 1"),
+        nbformat.v4.new_code_cell("# Exercise 08.1 is the one above"),
+    ]
+    path = tmp_path / "08_new.ipynb"
+    nbformat.write(notebook, path)
+    assert main(["mark", str(path)]) == 0
+    assert "08.1 answer, 08.1 check" in capsys.readouterr().out
+    cells = nbformat.read(path, as_version=4).cells
+    assert "mxlearn" not in cells[0].metadata and "mxlearn" not in cells[3].metadata
+    answer, check = cells[1].metadata, cells[2].metadata
+    assert answer["mxlearn"] == {"exercise": "08.1", "role": "answer"}
+    assert answer["nbgrader"]["solution"] and not answer["nbgrader"]["grade"]
+    assert check["nbgrader"]["grade"] and check["nbgrader"]["locked"]
+    assert check["nbgrader"]["grade_id"] == "ex08_1" and check["nbgrader"]["points"] == 1
+    # the grader reads the exercise the helper marked
+    from mxlearn.commands.grade_exercises import exercises_of
+
+    found = exercises_of(nbformat.read(path, as_version=4))
+    assert list(found) == ["08.1"] and found["08.1"].answers == [1] and found["08.1"].checks == [2]
+
+
+def test_titles_and_hints_are_data_beside_the_checks_not_code():
+    source = (Path(mxlearn.__file__).parent / "exercises.py").read_text()
+    for title, hints in catalogue().values():
+        assert f'"{title}"' not in source and not any(hint in source for hint in hints)
 
 
 def test_every_exercise_of_the_catalogue_is_in_both_editions():

@@ -14,6 +14,7 @@ import nbformat
 import pytest
 
 from mxlearn.checkpoint.prefixes import FileOnTheWay
+from mxlearn.commands.exercise_cells import metadata
 from mxlearn.commands.grade import grade
 from mxlearn.commands.grade_exercises import prepare
 from mxlearn.commands.grade_inputs import (
@@ -68,17 +69,7 @@ SPAWN = f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)'
 def _cell(source, exercise=None, role=None):
     cell = nbformat.v4.new_code_cell(source)
     if exercise:
-        grade_id = "ex" + exercise.replace(".", "_")
-        cell.metadata["nbgrader"] = {
-            "grade": role == "check",
-            "solution": role == "answer",
-            "locked": role == "check",
-            "grade_id": grade_id if role == "check" else grade_id + "_answer",
-            "schema_version": 3,
-        }
-        if role == "check":
-            cell.metadata["nbgrader"]["points"] = 1
-        cell.metadata["mxlearn"] = {"exercise": exercise, "role": role}
+        cell.metadata.update(metadata(exercise, role))
     return cell
 
 

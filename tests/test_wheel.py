@@ -35,6 +35,7 @@ def test_the_wheel_holds_the_package_and_no_notebook(tmp_path):
     (wheel,) = tmp_path.glob("mxlearn-*.whl")
     names = zipfile.ZipFile(wheel).namelist()
     assert "mxlearn/locale/zh/LC_MESSAGES/mxlearn.mo" in names
+    assert "mxlearn/exercises.toml" in names  # the titles and hints hint() shows
     assert not [n for n in names if n.endswith((".ipynb", "TEACHING.md"))]
     assert not [n for n in names if n.startswith(("notebooks/", "tests/"))]
     # unpacked on its own (not this checkout), it speaks both languages

@@ -219,6 +219,9 @@ COMMAND_LINES = [
     ["course", "--notebooks", "nothere"],
     ["course", "--notebooks", "folder", "--out", "o", "--student", "s"],
     ["launch", "folder"],
+    ["mark", "nothere.ipynb"],
+    ["mark", "folder"],
+    ["mark", "train.py"],  # a file that is not a notebook
 ]
 
 

@@ -187,7 +187,7 @@ def read_teacher(folder: Path) -> Teacher:
         for path in sorted(place.glob("*.ipynb")) if place.is_dir() else []:
             if not shown(path):
                 continue
-            editions.setdefault(path.name, []).append(read_teacher_notebook(path))
+            editions.setdefault(path.name, []).append(read_teacher_notebook(path, "python -m mxlearn grade"))
     return Teacher(folder, editions)
 
 

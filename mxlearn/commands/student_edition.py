@@ -43,7 +43,7 @@ class UnknownEdition(InputError):
 
 
 class NotANotebook(InputError):
-    says = N_("mxlearn course --student: {path} cannot be read as a notebook ({problem}).")
+    says = N_("{called}: {path} cannot be read as a notebook ({problem}).")
     fix_says = N_("open it in Jupyter and save it again, or restore it from version control")
 
 
@@ -100,14 +100,14 @@ def teacher_notebooks(folder: Path) -> list[tuple[Path, str]]:
     return found
 
 
-def read_teacher_notebook(path: Path):
+def read_teacher_notebook(path: Path, called: str = "python -m mxlearn course --student"):
     try:
         notebook = nbformat.read(path, as_version=4)
         nbformat.validate(notebook)
     except (OSError, ValueError, AttributeError, TypeError, KeyError, ValidationError) as problem:
         # not JSON, not UTF-8, not a notebook (a list), or a notebook nbformat's schema refuses
         said = (str(problem).splitlines() or [type(problem).__name__])[0][:200]
-        raise NotANotebook(path=str(path), problem=said) from None
+        raise NotANotebook(called=called, path=str(path), problem=said) from None
     return notebook
 
 
