@@ -77,10 +77,7 @@ def public(called: str, /, **rules):
             except PASSED:
                 raise
             except Exception as raw:
-                failed = explained(raw, called, args)
-                if failed is raw:
-                    raise  # the student's own error, with its note: their traceback unchanged
-                raise failed from raw
+                _raise_explained(raw, called, args)
 
         guarded.__mxlearn_public__ = called
         guarded.__mxlearn_rules__ = rules
@@ -95,10 +92,14 @@ def _iterated(generator, called: str, args: tuple):
     except PASSED:
         raise
     except Exception as raw:
-        failed = explained(raw, called, args)
-        if failed is raw:
-            raise
-        raise failed from raw
+        _raise_explained(raw, called, args)
+
+
+def _raise_explained(raw: Exception, called: str, args: tuple):
+    failed = explained(raw, called, args)
+    if failed is raw:
+        raise raw  # the student's own error, with its note: their traceback unchanged
+    raise failed from raw
 
 
 def guard_methods(cls, prefix: str, names: list[str]) -> None:

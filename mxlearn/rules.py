@@ -37,12 +37,15 @@ class Rule:
     expected: str  # an N_ template, said when a value is refused
     example: str
     values: dict = field(default_factory=dict)
-
-    def problem(self, value) -> str | None:
-        return self.test(value)
+    either: tuple = ()  # the rules of either(), said one after the other
 
     def said(self) -> str:
-        return say(self.expected, **self.values)
+        if not self.either:
+            return say(self.expected, **self.values)
+        text = self.either[0].said()
+        for rule in self.either[1:]:
+            text = say(self.expected, first=text, second=rule.said())
+        return text
 
 
 def refuse(called: str, name: str, value, rule: Rule, problem: str):
@@ -201,12 +204,6 @@ def names(example: str, *, optional: bool = False) -> Rule:
     )
 
 
-def function(example: str, *, optional: bool = False) -> Rule:
-    return Rule(
-        _optional(lambda v: None if callable(v) else "kind", optional), N_("a function"), example
-    )
-
-
 def callbacks(example: str, *, left_to_the_call: tuple = ()) -> Rule:
     """MXNet's convention: None, one function, or a list of functions. Objects of the types
     ``left_to_the_call`` are the call's to explain (an mxlearn.Callback in MXNet's slot)."""
@@ -254,6 +251,10 @@ def callable_as(what: str, example: str, *, optional: bool = False) -> Rule:
     return Rule(_optional(lambda v: None if callable(v) else "kind", optional), what, example)
 
 
+def function(example: str, *, optional: bool = False) -> Rule:
+    return callable_as(N_("a function"), example, optional=optional)
+
+
 def arrays(example: str, *, optional: bool = False) -> Rule:
     """Parameters by name: a dict of names to NDArrays (what ``mod.get_params()`` gives)."""
 
@@ -285,21 +286,10 @@ def either(*rules: Rule, example: str | None = None, optional: bool = False) -> 
     """Accepted when one of ``rules`` accepts; a type error only if every rule says so."""
 
     def test(v):
-        problems = [r.problem(v) for r in rules]
+        problems = [r.test(v) for r in rules]
         if None in problems:
             return None
         return "kind" if all(p == "kind" for p in problems) else "range"
 
     test = _optional(test, optional)
-    return _EitherRule(
-        test, N_("{first} or {second}"), example or rules[0].example, {"rules": rules}
-    )
-
-
-class _EitherRule(Rule):
-    def said(self) -> str:
-        parts = [r.said() for r in self.values["rules"]]
-        text = parts[0]
-        for part in parts[1:]:
-            text = say(N_("{first} or {second}"), first=text, second=part)
-        return text
+    return Rule(test, N_("{first} or {second}"), example or rules[0].example, either=rules)
