@@ -19,7 +19,7 @@ from PIL import Image
 
 from ..cjk_font import cjk_font_name
 from ..language import drawn_language, say_drawn
-from ..metrics.directions import facts_of_name
+from ..metrics.catalogue import facts_of_name
 from ..metrics.history import MetricHistory
 from ..metrics.smoothing import SmoothedAverage
 

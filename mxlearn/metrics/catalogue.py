@@ -277,14 +277,16 @@ _BY_NAME = {name: row for row in KNOWN_METRICS for name in row.names}
 _BY_CLASS = {cls: row for row in KNOWN_METRICS for cls in row.classes}
 
 
-def known_metric(metric) -> KnownMetric | None:
-    """The row of a metric object, by its exact class; None for a custom metric."""
-    return _BY_CLASS.get(type(metric))
+def facts_of(metric) -> MetricFacts | None:
+    """What an MXNet metric object measures, by its exact class; None for a custom one."""
+    row = _BY_CLASS.get(type(metric))
+    return row and row.facts
 
 
-def known_name(reported: str) -> KnownMetric | None:
-    """The row of the metric whose values are recorded under ``reported``, if any."""
-    return next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, reported)), None)
+def facts_of_name(name: str) -> MetricFacts | None:
+    """What a metric named as MXNet's own report themselves measures; None for other names."""
+    row = next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, name)), None)
+    return row and row.facts
 
 
 def _top_k(k: int):

@@ -27,8 +27,8 @@ from ..atomic_write import atomic_write_bytes
 from ..errors import N_, InputError
 from ..language import say
 from ..states import Phase
-from .describing import described, is_range
-from .directions import MetricFacts, facts_of_name
+from .catalogue import MetricFacts, facts_of_name
+from .directions import described, is_range
 
 PHASES = tuple(phase.value for phase in Phase)
 KINDS = ("batch", "epoch")
