@@ -10,16 +10,16 @@ from __future__ import annotations
 import math
 import os
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .. import rules
 from ..boundary import public
-from ..cjk_font import cjk_font_name
 from ..errors import N_, InputError
-from ..language import drawn_language, say, say_drawn
+from ..language import say, say_drawn
 from ..live.backends import choose_backend
+from ..live.figure import agg_figure
+from ..live.renderers import figure_png, show_figure
 from .runs import Run, as_runs
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
@@ -51,10 +51,7 @@ class RunComparison:
 
     def _draw(self) -> Figure:
         n = len(self.metrics)
-        fig = Figure(figsize=(min(5.0 * n, 15.0), 3.8), dpi=96)
-        FigureCanvasAgg(fig)
-        cjk = cjk_font_name() if drawn_language() == "zh" else None
-        font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
+        fig, font = agg_figure((min(5.0 * n, 15.0), 3.8))
         for ax, metric in zip(fig.subplots(1, n, squeeze=False)[0], self.metrics):
             for (label, phase), (xs, ys) in self.lines(metric).items():
                 colour = COLOURS[[r.label for r in self.runs].index(label) % len(COLOURS)]
@@ -121,8 +118,6 @@ class RunComparison:
         return table
 
     def png(self) -> bytes:
-        from .showing import figure_png
-
         return figure_png(self.fig)
 
     def save(self, path) -> str:
@@ -139,8 +134,6 @@ class RunComparison:
     def show(self, backend: str | None = None) -> str | None:
         """Show the figure where the code runs (as LivePlot chooses); in a terminal save a PNG
         under runs/plots/ and print where, after the table."""
-        from .showing import show_figure
-
         if choose_backend(backend) == "console":
             print(self.table().to_string(index=False))
         return show_figure(self.fig, "compare", backend)

@@ -28,7 +28,9 @@ import numpy as np
 from .. import rules
 from .._compat import mx
 from ..errors import N_, InputError, did_you_mean
-from ..language import say
+from ..language import say, say_drawn
+from ..live.figure import agg_figure
+from ..live.renderers import show_figure
 from ..training.callback import Callback, RunContext
 
 SUFFIXES = ("_weight", "_bias", "_gamma", "_beta")
@@ -204,16 +206,31 @@ class LayerStats(Callback):
         )
 
     def figure(self):
-        """The statistics drawn: one subplot each, one line per layer (a matplotlib Figure)."""
-        from .layer_plot import layer_figure
-
+        """The statistics drawn: one subplot each, one line per layer, log scale (the layers of
+        a deep network differ by orders of magnitude, which is the point); a matplotlib Figure."""
         self._known()
-        return layer_figure(self)
+        fig, font = agg_figure((13.0, 3.6))
+        titles = {
+            "grad_norm": say_drawn("gradient norm"),
+            "weight_norm": say_drawn("weight norm"),
+            "update_ratio": say_drawn("update / weight"),
+        }
+        axes = fig.subplots(1, 3, squeeze=False)[0]
+        for ax, (column, title) in zip(axes, titles.items()):
+            for layer in self.layers:
+                epochs, values = self.series(layer, column)
+                ax.plot([e + 1 for e in epochs], values, "o-", ms=3, label=layer)
+            if any(math.isfinite(r[column]) and r[column] > 0 for r in self.rows):
+                ax.set_yscale("log")
+            ax.set_title(title, fontdict=font)
+            ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
+            ax.grid(alpha=0.3)
+        axes[0].legend(loc="best", prop={**font, "size": "small"})
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.88, wspace=0.3)
+        return fig
 
     def plot(self, backend: str | None = None):
         """Show the figure where the code runs (a PNG under runs/plots/ in a terminal)."""
-        from .showing import show_figure
-
         return show_figure(self.figure(), "layers", backend)
 
     def _known(self, layer: str | None = None, column: str | None = None) -> None:

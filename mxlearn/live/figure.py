@@ -27,6 +27,19 @@ CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
 
 
+def agg_figure(figsize, chinese: bool = False) -> tuple[Figure, dict]:
+    """A Figure on matplotlib's Agg canvas, and the font its words are drawn in (a ``fontdict``).
+
+    With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib falls back
+    glyph by glyph along a list of families). Looked for only when there is Chinese to draw: the
+    words, or (``chinese``) a text the figure shows, such as a mark a Chinese run left.
+    """
+    figure = Figure(figsize=figsize, dpi=96)
+    FigureCanvasAgg(figure)
+    cjk = cjk_font_name() if chinese or drawn_language() == "zh" else None
+    return figure, {"family": [cjk, "DejaVu Sans"]} if cjk else {}
+
+
 class _Curves:
     """One metric's three curves, in plot coordinates (x in epochs completed)."""
 
@@ -56,12 +69,10 @@ class TrainingFigure:
         log_scale: bool = False,
         smoothing: float = 0.6,
         figsize: tuple[float, float] | None = None,
-        dpi: int = 96,
     ):
         self.log_scale = log_scale
         self.smoothing = smoothing
         self.figsize = figsize
-        self.dpi = dpi
         self.metrics: list[str] = []
         self.fig: Figure | None = None
         self._curves: dict[str, _Curves] = {}
@@ -121,16 +132,10 @@ class TrainingFigure:
     def _build(self) -> None:
         n = max(1, len(self.metrics))
         size = self.figsize or (min(5.0 * n, 15.0), 3.4)
-        self.fig = Figure(figsize=size, dpi=self.dpi)
-        FigureCanvasAgg(self.fig)
+        chinese = any(CJK.search(e.text) for e in self._events)
+        self.fig, self._font = agg_figure(size, chinese)
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
-        # With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib
-        # falls back glyph by glyph along a list of families). Looked for only when there is
-        # Chinese to draw: the words, or a mark a Chinese run left in the history.
-        chinese = drawn_language() == "zh" or any(CJK.search(e.text) for e in self._events)
-        cjk = cjk_font_name() if chinese else None
-        self._font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
         labels = (
             say_drawn("train (batch)"),
             say_drawn("train (epoch)"),

@@ -5,20 +5,26 @@
 - display: for frontends without widgets, an image and a text line shown with IPython display
   ids and replaced in place.
 - console: one line per epoch, and the final figure saved as a PNG whose path it prints.
+
+A finished figure (``compare``, ``lr_find``, ``LayerStats``) is shown the same way:
+:func:`show_figure`.
 """
 
 from __future__ import annotations
 
 import base64
+import io
 import os
 import sys
 import time
 
 from IPython.display import display
 
+from ..atomic_write import atomic_write_bytes
 from ..errors import N_, InputError
 from ..language import say
 from ..states import Backend
+from .backends import choose_backend
 
 
 class NotInAKernel(InputError):
@@ -32,12 +38,11 @@ class NotInAKernel(InputError):
     )
 
 
-class ConsoleRenderer:
-    wants_figure = False  # draws nothing while training: only the final PNG
-    shows_epoch_lines = True  # prints a line per epoch
+class Renderer:
+    """What every face does with a call it cannot show: nothing."""
 
-    def __init__(self, png_path: str | None = None) -> None:
-        self.png_path = png_path
+    wants_figure = True  # draws the figure while training
+    shows_epoch_lines = False  # prints a line per epoch
 
     def start(self) -> None:
         pass
@@ -49,18 +54,29 @@ class ConsoleRenderer:
         pass
 
     def epoch(self, text: str) -> None:
+        pass
+
+    def findings(self, text: str) -> None:
+        """Plain text as the output after the plot: the same words in a notebook read without
+        widgets (an export) as in a live one."""
+        display({"text/plain": text}, raw=True)
+
+
+class ConsoleRenderer(Renderer):
+    wants_figure = False  # draws nothing while training: only the final PNG
+    shows_epoch_lines = True
+
+    def __init__(self, png_path: str | None = None) -> None:
+        self.png_path = png_path
+
+    def epoch(self, text: str) -> None:
         print(text, file=sys.stdout, flush=True)
 
     def finish(self, frame: bytes | None, png: bytes | None, text: str) -> str | None:
         print(text, flush=True)
         if png is None:
             return None
-        path = self.png_path or os.path.join(
-            "runs", "plots", time.strftime("training-%Y%m%d-%H%M%S.png")
-        )
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(png)
+        path = saved_png(png, self.png_path, "training")
         print(say("Training plot saved to {path}", path=path), flush=True)
         return path
 
@@ -68,10 +84,7 @@ class ConsoleRenderer:
         print(text, flush=True)
 
 
-class DisplayRenderer:
-    wants_figure = True
-    shows_epoch_lines = False
-
+class DisplayRenderer(Renderer):
     def __init__(self) -> None:
         self._text = self._image = None
 
@@ -91,22 +104,13 @@ class DisplayRenderer:
     def figure(self, frame: bytes) -> None:
         self._image.update(_image_bundle(frame, "image/jpeg"), raw=True)
 
-    def epoch(self, text: str) -> None:
-        pass
-
     def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         if png is not None:
             self._image.update(_image_bundle(png, "image/png"), raw=True)
 
-    def findings(self, text: str) -> None:
-        _text_under_the_plot(text)
 
-
-class WidgetRenderer:
-    wants_figure = True
-    shows_epoch_lines = False
-
+class WidgetRenderer(Renderer):
     def __init__(self) -> None:
         # Imported here, not at the top: only a notebook's widget needs ipywidgets (a kernel
         # that draws widgets has imported it already, in backends.prepare_for_kernel)
@@ -146,26 +150,13 @@ class WidgetRenderer:
     def figure(self, frame: bytes) -> None:
         self.image.value = frame
 
-    def epoch(self, text: str) -> None:
-        pass
-
     def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         self.bar.bar_style = "success"
         if frame is not None:
             self.figure(frame)
-        if png is not None:
-            if self._handle is not None:
-                self._handle.update(self._bundle(png), raw=True)
-
-    def findings(self, text: str) -> None:
-        _text_under_the_plot(text)
-
-
-def _text_under_the_plot(text: str) -> None:
-    """Plain text as the output after the plot: the same words in a notebook read without
-    widgets (an export) as in a live one."""
-    display({"text/plain": text}, raw=True)
+        if png is not None and self._handle is not None:
+            self._handle.update(self._bundle(png), raw=True)
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
@@ -186,3 +177,35 @@ RENDERERS = {
 
 def make_renderer(backend: Backend, png_path: str | None = None):
     return RENDERERS[Backend(backend)](png_path)
+
+
+def saved_png(png: bytes, path: str | None, name: str) -> str:
+    """``png`` written at ``path``, else at runs/plots/<name>-<time>.png; the path."""
+    path = path or os.path.join("runs", "plots", time.strftime(f"{name}-%Y%m%d-%H%M%S.png"))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    atomic_write_bytes(path, png)
+    return path
+
+
+def figure_png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def show_figure(fig, name: str, backend: str | None = None) -> str | None:
+    """A finished figure shown where the code runs, as LivePlot chooses: in a notebook a widget
+    where widgets render (with the same PNG beside it for exported notebooks), else the PNG
+    itself; in a terminal saved under runs/plots/, saying where (returning the path)."""
+    chosen, png = choose_backend(backend), figure_png(fig)
+    if chosen == "console":
+        path = saved_png(png, None, name)
+        print(say("Plot saved to {path}", path=path), flush=True)
+        return path
+    bundle = {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": say("<plot>")}
+    if chosen == "widget":
+        import ipywidgets as widgets
+
+        bundle = {**widgets.Image(value=png, format="png")._repr_mimebundle_(), **bundle}
+    display(bundle, raw=True)
+    return None
