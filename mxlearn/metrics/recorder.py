@@ -136,34 +136,24 @@ class TrainingRecorder:
                 seconds=f"{self.elapsed():.1f}",
                 rate=rate,
             )
-        batches = f"/{self.batches_per_epoch}" if self.batches_per_epoch else ""
-        eta = self.eta_seconds()
-        eta_text = ""
+        eta, extra = self.eta_seconds(), self.status() if self.status is not None else ""
         if eta is not None:
-            eta_text = say(
-                " · ETA {minutes}:{seconds}", minutes=int(eta) // 60, seconds=f"{int(eta) % 60:02d}"
-            )
-        extra = self.status() if self.status is not None else ""
-        extra = f" · {extra}" if extra else ""
+            minutes, seconds = int(eta) // 60, f"{int(eta) % 60:02d}"
+            eta = say(" · ETA {minutes}:{seconds}", minutes=minutes, seconds=seconds)
+        fields = dict(
+            epoch=self.epoch,
+            batch=self.batch + 1,
+            batches=f"/{self.batches_per_epoch}" if self.batches_per_epoch else "",
+            rate=rate,
+            eta=eta or "",
+            extra=f" · {extra}" if extra else "",
+        )
         if not self.total_epochs:
-            return say(
-                "Epoch[{epoch}] · batch {batch}{batches} · {rate}{eta}{extra}",
-                epoch=self.epoch,
-                batch=self.batch + 1,
-                batches=batches,
-                rate=rate,
-                eta=eta_text,
-                extra=extra,
-            )
+            return say("Epoch[{epoch}] · batch {batch}{batches} · {rate}{eta}{extra}", **fields)
         # MXNet counts epochs from 0 (its log says Epoch[0]); say the range so that reads right
         return say(
             "Epoch[{epoch}] of {first}..{last} · batch {batch}{batches} · {rate}{eta}{extra}",
-            epoch=self.epoch,
             first=self.begin_epoch,
             last=self.total_epochs - 1,
-            batch=self.batch + 1,
-            batches=batches,
-            rate=rate,
-            eta=eta_text,
-            extra=extra,
+            **fields,
         )
