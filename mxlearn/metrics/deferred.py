@@ -147,12 +147,15 @@ class DeferredMetric(mx.metric.EvalMetric):
         limit = self.max_pending * (10 if self._use_argmax else 1)
         if len(self.pending) >= limit:
             self.flush()
+        self._pending_batch(samples)
+
+    def _pending_batch(self, samples: int) -> PendingBatch:
         self.seen += samples
         self.latest_samples = samples
-        self.pending.append(
-            PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
-        )
+        entry = PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
         self._next_batch += 1
+        self.pending.append(entry)
+        return entry
 
     def update_dict(self, label, pred):
         if not self.pending:  # fed without begin_batch (not through Module.update_metric)
@@ -165,11 +168,8 @@ class DeferredMetric(mx.metric.EvalMetric):
             self._use_argmax = self._argmax_axis is not None and _shapes_differ(label, pred)
         if self._use_argmax:
             axis = self._argmax_axis
-            slot = self._ring_slot(pred)
-            if slot is not None:
-                preds = {k: mx.nd.argmax(v, axis=axis, out=slot) for k, v in pred.items()}
-            else:
-                preds = {k: mx.nd.argmax(v, axis=axis) for k, v in pred.items()}
+            slot = self._ring_slot(pred)  # None: a new array
+            preds = {k: mx.nd.argmax(v, axis=axis, out=slot) for k, v in pred.items()}
         else:
             preds = {k: v.copy() for k, v in pred.items()}
         # Labels are copied as they are when their batch runs: iterators refill their buffers,
@@ -196,14 +196,10 @@ class DeferredMetric(mx.metric.EvalMetric):
         if index == len(self._ring[3]):
             self.flush()
             index = 0
-        samples = group.batch_size
-        self.seen += samples
-        self.latest_samples = samples
-        entry = PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
-        self._next_batch += 1
         label, pred = copy_label(labels[0], index), argmax(outputs[0], index)
-        entry.updates.append(({label_name: label}, {output_name: pred}))
-        self.pending.append(entry)
+        self._pending_batch(group.batch_size).updates.append(
+            ({label_name: label}, {output_name: pred})
+        )
         return True
 
     def _fast_path(self, group, labels, outputs) -> tuple | None:
