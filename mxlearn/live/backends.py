@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -57,16 +58,9 @@ def prepare_for_kernel() -> None:
     that trains, inside the student's first ``fit(live=True)``; the import cell is where
     waiting is expected. Elsewhere (a script, the tests, a terminal) nothing is imported.
     """
-    if _kernel_shell() is not None and choose_backend_quietly() == "widget":
-        try:
+    if _kernel_shell() is None:
+        return
+    # a wrong $MXLEARN_LIVE_BACKEND, or a broken install, is reported when a plot is made
+    with contextlib.suppress(Exception):
+        if choose_backend() == "widget":
             import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
-        except Exception:  # noqa: BLE001 - a broken install is reported when a plot is made
-            pass
-
-
-def choose_backend_quietly() -> str | None:
-    """The backend ``choose_backend()`` would pick, or None where it would refuse."""
-    try:
-        return choose_backend()
-    except InputError:
-        return None  # a wrong $MXLEARN_LIVE_BACKEND is reported when a LivePlot is made
