@@ -51,10 +51,7 @@ class _Curves:
         self.batch_epoch: list[int] = []
         self.batch_index: list[int] = []
         self.batch_y: list[float] = []
-        self.train_x: list[float] = []
-        self.train_y: list[float] = []
-        self.val_x: list[float] = []
-        self.val_y: list[float] = []
+        self.epochs = {"train": ([], []), "validation": ([], [])}  # phase -> (x, y)
 
     def smooth(self, value: float) -> float:
         """A NaN or infinite batch value is drawn as it is (a gap) and left out of the
@@ -120,12 +117,10 @@ class TrainingFigure:
                 curves.batch_index.append(r.batch)
                 curves.batch_y.append(curves.smooth(r.value))
                 self._batches_seen = max(self._batches_seen, r.batch + 1)
-            elif r.phase == "train":
-                curves.train_x.append(r.epoch + 1)
-                curves.train_y.append(r.value)
             else:
-                curves.val_x.append(r.epoch + 1)
-                curves.val_y.append(r.value)
+                xs, ys = curves.epochs[r.phase]
+                xs.append(r.epoch + 1)
+                ys.append(r.value)
         self._consumed = len(history.records)
 
     # ---------------------------------------------------------------- drawing
@@ -136,17 +131,13 @@ class TrainingFigure:
         self.fig, self._font = agg_figure(size, chinese)
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
-        labels = (
-            say_drawn("train (batch)"),
-            say_drawn("train (epoch)"),
-            say_drawn("validation"),
+        styles = (  # the batch curve, the training epochs, the validation epochs
+            dict(lw=0.8, color="tab:blue", alpha=0.45, label=say_drawn("train (batch)")),
+            dict(marker="o", ms=4, color="tab:blue", label=say_drawn("train (epoch)")),
+            dict(marker="s", ms=4, color="tab:orange", label=say_drawn("validation")),
         )
         for ax, metric in zip(axes, self.metrics or ["metric"]):
-            batch = ax.plot(
-                [], [], lw=0.8, color="tab:blue", alpha=0.45, label=labels[0], animated=True
-            )[0]
-            train = ax.plot([], [], "o-", ms=4, color="tab:blue", label=labels[1], animated=True)[0]
-            val = ax.plot([], [], "s-", ms=4, color="tab:orange", label=labels[2], animated=True)[0]
+            lines = tuple(ax.plot([], [], animated=True, **style)[0] for style in styles)
             # y given: matplotlib then skips placing the title above tick labels (none there)
             ax.set_title(metric, fontdict=self._font, y=1.0)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=self._font)
@@ -155,7 +146,7 @@ class TrainingFigure:
                 ax.set_yscale("log")
             ax.legend(loc="best", prop={**self._font, "size": "small"})
             self._axes[metric] = ax
-            self._lines[metric] = (batch, train, val)
+            self._lines[metric] = lines
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
         self._event_artists = []
@@ -177,7 +168,7 @@ class TrainingFigure:
     def _set_data(self) -> bool:
         """Put the curves into the lines; True when some curve left the axis limits."""
         outside = False
-        for metric, (batch, train, val) in self._lines.items():
+        for metric, (batch, *epochs) in self._lines.items():
             c = self._curves.get(metric)
             if c is None:
                 continue
@@ -186,15 +177,15 @@ class TrainingFigure:
                 step = math.ceil(len(bx) / MAX_BATCH_POINTS)
                 bx, by = np.r_[bx[::step], bx[-1]], np.r_[by[::step], by[-1]]
             batch.set_data(bx, by)
-            train.set_data(c.train_x, c.train_y)
-            val.set_data(c.val_x, c.val_y)
+            for line, (xs, ys) in zip(epochs, c.epochs.values()):
+                line.set_data(xs, ys)
             outside |= self._outside(metric, bx, by, c)
         return outside
 
     def _outside(self, metric, bx, by, c) -> bool:
         ax = self._axes[metric]
-        xs = np.concatenate([bx, c.train_x, c.val_x])
-        ys = np.concatenate([by, c.train_y, c.val_y])
+        xs = np.concatenate([bx, *(x for x, _ in c.epochs.values())])
+        ys = np.concatenate([by, *(y for _, y in c.epochs.values())])
         finite = np.isfinite(ys)
         if not finite.any():
             return False
@@ -209,13 +200,13 @@ class TrainingFigure:
             c = self._curves.get(metric)
             if c is None:
                 continue
-            xs = np.concatenate([self._batch_x(c), c.train_x, c.val_x, [0.0]])
+            xs = np.concatenate([self._batch_x(c), *(x for x, _ in c.epochs.values()), [0.0]])
             if self._x_range:
                 lo, hi = self._x_range
             else:  # grow in steps, so that most draws can keep the background
                 lo, hi = float(xs.min()), float(2 ** math.ceil(math.log2(max(xs.max(), 1.0))))
             ax.set_xlim(lo, max(hi, lo + 1))
-            ys = np.concatenate([c.batch_y, c.train_y, c.val_y])
+            ys = np.concatenate([c.batch_y, *(y for _, y in c.epochs.values())])
             ys = ys[np.isfinite(ys)]
             bounds = self.value_range(metric)
             if bounds is not None:  # a fixed axis never needs re-laying out
