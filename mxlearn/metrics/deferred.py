@@ -97,6 +97,16 @@ def _joined(ring, arrays: list):
     return mx.nd.concat(*arrays, dim=0)
 
 
+def _flushed(method: str):
+    """The inner metric's ``method``, once every pending batch is replayed into it."""
+
+    def read(self):
+        self.flush()
+        return getattr(self.inner, method)()
+
+    return read
+
+
 @dataclass(slots=True)
 class PendingBatch:
     epoch: int
@@ -293,10 +303,7 @@ class DeferredMetric(mx.metric.EvalMetric):
             preds.asnumpy().astype("int32").ravel() == labels.asnumpy().astype("int32").ravel()
         )
         sizes = np.array(
-            [
-                sum(p[pred_name].shape[0] for _, p in e.updates) if not e.samples else e.samples
-                for e in pending
-            ]
+            [e.samples or sum(p[pred_name].shape[0] for _, p in e.updates) for e in pending]
         )
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -315,25 +322,9 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.num_inst = self.global_num_inst = 0
         self.sum_metric = self.global_sum_metric = 0.0
 
-    def reset_local(self):
-        self.flush()
-        self.inner.reset_local()
-
-    def get(self):
-        self.flush()
-        return self.inner.get()
-
-    def get_global(self):
-        self.flush()
-        return self.inner.get_global()
-
-    def get_name_value(self):
-        self.flush()
-        return self.inner.get_name_value()
-
-    def get_global_name_value(self):
-        self.flush()
-        return self.inner.get_global_name_value()
+    reset_local, get, get_global = _flushed("reset_local"), _flushed("get"), _flushed("get_global")
+    get_name_value = _flushed("get_name_value")
+    get_global_name_value = _flushed("get_global_name_value")
 
     def get_config(self):
         return self.inner.get_config()
