@@ -122,9 +122,7 @@ class F1(mx.metric.EvalMetric):
             guess = pred.asnumpy().astype(np.int64).ravel()
             classes = int(max(truth.max(initial=-1), guess.max(initial=-1))) + 1
             if classes > len(self._counts):
-                grown = np.zeros((classes, 3), dtype=np.int64)
-                grown[: len(self._counts)] = self._counts
-                self._counts = grown
+                self._counts = np.pad(self._counts, ((0, classes - len(self._counts)), (0, 0)))
             hit = truth == guess
             np.add.at(self._counts[:, 0], truth[hit], 1)
             np.add.at(self._counts[:, 1], guess[~hit], 1)
