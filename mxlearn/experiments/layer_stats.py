@@ -21,6 +21,7 @@ the layers' outputs: which layer's output first overflowed is not known.)
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -32,8 +33,6 @@ from ..language import say, say_drawn
 from ..live.figure import agg_figure
 from ..live.renderers import show_figure
 from ..training.callback import Callback, RunContext
-
-SUFFIXES = ("_weight", "_bias", "_gamma", "_beta")
 
 
 class NotABatchCount(InputError):
@@ -56,10 +55,8 @@ class NoSuchLayer(InputError):
 
 
 def layer_of(param: str) -> str:
-    for suffix in SUFFIXES:
-        if param.endswith(suffix):
-            return param[: -len(suffix)]
-    return param
+    """The layer a parameter belongs to: its name before ``_weight``, ``_bias``, ..."""
+    return re.sub("_(weight|bias|gamma|beta)$", "", param)
 
 
 @dataclass(frozen=True)
