@@ -158,13 +158,11 @@ class LayerStats(Callback):
         weight_norms = self._by_layer(weights)
         batches = [b for b, _ in self._sampled]
         count = len(arrays)
-        read = np.array([n.asnumpy() for _, n in self._sampled]).reshape((len(batches), 3 * count))
+        read = np.array([n.asnumpy() for _, n in self._sampled]).reshape((len(batches), 3, count))
         self._sampled = []
-        grads = self._by_layer(read[:, :count])
+        grads, steps, sizes = (self._by_layer(read[:, i]) for i in range(3))  # as _queue_norms
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = self._by_layer(read[:, count : 2 * count]) / self._by_layer(
-                read[:, 2 * count :]
-            )
+            ratios = steps / sizes
         self._find_non_finite(epoch, batches, grads, weight_norms)
         for k, layer in enumerate(self.layers):
             self.rows.append(
