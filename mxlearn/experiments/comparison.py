@@ -41,9 +41,8 @@ class NotAFigureFile(InputError):
 class RunComparison:
     def __init__(self, runs: list[Run]) -> None:
         self.runs = runs
-        self.metrics: list[str] = []
-        for run in runs:
-            self.metrics += [m for m in run.history.metrics() if m not in self.metrics]
+        # every metric any run measured, in the order they first appear
+        self.metrics = list(dict.fromkeys(m for run in runs for m in run.history.metrics()))
         self.fig = self._draw()
 
     def lines(self, metric: str) -> dict[tuple[str, str], tuple[list, list]]:
