@@ -164,7 +164,8 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
     >>> diagnose(h)
     []
     """
-    findings.check_language(lang)
+    if lang not in findings.LANGUAGES:
+        raise findings.NotADiagnosisLanguage(lang=lang)
     if not isinstance(getattr(history, "records", None), list):
         raise NotAHistory(kind=type(history).__name__)
     with findings.speaking(lang):

@@ -50,11 +50,6 @@ class Finding:
             return say("{text}\n  Next step: {step}", text=self.text, step=self.next_step)
 
 
-def check_language(lang) -> None:
-    if lang not in LANGUAGES:
-        raise NotADiagnosisLanguage(lang=lang)
-
-
 @contextlib.contextmanager
 def speaking(lang: str | None):
     """Say things in ``lang`` inside the block, then speak as before, even after an error.
