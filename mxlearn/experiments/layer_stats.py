@@ -124,9 +124,9 @@ class LayerStats(Callback):
         for i, devices in enumerate(group.grad_arrays):
             if not devices or devices[0] is None:  # a frozen parameter (fixed_param_names)
                 grads.append(mx.nd.zeros((1,), ctx=self._before[i].context))
-            else:
-                total = devices[0] if len(devices) == 1 else _sum_on(devices)
-                grads.append(mx.nd.norm(total))
+            else:  # the devices' gradients added on the first one (what the kvstore sums)
+                others = [d.as_in_context(devices[0].context) for d in devices[1:]]
+                grads.append(mx.nd.norm(mx.nd.add_n(devices[0], *others) if others else devices[0]))
             steps.append(mx.nd.norm(group.param_arrays[i][0] - self._before[i]))
             sizes.append(mx.nd.norm(self._before[i]))
         return mx.nd.concat(*grads, *steps, *sizes, dim=0)
@@ -241,9 +241,3 @@ class LayerStats(Callback):
         self._known(layer, column)
         rows = [r for r in self.rows if r["layer"] == layer]
         return [r["epoch"] for r in rows], [r[column] for r in rows]
-
-
-def _sum_on(devices: list) -> mx.nd.NDArray:
-    """The gradients of all devices added on the first one (what the kvstore sums)."""
-    first = devices[0]
-    return mx.nd.add_n(first, *[d.as_in_context(first.context) for d in devices[1:]])

@@ -281,14 +281,6 @@ def facts_of_name(name: str) -> MetricFacts | None:
     return row and row.facts
 
 
-def _top_k(k: int):
-    if k < 2:
-        raise TopKIsAccuracy(k=k)
-    metric = mx.metric.TopKAccuracy(top_k=k)
-    metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
-    return metric
-
-
 @public("mxlearn.create_metric()")
 def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
     """Like ``mx.metric.create``, with the seed tutorial's names made to work, case-insensitive:
@@ -315,7 +307,12 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
         spec = spec.lower()
         row = _BY_NAME.get(spec)
         if row is not None and row.cls is mx.metric.TopKAccuracy:
-            return _top_k(int(kwargs.get("top_k", DEFAULT_TOP_K)))
+            k = int(kwargs.get("top_k", DEFAULT_TOP_K))
+            if k < 2:
+                raise TopKIsAccuracy(k=k)
+            metric = mx.metric.TopKAccuracy(top_k=k)
+            metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
+            return metric
         if row is not None and row.whole_set is F1:
             return F1(average=kwargs.get("average", "macro"))
         if row is not None and row.whole_set is not None:

@@ -70,10 +70,6 @@ def _accuracy_axis(metric) -> int | None:
     return axes.pop() if len(axes) == 1 else None
 
 
-def _shapes_differ(label, pred) -> bool:
-    return all(p.shape != t.shape for p, t in zip(pred.values(), label.values()))
-
-
 def _new_ring(rows: int, dtype, context, count: int) -> tuple:
     """``count`` consecutive slots of ``rows`` values in one buffer, one per pending batch:
     allocating a small array per batch costs more than what goes in it, and a flush reads
@@ -175,7 +171,9 @@ class DeferredMetric(mx.metric.EvalMetric):
         # kept as what the metric needs of them: Accuracy needs only the argmax (and computes
         # exactly the same counts from it); any other metric gets a copy.
         if self._use_argmax is None:  # decided once: shapes keep their relation across batches
-            self._use_argmax = self._argmax_axis is not None and _shapes_differ(label, pred)
+            self._use_argmax = self._argmax_axis is not None and all(
+                p.shape != t.shape for p, t in zip(pred.values(), label.values())
+            )
         if self._use_argmax:
             axis = self._argmax_axis
             slot = self._ring_slot(pred)  # None: a new array
