@@ -24,9 +24,8 @@ from ..boundary import public
 from ..checkpoint.files import latest
 from ..errors import N_, InputError
 from ..language import say, say_drawn
-from ..live.backends import choose_backend
 from ..live.figure import agg_figure
-from ..live.renderers import figure_png, show_figure
+from ..live.renderers import choose_backend, figure_png, show_figure
 from ..metrics.history import MetricHistory
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")

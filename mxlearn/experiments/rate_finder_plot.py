@@ -6,7 +6,7 @@ loss diverged marked).
 Drawn on matplotlib's Agg canvas (no pyplot: no window, no global figure list, no second copy
 shown by a notebook's inline backend). In a notebook the PNG goes into the cell's output; in a
 terminal or a script it is saved as a file whose path is printed, as a LivePlot's final
-figure is (the same choice of place: ``live.backends``).
+figure is (the same choice of place: ``live.renderers``).
 """
 
 from __future__ import annotations
