@@ -12,10 +12,10 @@ import pytest
 import mxlearn
 from mxlearn import mx
 from mxlearn.checkpoint.file_messages import NoCompleteCheckpoint
-from mxlearn.experiments.comparison import NotAFigureFile
-from mxlearn.experiments.runs import (
+from mxlearn.experiments.comparison import (
     LabelledAlike,
     NoRuns,
+    NotAFigureFile,
     NotARun,
     NotOneLabelPerRun,
     RunHoldsNoEpoch,

@@ -12,34 +12,33 @@ from conftest import seed_all
 
 import mxlearn
 from mxlearn import MetricHistory, mx
-from mxlearn.live import backends, plot
-from mxlearn.live.backends import NoSuchBackend
+from mxlearn.live import plot, renderers
 from mxlearn.live.figure import TrainingFigure
 from mxlearn.live.plot import PROGRESS_INTERVAL, NotALivePlot, PlotFinished
-from mxlearn.live.renderers import NotInAKernel, WidgetRenderer
+from mxlearn.live.renderers import NoSuchBackend, NotInAKernel, WidgetRenderer
 from mxlearn.rules import OutOfRange, WrongKind
 
 
 # ---------------------------------------------------------------- backend choice
 def test_backend_outside_a_kernel_is_the_console(monkeypatch):
-    monkeypatch.delenv(backends.ENV_VARIABLE, raising=False)
-    assert backends.choose_backend() == "console"
+    monkeypatch.delenv(renderers.ENV_VARIABLE, raising=False)
+    assert renderers.choose_backend() == "console"
 
 
 def test_backend_in_a_kernel_depends_on_widgets(monkeypatch):
-    monkeypatch.delenv(backends.ENV_VARIABLE, raising=False)
-    monkeypatch.setattr(backends, "_kernel_shell", lambda: object())
-    assert backends.choose_backend() == "widget"
-    monkeypatch.setattr(backends, "widgets_available", lambda: False)
-    assert backends.choose_backend() == "display"
+    monkeypatch.delenv(renderers.ENV_VARIABLE, raising=False)
+    monkeypatch.setattr(renderers, "_kernel_shell", lambda: object())
+    assert renderers.choose_backend() == "widget"
+    monkeypatch.setattr(renderers, "widgets_available", lambda: False)
+    assert renderers.choose_backend() == "display"
 
 
 def test_backend_requested_or_from_the_environment(monkeypatch):
-    monkeypatch.setenv(backends.ENV_VARIABLE, "display")
-    assert backends.choose_backend() == "display"
-    assert backends.choose_backend("console") == "console"
+    monkeypatch.setenv(renderers.ENV_VARIABLE, "display")
+    assert renderers.choose_backend() == "display"
+    assert renderers.choose_backend("console") == "console"
     with pytest.raises(NoSuchBackend) as refused:
-        backends.choose_backend("widgett")
+        renderers.choose_backend("widgett")
     assert refused.value.fields["choice"] == "widgett"
     assert "'widget'" in refused.value.fields["suggestion"]  # the closest backend's name
 

@@ -18,13 +18,13 @@ import pytest
 import mxlearn
 from mxlearn import MetricHistory, mx
 from mxlearn.guards.fit_arguments import ParamsWouldBeIgnored
-from mxlearn.metrics.describing import (
+from mxlearn.metrics.directions import (
     DirectionAgainstMXNet,
     DirectionNotSaid,
+    DirectionNotTrueOrFalse,
     NoSuchRecordedMetric,
     NotARange,
 )
-from mxlearn.metrics.directions import DirectionNotTrueOrFalse
 from mxlearn.metrics.history import SavedHistoryUnreadable
 from mxlearn.training.plan import TwoMeaningsOfOneName
 

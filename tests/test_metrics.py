@@ -21,9 +21,10 @@ from mxlearn.metrics.catalogue import (
     ClassMetricOfNumbers,
     RegressionMetricOfClasses,
     create_metric,
+    facts_of,
+    facts_of_name,
     metric_kind,
 )
-from mxlearn.metrics.directions import facts_of, facts_of_name
 from mxlearn.training.plan import MetricNamedTwice
 
 

@@ -3,24 +3,30 @@
 One subplot per metric (every metric any run measured), one colour per run; training is a solid
 line with circles and validation a dashed line with squares, each at "epochs completed" as in
 the live plot. The legend names each run with its optimizer settings when they are known.
+
+A run is a module, a MetricHistory, or a checkpoint prefix; each becomes a :class:`Run`: a label
+for the legend, the history, and the optimizer's settings when they are known (a module trained
+with ``fit``, a checkpoint that saved them). A run whose settings are not known gets none in its
+label: mxlearn does not guess them.
 """
 
 from __future__ import annotations
 
 import math
 import os
+from dataclasses import dataclass
 
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 from matplotlib.lines import Line2D
 
 from .. import rules
 from ..boundary import public
-from ..cjk_font import cjk_font_name
+from ..checkpoint.files import latest
 from ..errors import N_, InputError
-from ..language import drawn_language, say, say_drawn
-from ..live.backends import choose_backend
-from .runs import Run, as_runs
+from ..language import say, say_drawn
+from ..live.figure import agg_figure
+from ..live.renderers import choose_backend, figure_png, show_figure
+from ..metrics.history import MetricHistory
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
 PHASE_STYLE = {"train": dict(ls="-", marker="o"), "validation": dict(ls="--", marker="s")}
@@ -34,9 +40,8 @@ class NotAFigureFile(InputError):
 class RunComparison:
     def __init__(self, runs: list[Run]) -> None:
         self.runs = runs
-        self.metrics: list[str] = []
-        for run in runs:
-            self.metrics += [m for m in run.history.metrics() if m not in self.metrics]
+        # every metric any run measured, in the order they first appear
+        self.metrics = list(dict.fromkeys(m for run in runs for m in run.history.metrics()))
         self.fig = self._draw()
 
     def lines(self, metric: str) -> dict[tuple[str, str], tuple[list, list]]:
@@ -51,10 +56,7 @@ class RunComparison:
 
     def _draw(self) -> Figure:
         n = len(self.metrics)
-        fig = Figure(figsize=(min(5.0 * n, 15.0), 3.8), dpi=96)
-        FigureCanvasAgg(fig)
-        cjk = cjk_font_name() if drawn_language() == "zh" else None
-        font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
+        fig, font = agg_figure((min(5.0 * n, 15.0), 3.8))
         for ax, metric in zip(fig.subplots(1, n, squeeze=False)[0], self.metrics):
             for (label, phase), (xs, ys) in self.lines(metric).items():
                 colour = COLOURS[[r.label for r in self.runs].index(label) % len(COLOURS)]
@@ -121,8 +123,6 @@ class RunComparison:
         return table
 
     def png(self) -> bytes:
-        from .showing import figure_png
-
         return figure_png(self.fig)
 
     def save(self, path) -> str:
@@ -139,8 +139,6 @@ class RunComparison:
     def show(self, backend: str | None = None) -> str | None:
         """Show the figure where the code runs (as LivePlot chooses); in a terminal save a PNG
         under runs/plots/ and print where, after the table."""
-        from .showing import show_figure
-
         if choose_backend(backend) == "console":
             print(self.table().to_string(index=False))
         return show_figure(self.fig, "compare", backend)
@@ -185,3 +183,117 @@ def _best(values: dict[int, float], facts) -> tuple[float | None, int | None]:
     pick = max if facts.higher_is_better else min
     epoch = pick(finite, key=finite.get)
     return finite[epoch], epoch
+
+
+EXAMPLE = "mxlearn.compare(mod_a, mod_b, labels=['lr 0.1', 'lr 0.5'])"
+
+
+class NoHistoryInCheckpoint(InputError):
+    says = N_(
+        "mxlearn.compare: checkpoint {epoch} of '{prefix}' holds no metric history (it "
+        "was not saved by fit(checkpoint=...))."
+    )
+    fix_says = N_("pass the module itself, or its mod.history")
+
+
+class NotARun(InputError):
+    says = N_(
+        "mxlearn.compare: run {number} is a {kind}; a run is a module trained with fit, "
+        "its mod.history, or a checkpoint prefix such as 'runs/checkpoints/mlp'."
+    )
+    fix_code = EXAMPLE
+
+
+class RunHoldsNothing(InputError):
+    says = N_("mxlearn.compare: run {number} holds no metric values yet.")
+    fix_says = N_("train it first: mod.fit(train_iter, eval_data=val_iter, num_epoch=5)")
+
+
+class RunHoldsNoEpoch(InputError):
+    says = N_(
+        "mxlearn.compare: run {number} holds no epoch's values (it stopped before its "
+        "first epoch ended), and the figure and table compare epochs."
+    )
+    fix_says = N_("train it for an epoch or more, or leave it out of the comparison")
+
+
+class NoRuns(InputError):
+    says = N_("mxlearn.compare needs at least one run.")
+    fix_code = "mxlearn.compare(mod_a, mod_b)"
+
+
+class NotOneLabelPerRun(InputError):
+    says = N_(
+        "mxlearn.compare: {count} runs but labels={labels!r}: give one label per run, in a list."
+    )
+    fix_code = EXAMPLE
+
+
+class LabelledAlike(InputError):
+    says = N_(
+        "mxlearn.compare: two runs are labelled {labels}: the legend and the table could "
+        "not tell them apart."
+    )
+    fix_code = EXAMPLE
+
+
+@dataclass
+class Run:
+    label: str
+    history: MetricHistory
+    settings: dict | None  # {'optimizer': 'sgd', 'params': {'learning_rate': 0.1, ...}}
+
+
+def settings_text(settings: dict | None) -> str:
+    """'sgd, learning_rate=0.1, momentum=0.9' (empty when not known)."""
+    if not settings:
+        return ""
+    params = settings.get("params") or {}
+    shown = [f"{k}={v:g}" if isinstance(v, float) else f"{k}={v}" for k, v in params.items()]
+    return ", ".join([str(settings.get("optimizer", "")), *shown]).strip(", ")
+
+
+def _from_prefix(prefix: str) -> tuple[MetricHistory, dict | None]:
+    epoch, manifest = latest(prefix)  # refuses a prefix with no complete checkpoint, naming why
+    if not manifest.get("history"):
+        raise NoHistoryInCheckpoint(epoch=epoch, prefix=prefix)
+    optimizer = manifest.get("optimizer") or {}
+    return MetricHistory.from_dict(manifest["history"]), optimizer.get("settings")
+
+
+def as_run(item, index: int, label: str | None = None) -> Run:
+    """The run ``item`` stands for; ``index`` numbers it in a default label ('run 2')."""
+    if isinstance(item, MetricHistory):
+        history, settings = item, None
+    elif isinstance(item, (str, os.PathLike)):
+        history, settings = _from_prefix(os.fspath(item))
+        if label is None:  # the prefix as given (its folders tell runs apart), and settings
+            text = settings_text(settings)
+            label = f"{os.fspath(item)}: {text}" if text else os.fspath(item)
+    elif isinstance(getattr(item, "history", None), MetricHistory):
+        history, settings = item.history, getattr(item, "optimizer_settings", None)
+    else:
+        raise NotARun(number=index + 1, kind=type(item).__name__)
+    if len(history) == 0:
+        raise RunHoldsNothing(number=index + 1)
+    if not any(r.kind == "epoch" for r in history.records):
+        raise RunHoldsNoEpoch(number=index + 1)
+    default = say_drawn("run {number}", number=index + 1)  # drawn in the legend
+    text = settings_text(settings)
+    return Run(label or (f"{default}: {text}" if text else default), history, settings)
+
+
+def as_runs(items: tuple, labels) -> list[Run]:
+    if not items:
+        raise NoRuns()
+    if labels is not None and (
+        isinstance(labels, str) or not hasattr(labels, "__len__") or len(labels) != len(items)
+    ):
+        raise NotOneLabelPerRun(count=len(items), labels=labels)
+    labels = list(labels) if labels is not None else [None] * len(items)
+    runs = [as_run(item, i, label) for i, (item, label) in enumerate(zip(items, labels))]
+    seen = [run.label for run in runs]
+    twice = sorted({label for label in seen if seen.count(label) > 1})
+    if twice:  # the figure's legend and the table could not tell them apart
+        raise LabelledAlike(labels=", ".join(repr(label) for label in twice))
+    return runs

@@ -21,6 +21,7 @@ the layers' outputs: which layer's output first overflowed is not known.)
 from __future__ import annotations
 
 import math
+import re
 from dataclasses import dataclass
 
 import numpy as np
@@ -28,10 +29,10 @@ import numpy as np
 from .. import rules
 from .._compat import mx
 from ..errors import N_, InputError, did_you_mean
-from ..language import say
+from ..language import say, say_drawn
+from ..live.figure import agg_figure
+from ..live.renderers import show_figure
 from ..training.callback import Callback, RunContext
-
-SUFFIXES = ("_weight", "_bias", "_gamma", "_beta")
 
 
 class NotABatchCount(InputError):
@@ -54,10 +55,8 @@ class NoSuchLayer(InputError):
 
 
 def layer_of(param: str) -> str:
-    for suffix in SUFFIXES:
-        if param.endswith(suffix):
-            return param[: -len(suffix)]
-    return param
+    """The layer a parameter belongs to: its name before ``_weight``, ``_bias``, ..."""
+    return re.sub("_(weight|bias|gamma|beta)$", "", param)
 
 
 @dataclass(frozen=True)
@@ -125,9 +124,9 @@ class LayerStats(Callback):
         for i, devices in enumerate(group.grad_arrays):
             if not devices or devices[0] is None:  # a frozen parameter (fixed_param_names)
                 grads.append(mx.nd.zeros((1,), ctx=self._before[i].context))
-            else:
-                total = devices[0] if len(devices) == 1 else _sum_on(devices)
-                grads.append(mx.nd.norm(total))
+            else:  # the devices' gradients added on the first one (what the kvstore sums)
+                others = [d.as_in_context(devices[0].context) for d in devices[1:]]
+                grads.append(mx.nd.norm(mx.nd.add_n(devices[0], *others) if others else devices[0]))
             steps.append(mx.nd.norm(group.param_arrays[i][0] - self._before[i]))
             sizes.append(mx.nd.norm(self._before[i]))
         return mx.nd.concat(*grads, *steps, *sizes, dim=0)
@@ -159,13 +158,11 @@ class LayerStats(Callback):
         weight_norms = self._by_layer(weights)
         batches = [b for b, _ in self._sampled]
         count = len(arrays)
-        read = np.array([n.asnumpy() for _, n in self._sampled]).reshape((len(batches), 3 * count))
+        read = np.array([n.asnumpy() for _, n in self._sampled]).reshape((len(batches), 3, count))
         self._sampled = []
-        grads = self._by_layer(read[:, :count])
+        grads, steps, sizes = (self._by_layer(read[:, i]) for i in range(3))  # as _queue_norms
         with np.errstate(divide="ignore", invalid="ignore"):
-            ratios = self._by_layer(read[:, count : 2 * count]) / self._by_layer(
-                read[:, 2 * count :]
-            )
+            ratios = steps / sizes
         self._find_non_finite(epoch, batches, grads, weight_norms)
         for k, layer in enumerate(self.layers):
             self.rows.append(
@@ -204,16 +201,31 @@ class LayerStats(Callback):
         )
 
     def figure(self):
-        """The statistics drawn: one subplot each, one line per layer (a matplotlib Figure)."""
-        from .layer_plot import layer_figure
-
+        """The statistics drawn: one subplot each, one line per layer, log scale (the layers of
+        a deep network differ by orders of magnitude, which is the point); a matplotlib Figure."""
         self._known()
-        return layer_figure(self)
+        fig, font = agg_figure((13.0, 3.6))
+        titles = {
+            "grad_norm": say_drawn("gradient norm"),
+            "weight_norm": say_drawn("weight norm"),
+            "update_ratio": say_drawn("update / weight"),
+        }
+        axes = fig.subplots(1, 3, squeeze=False)[0]
+        for ax, (column, title) in zip(axes, titles.items()):
+            for layer in self.layers:
+                epochs, values = self.series(layer, column)
+                ax.plot([e + 1 for e in epochs], values, "o-", ms=3, label=layer)
+            if any(math.isfinite(r[column]) and r[column] > 0 for r in self.rows):
+                ax.set_yscale("log")
+            ax.set_title(title, fontdict=font)
+            ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
+            ax.grid(alpha=0.3)
+        axes[0].legend(loc="best", prop={**font, "size": "small"})
+        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.88, wspace=0.3)
+        return fig
 
     def plot(self, backend: str | None = None):
         """Show the figure where the code runs (a PNG under runs/plots/ in a terminal)."""
-        from .showing import show_figure
-
         return show_figure(self.figure(), "layers", backend)
 
     def _known(self, layer: str | None = None, column: str | None = None) -> None:
@@ -229,9 +241,3 @@ class LayerStats(Callback):
         self._known(layer, column)
         rows = [r for r in self.rows if r["layer"] == layer]
         return [r["epoch"] for r in rows], [r[column] for r in rows]
-
-
-def _sum_on(devices: list) -> mx.nd.NDArray:
-    """The gradients of all devices added on the first one (what the kvstore sums)."""
-    first = devices[0]
-    return mx.nd.add_n(first, *[d.as_in_context(first.context) for d in devices[1:]])

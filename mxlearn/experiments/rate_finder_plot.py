@@ -6,25 +6,22 @@ loss diverged marked).
 Drawn on matplotlib's Agg canvas (no pyplot: no window, no global figure list, no second copy
 shown by a notebook's inline backend). In a notebook the PNG goes into the cell's output; in a
 terminal or a script it is saved as a file whose path is printed, as a LivePlot's final
-figure is (the same choice of place: ``live.backends``).
+figure is (the same choice of place: ``live.renderers``).
 """
 
 from __future__ import annotations
 
 import math
-import os
 
 import numpy as np
-from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
 
-from ..atomic_write import atomic_write_bytes
-from ..cjk_font import cjk_font_name
-from ..language import drawn_language, say, say_drawn
+from ..language import say, say_drawn
+from ..live.figure import agg_figure
+from ..live.renderers import figure_png, saved_png, show_figure
 from ..metrics.smoothing import SmoothedAverage
 
 FIGSIZE = (6.0, 3.6)
-DPI = 96
 SKIP_START = 10  # smoothed values too young to have a slope
 EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate is too large
 # A loss that never fell by this share of its level after the first batches did not fall:
@@ -109,15 +106,52 @@ class RateFinding:
             diverged=self.diverged_at,
         )
 
-    def figure(self):
-        """The loss against the rate (log axis) as a matplotlib Figure (Agg: nothing shown)."""
-        return draw(self)
+    def figure(self) -> Figure:
+        """The loss against the rate (log axis), raw and smoothed, the two rates marked, as a
+        matplotlib Figure (Agg: nothing shown)."""
+        figure, font = agg_figure(FIGSIZE)
+        ax = figure.subplots()
+        rates, losses, smoothed = self.rates, self.losses, self.smoothed
+        ax.plot(rates, losses, lw=0.8, color="tab:blue", alpha=0.35, label=say_drawn("loss"))
+        ax.plot(rates, smoothed, lw=1.6, color="tab:blue", label=say_drawn("smoothed loss"))
+        if self.suggested is not None:
+            ax.axvline(
+                self.suggested,
+                color="tab:green",
+                ls="--",
+                label=say_drawn("suggested lr {rate:.3g}", rate=self.suggested),
+            )
+        if self.diverged_at is not None:
+            ax.axvline(
+                self.diverged_at,
+                color="tab:red",
+                ls=":",
+                label=say_drawn("diverged at lr {rate:.3g}", rate=self.diverged_at),
+            )
+        ax.set_xscale("log")
+        finite = smoothed[np.isfinite(smoothed)]
+        if finite.size:  # up to the smoothed loss's top: an explosion's raw loss would squash it
+            low = min(np.min(finite), np.min(losses, initial=np.inf, where=np.isfinite(losses)))
+            low, high = float(low), float(np.max(finite))
+            margin = 0.1 * (high - low) or 0.1 * abs(high) or 0.1
+            ax.set_ylim(low - margin, high + margin)
+        ax.set_xlabel(say_drawn("learning rate (log scale)"), fontdict=font)
+        ax.set_ylabel(say_drawn("training loss (cross-entropy)"), fontdict=font)
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", prop={**font, "size": "small"})
+        figure.tight_layout()
+        return figure
 
     def plot(self, path: str | None = None, backend: str | None = None) -> str | None:
         """Show the figure where the code runs: in a notebook, as an image in the output;
         elsewhere saved as a PNG (``path``, else runs/plots/lr-find-<time>.png), its path
         printed and returned. No window opens."""
-        return show(self, path, backend)
+        figure = self.figure()
+        if path is None:
+            return show_figure(figure, "lr-find", backend)
+        saved_png(figure_png(figure), path, "lr-find")
+        print(say("Learning-rate plot saved to {path}", path=path), flush=True)
+        return path
 
     def __repr__(self) -> str:
         return (
@@ -138,56 +172,3 @@ class RateFinding:
 
 def _short(rate: float | None) -> str:
     return "None" if rate is None else f"{rate:.3g}"
-
-
-def draw(finding) -> Figure:
-    """A Figure of ``finding`` (a RateFinding): raw and smoothed loss, the two rates marked."""
-    figure = Figure(figsize=FIGSIZE, dpi=DPI)
-    FigureCanvasAgg(figure)
-    ax = figure.subplots()
-    cjk = cjk_font_name() if drawn_language() == "zh" else None
-    font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
-    rates, losses, smoothed = finding.rates, finding.losses, finding.smoothed
-    ax.plot(rates, losses, lw=0.8, color="tab:blue", alpha=0.35, label=say_drawn("loss"))
-    ax.plot(rates, smoothed, lw=1.6, color="tab:blue", label=say_drawn("smoothed loss"))
-    if finding.suggested is not None:
-        ax.axvline(
-            finding.suggested,
-            color="tab:green",
-            ls="--",
-            label=say_drawn("suggested lr {rate:.3g}", rate=finding.suggested),
-        )
-    if finding.diverged_at is not None:
-        ax.axvline(
-            finding.diverged_at,
-            color="tab:red",
-            ls=":",
-            label=say_drawn("diverged at lr {rate:.3g}", rate=finding.diverged_at),
-        )
-    ax.set_xscale("log")
-    finite = smoothed[np.isfinite(smoothed)]
-    if finite.size:  # up to the smoothed loss's top: an explosion's raw loss would squash it
-        low = float(min(np.min(finite), np.min(losses, initial=np.inf, where=np.isfinite(losses))))
-        high = float(np.max(finite))
-        margin = 0.1 * (high - low) or 0.1 * abs(high) or 0.1
-        ax.set_ylim(low - margin, high + margin)
-    ax.set_xlabel(say_drawn("learning rate (log scale)"), fontdict=font)
-    ax.set_ylabel(say_drawn("training loss (cross-entropy)"), fontdict=font)
-    ax.grid(alpha=0.3)
-    ax.legend(loc="best", prop={**font, "size": "small"})
-    figure.tight_layout()
-    return figure
-
-
-def show(finding, path: str | None = None, backend: str | None = None) -> str | None:
-    """The figure at ``path`` (a PNG, its path printed and returned); without a path, shown
-    where the code runs as the other plots are (a PNG under runs/plots/ in a terminal)."""
-    from .showing import figure_png, show_figure
-
-    figure = draw(finding)
-    if path is None:
-        return show_figure(figure, "lr-find", backend)
-    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-    atomic_write_bytes(path, figure_png(figure))
-    print(say("Learning-rate plot saved to {path}", path=path), flush=True)
-    return path

@@ -1,7 +1,7 @@
 """Live training curves: a notebook widget, an in-place image, or a console twin."""
 
-from .backends import choose_backend, prepare_for_kernel
 from .plot import LivePlot
+from .renderers import choose_backend, prepare_for_kernel
 
 prepare_for_kernel()
 

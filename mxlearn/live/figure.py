@@ -19,12 +19,25 @@ from PIL import Image
 
 from ..cjk_font import cjk_font_name
 from ..language import drawn_language, say_drawn
-from ..metrics.directions import facts_of_name
+from ..metrics.catalogue import facts_of_name
 from ..metrics.history import MetricHistory
 from ..metrics.smoothing import SmoothedAverage
 
 CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
+
+
+def agg_figure(figsize, chinese: bool = False) -> tuple[Figure, dict]:
+    """A Figure on matplotlib's Agg canvas, and the font its words are drawn in (a ``fontdict``).
+
+    With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib falls back
+    glyph by glyph along a list of families). Looked for only when there is Chinese to draw: the
+    words, or (``chinese``) a text the figure shows, such as a mark a Chinese run left.
+    """
+    figure = Figure(figsize=figsize, dpi=96)
+    FigureCanvasAgg(figure)
+    cjk = cjk_font_name() if chinese or drawn_language() == "zh" else None
+    return figure, {"family": [cjk, "DejaVu Sans"]} if cjk else {}
 
 
 class _Curves:
@@ -38,10 +51,7 @@ class _Curves:
         self.batch_epoch: list[int] = []
         self.batch_index: list[int] = []
         self.batch_y: list[float] = []
-        self.train_x: list[float] = []
-        self.train_y: list[float] = []
-        self.val_x: list[float] = []
-        self.val_y: list[float] = []
+        self.epochs = {"train": ([], []), "validation": ([], [])}  # phase -> (x, y)
 
     def smooth(self, value: float) -> float:
         """A NaN or infinite batch value is drawn as it is (a gap) and left out of the
@@ -56,12 +66,10 @@ class TrainingFigure:
         log_scale: bool = False,
         smoothing: float = 0.6,
         figsize: tuple[float, float] | None = None,
-        dpi: int = 96,
     ):
         self.log_scale = log_scale
         self.smoothing = smoothing
         self.figsize = figsize
-        self.dpi = dpi
         self.metrics: list[str] = []
         self.fig: Figure | None = None
         self._curves: dict[str, _Curves] = {}
@@ -109,39 +117,27 @@ class TrainingFigure:
                 curves.batch_index.append(r.batch)
                 curves.batch_y.append(curves.smooth(r.value))
                 self._batches_seen = max(self._batches_seen, r.batch + 1)
-            elif r.phase == "train":
-                curves.train_x.append(r.epoch + 1)
-                curves.train_y.append(r.value)
             else:
-                curves.val_x.append(r.epoch + 1)
-                curves.val_y.append(r.value)
+                xs, ys = curves.epochs[r.phase]
+                xs.append(r.epoch + 1)
+                ys.append(r.value)
         self._consumed = len(history.records)
 
     # ---------------------------------------------------------------- drawing
     def _build(self) -> None:
         n = max(1, len(self.metrics))
         size = self.figsize or (min(5.0 * n, 15.0), 3.4)
-        self.fig = Figure(figsize=size, dpi=self.dpi)
-        FigureCanvasAgg(self.fig)
+        chinese = any(CJK.search(e.text) for e in self._events)
+        self.fig, self._font = agg_figure(size, chinese)
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
-        # With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib
-        # falls back glyph by glyph along a list of families). Looked for only when there is
-        # Chinese to draw: the words, or a mark a Chinese run left in the history.
-        chinese = drawn_language() == "zh" or any(CJK.search(e.text) for e in self._events)
-        cjk = cjk_font_name() if chinese else None
-        self._font = {"family": [cjk, "DejaVu Sans"]} if cjk else {}
-        labels = (
-            say_drawn("train (batch)"),
-            say_drawn("train (epoch)"),
-            say_drawn("validation"),
+        styles = (  # the batch curve, the training epochs, the validation epochs
+            dict(lw=0.8, color="tab:blue", alpha=0.45, label=say_drawn("train (batch)")),
+            dict(marker="o", ms=4, color="tab:blue", label=say_drawn("train (epoch)")),
+            dict(marker="s", ms=4, color="tab:orange", label=say_drawn("validation")),
         )
         for ax, metric in zip(axes, self.metrics or ["metric"]):
-            batch = ax.plot(
-                [], [], lw=0.8, color="tab:blue", alpha=0.45, label=labels[0], animated=True
-            )[0]
-            train = ax.plot([], [], "o-", ms=4, color="tab:blue", label=labels[1], animated=True)[0]
-            val = ax.plot([], [], "s-", ms=4, color="tab:orange", label=labels[2], animated=True)[0]
+            lines = tuple(ax.plot([], [], animated=True, **style)[0] for style in styles)
             # y given: matplotlib then skips placing the title above tick labels (none there)
             ax.set_title(metric, fontdict=self._font, y=1.0)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=self._font)
@@ -150,7 +146,7 @@ class TrainingFigure:
                 ax.set_yscale("log")
             ax.legend(loc="best", prop={**self._font, "size": "small"})
             self._axes[metric] = ax
-            self._lines[metric] = (batch, train, val)
+            self._lines[metric] = lines
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
         self._event_artists = []
@@ -172,7 +168,7 @@ class TrainingFigure:
     def _set_data(self) -> bool:
         """Put the curves into the lines; True when some curve left the axis limits."""
         outside = False
-        for metric, (batch, train, val) in self._lines.items():
+        for metric, (batch, *epochs) in self._lines.items():
             c = self._curves.get(metric)
             if c is None:
                 continue
@@ -181,15 +177,15 @@ class TrainingFigure:
                 step = math.ceil(len(bx) / MAX_BATCH_POINTS)
                 bx, by = np.r_[bx[::step], bx[-1]], np.r_[by[::step], by[-1]]
             batch.set_data(bx, by)
-            train.set_data(c.train_x, c.train_y)
-            val.set_data(c.val_x, c.val_y)
+            for line, (xs, ys) in zip(epochs, c.epochs.values()):
+                line.set_data(xs, ys)
             outside |= self._outside(metric, bx, by, c)
         return outside
 
     def _outside(self, metric, bx, by, c) -> bool:
         ax = self._axes[metric]
-        xs = np.concatenate([bx, c.train_x, c.val_x])
-        ys = np.concatenate([by, c.train_y, c.val_y])
+        xs = np.concatenate([bx, *(x for x, _ in c.epochs.values())])
+        ys = np.concatenate([by, *(y for _, y in c.epochs.values())])
         finite = np.isfinite(ys)
         if not finite.any():
             return False
@@ -204,13 +200,13 @@ class TrainingFigure:
             c = self._curves.get(metric)
             if c is None:
                 continue
-            xs = np.concatenate([self._batch_x(c), c.train_x, c.val_x, [0.0]])
+            xs = np.concatenate([self._batch_x(c), *(x for x, _ in c.epochs.values()), [0.0]])
             if self._x_range:
                 lo, hi = self._x_range
             else:  # grow in steps, so that most draws can keep the background
                 lo, hi = float(xs.min()), float(2 ** math.ceil(math.log2(max(xs.max(), 1.0))))
             ax.set_xlim(lo, max(hi, lo + 1))
-            ys = np.concatenate([c.batch_y, c.train_y, c.val_y])
+            ys = np.concatenate([c.batch_y, *(y for _, y in c.epochs.values())])
             ys = ys[np.isfinite(ys)]
             bounds = self.value_range(metric)
             if bounds is not None:  # a fixed axis never needs re-laying out

@@ -13,9 +13,8 @@ from ..metrics.deferred import BatchValues, leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from ..training.callback import Callback, RunContext
-from .backends import choose_backend
 from .figure import TrainingFigure
-from .renderers import make_renderer
+from .renderers import choose_backend, make_renderer
 from .throttle import Throttle
 
 PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text change)

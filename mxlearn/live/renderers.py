@@ -1,24 +1,87 @@
-"""The three faces of a LivePlot. Same methods for all; what a face cannot show is a no-op.
+"""The three faces of a LivePlot, and which one fits where the code runs. Same methods for all;
+what a face cannot show is a no-op.
 
 - widget: an ipywidgets box (progress bar, progress line, PNG image) shown once and updated in
   place through its traits: no flicker, and the rest of the cell's output stays.
 - display: for frontends without widgets, an image and a text line shown with IPython display
   ids and replaced in place.
 - console: one line per epoch, and the final figure saved as a PNG whose path it prints.
+
+A finished figure (``compare``, ``lr_find``, ``LayerStats``) is shown the same way:
+:func:`show_figure`.
 """
 
 from __future__ import annotations
 
 import base64
+import contextlib
+import importlib.util
+import io
 import os
 import sys
 import time
 
 from IPython.display import display
 
-from ..errors import N_, InputError
+from ..atomic_write import atomic_write_bytes
+from ..errors import N_, InputError, did_you_mean
 from ..language import say
 from ..states import Backend
+
+BACKENDS = tuple(backend.value for backend in Backend)
+ENV_VARIABLE = "MXLEARN_LIVE_BACKEND"
+
+
+class NoSuchBackend(InputError):
+    says = N_("LivePlot(backend={choice!r}): there is no such backend. {suggestion}")
+    fix_says = N_(
+        "backend='widget' (notebook), 'display' (notebook without widgets) or "
+        "'console' (terminal, CI), or leave it out to choose automatically"
+    )
+
+
+def _kernel_shell():
+    """The IPython shell of a Jupyter kernel, or None (a terminal, a script, IPython's REPL)."""
+    ipython = sys.modules.get("IPython")  # not imported: not in IPython, and no cost to look
+    if ipython is None:
+        return None
+    shell = ipython.get_ipython()
+    return shell if shell is not None and hasattr(shell, "kernel") else None
+
+
+def widgets_available() -> bool:
+    """ipywidgets is importable and the frontend side (the JupyterLab/Notebook 7 manager) is
+    installed beside it, which is how JupyterLab, Notebook 7 and VS Code render widgets."""
+    if importlib.util.find_spec("ipywidgets") is None:
+        return False
+    return any(importlib.util.find_spec(m) for m in ("jupyterlab_widgets", "widgetsnbextension"))
+
+
+def choose_backend(requested: str | None = None) -> Backend:
+    """``requested``, else ``$MXLEARN_LIVE_BACKEND``, else what the environment supports."""
+    choice = requested or os.environ.get(ENV_VARIABLE) or None
+    if choice is not None:
+        if choice not in BACKENDS:
+            raise NoSuchBackend(choice=choice, suggestion=did_you_mean(choice, BACKENDS))
+        return Backend(choice)
+    if _kernel_shell() is None:
+        return Backend.CONSOLE
+    return Backend.WIDGET if widgets_available() else Backend.DISPLAY
+
+
+def prepare_for_kernel() -> None:
+    """In a Jupyter kernel that will draw widgets, import ipywidgets now, at ``import mxlearn``.
+
+    The import takes 25-30 ms (more on a cold disk), and it would otherwise happen in the cell
+    that trains, inside the student's first ``fit(live=True)``; the import cell is where
+    waiting is expected. Elsewhere (a script, the tests, a terminal) nothing is imported.
+    """
+    if _kernel_shell() is None:
+        return
+    # a wrong $MXLEARN_LIVE_BACKEND, or a broken install, is reported when a plot is made
+    with contextlib.suppress(Exception):
+        if choose_backend() == "widget":
+            import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
 
 
 class NotInAKernel(InputError):
@@ -32,12 +95,11 @@ class NotInAKernel(InputError):
     )
 
 
-class ConsoleRenderer:
-    wants_figure = False  # draws nothing while training: only the final PNG
-    shows_epoch_lines = True  # prints a line per epoch
+class Renderer:
+    """What every face does with a call it cannot show: nothing."""
 
-    def __init__(self, png_path: str | None = None) -> None:
-        self.png_path = png_path
+    wants_figure = True  # draws the figure while training
+    shows_epoch_lines = False  # prints a line per epoch
 
     def start(self) -> None:
         pass
@@ -49,18 +111,29 @@ class ConsoleRenderer:
         pass
 
     def epoch(self, text: str) -> None:
+        pass
+
+    def findings(self, text: str) -> None:
+        """Plain text as the output after the plot: the same words in a notebook read without
+        widgets (an export) as in a live one."""
+        display({"text/plain": text}, raw=True)
+
+
+class ConsoleRenderer(Renderer):
+    wants_figure = False  # draws nothing while training: only the final PNG
+    shows_epoch_lines = True
+
+    def __init__(self, png_path: str | None = None) -> None:
+        self.png_path = png_path
+
+    def epoch(self, text: str) -> None:
         print(text, file=sys.stdout, flush=True)
 
     def finish(self, frame: bytes | None, png: bytes | None, text: str) -> str | None:
         print(text, flush=True)
         if png is None:
             return None
-        path = self.png_path or os.path.join(
-            "runs", "plots", time.strftime("training-%Y%m%d-%H%M%S.png")
-        )
-        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
-        with open(path, "wb") as f:
-            f.write(png)
+        path = saved_png(png, self.png_path, "training")
         print(say("Training plot saved to {path}", path=path), flush=True)
         return path
 
@@ -68,10 +141,7 @@ class ConsoleRenderer:
         print(text, flush=True)
 
 
-class DisplayRenderer:
-    wants_figure = True
-    shows_epoch_lines = False
-
+class DisplayRenderer(Renderer):
     def __init__(self) -> None:
         self._text = self._image = None
 
@@ -91,25 +161,16 @@ class DisplayRenderer:
     def figure(self, frame: bytes) -> None:
         self._image.update(_image_bundle(frame, "image/jpeg"), raw=True)
 
-    def epoch(self, text: str) -> None:
-        pass
-
     def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         if png is not None:
             self._image.update(_image_bundle(png, "image/png"), raw=True)
 
-    def findings(self, text: str) -> None:
-        _text_under_the_plot(text)
 
-
-class WidgetRenderer:
-    wants_figure = True
-    shows_epoch_lines = False
-
+class WidgetRenderer(Renderer):
     def __init__(self) -> None:
         # Imported here, not at the top: only a notebook's widget needs ipywidgets (a kernel
-        # that draws widgets has imported it already, in backends.prepare_for_kernel)
+        # that draws widgets has imported it already, in prepare_for_kernel)
         import ipywidgets as widgets
 
         self.bar = widgets.FloatProgress(
@@ -146,26 +207,13 @@ class WidgetRenderer:
     def figure(self, frame: bytes) -> None:
         self.image.value = frame
 
-    def epoch(self, text: str) -> None:
-        pass
-
     def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         self.bar.bar_style = "success"
         if frame is not None:
             self.figure(frame)
-        if png is not None:
-            if self._handle is not None:
-                self._handle.update(self._bundle(png), raw=True)
-
-    def findings(self, text: str) -> None:
-        _text_under_the_plot(text)
-
-
-def _text_under_the_plot(text: str) -> None:
-    """Plain text as the output after the plot: the same words in a notebook read without
-    widgets (an export) as in a live one."""
-    display({"text/plain": text}, raw=True)
+        if png is not None and self._handle is not None:
+            self._handle.update(self._bundle(png), raw=True)
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
@@ -186,3 +234,35 @@ RENDERERS = {
 
 def make_renderer(backend: Backend, png_path: str | None = None):
     return RENDERERS[Backend(backend)](png_path)
+
+
+def saved_png(png: bytes, path: str | None, name: str) -> str:
+    """``png`` written at ``path``, else at runs/plots/<name>-<time>.png; the path."""
+    path = path or os.path.join("runs", "plots", time.strftime(f"{name}-%Y%m%d-%H%M%S.png"))
+    os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
+    atomic_write_bytes(path, png)
+    return path
+
+
+def figure_png(fig) -> bytes:
+    buffer = io.BytesIO()
+    fig.savefig(buffer, format="png")
+    return buffer.getvalue()
+
+
+def show_figure(fig, name: str, backend: str | None = None) -> str | None:
+    """A finished figure shown where the code runs, as LivePlot chooses: in a notebook a widget
+    where widgets render (with the same PNG beside it for exported notebooks), else the PNG
+    itself; in a terminal saved under runs/plots/, saying where (returning the path)."""
+    chosen, png = choose_backend(backend), figure_png(fig)
+    if chosen == "console":
+        path = saved_png(png, None, name)
+        print(say("Plot saved to {path}", path=path), flush=True)
+        return path
+    bundle = {"image/png": base64.b64encode(png).decode("ascii"), "text/plain": say("<plot>")}
+    if chosen == "widget":
+        import ipywidgets as widgets
+
+        bundle = {**widgets.Image(value=png, format="png")._repr_mimebundle_(), **bundle}
+    display(bundle, raw=True)
+    return None

@@ -68,23 +68,18 @@ class Throttle:
         now = self.clock()
         if self._start is None:
             self._start = now
-        since = self._last_end if self._last_end is not None else self._start
-        if now - since < self.min_interval:
-            return False
-        if self._last_end is None:
-            return True  # the first draw: nothing spent yet
-        return self.spent + self._last_cost <= self.budget * (now - self._start)
+        return now >= self.quiet_until()
 
     def quiet_until(self) -> float:
-        """The clock time before which ``due()`` is surely False (once the account is open):
-        a caller asking every batch can skip asking until then."""
+        """The clock time before which ``due()`` is False (once the account is open): a caller
+        asking every batch can skip asking until then."""
         if self._start is None:
             return -math.inf
-        since = self._last_end if self._last_end is not None else self._start
-        earliest = since + self.min_interval
-        if self._last_end is not None:  # and once the budget allows the next draw
-            earliest = max(earliest, self._start + (self.spent + self._last_cost) / self.budget)
-        return earliest
+        if self._last_end is None:  # the first draw: nothing spent yet
+            return self._start + self.min_interval
+        # min_interval after the last draw, and once the budget allows the next one
+        budget_allows = self._start + (self.spent + self._last_cost) / self.budget
+        return max(self._last_end + self.min_interval, budget_allows)
 
     def drew(self, cost: float) -> None:
         """Record a draw that took ``cost`` seconds and just ended."""

@@ -2,10 +2,10 @@
 range), deferred
 device-side values, MetricHistory (pure data) and the recorder that fills it."""
 
-from .catalogue import F1, MAE, MSE, RMSE, create_metric
+from .catalogue import F1, MAE, MSE, RMSE, MetricFacts, create_metric, facts_of, facts_of_name
 from .deferred import DeferredMetric
 from .diagnosis import diagnose
-from .directions import MetricFacts, facts_of, facts_of_name, improves
+from .directions import improves
 from .findings import Finding
 from .history import MetricHistory
 from .recorder import TrainingRecorder

@@ -122,9 +122,7 @@ class F1(mx.metric.EvalMetric):
             guess = pred.asnumpy().astype(np.int64).ravel()
             classes = int(max(truth.max(initial=-1), guess.max(initial=-1))) + 1
             if classes > len(self._counts):
-                grown = np.zeros((classes, 3), dtype=np.int64)
-                grown[: len(self._counts)] = self._counts
-                self._counts = grown
+                self._counts = np.pad(self._counts, ((0, classes - len(self._counts)), (0, 0)))
             hit = truth == guess
             np.add.at(self._counts[:, 0], truth[hit], 1)
             np.add.at(self._counts[:, 1], guess[~hit], 1)
@@ -182,24 +180,18 @@ class _WholeSetError:
 
 
 class MSE(_WholeSetError, mx.metric.MSE):
-    @staticmethod
-    def errors(difference):
-        return difference**2
+    errors = staticmethod(np.square)
 
 
 class RMSE(_WholeSetError, mx.metric.RMSE):
-    @staticmethod
-    def errors(difference):
-        return difference**2
+    errors = staticmethod(np.square)
 
     def value_of(self, total: float, count: float) -> float:
         return float(np.sqrt(total / count)) if count else float("nan")
 
 
 class MAE(_WholeSetError, mx.metric.MAE):
-    @staticmethod
-    def errors(difference):
-        return np.abs(difference)
+    errors = staticmethod(np.abs)
 
 
 @dataclass(frozen=True)
@@ -277,22 +269,16 @@ _BY_NAME = {name: row for row in KNOWN_METRICS for name in row.names}
 _BY_CLASS = {cls: row for row in KNOWN_METRICS for cls in row.classes}
 
 
-def known_metric(metric) -> KnownMetric | None:
-    """The row of a metric object, by its exact class; None for a custom metric."""
-    return _BY_CLASS.get(type(metric))
+def facts_of(metric) -> MetricFacts | None:
+    """What an MXNet metric object measures, by its exact class; None for a custom one."""
+    row = _BY_CLASS.get(type(metric))
+    return row and row.facts
 
 
-def known_name(reported: str) -> KnownMetric | None:
-    """The row of the metric whose values are recorded under ``reported``, if any."""
-    return next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, reported)), None)
-
-
-def _top_k(k: int):
-    if k < 2:
-        raise TopKIsAccuracy(k=k)
-    metric = mx.metric.TopKAccuracy(top_k=k)
-    metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
-    return metric
+def facts_of_name(name: str) -> MetricFacts | None:
+    """What a metric named as MXNet's own report themselves measures; None for other names."""
+    row = next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, name)), None)
+    return row and row.facts
 
 
 @public("mxlearn.create_metric()")
@@ -321,7 +307,12 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
         spec = spec.lower()
         row = _BY_NAME.get(spec)
         if row is not None and row.cls is mx.metric.TopKAccuracy:
-            return _top_k(int(kwargs.get("top_k", DEFAULT_TOP_K)))
+            k = int(kwargs.get("top_k", DEFAULT_TOP_K))
+            if k < 2:
+                raise TopKIsAccuracy(k=k)
+            metric = mx.metric.TopKAccuracy(top_k=k)
+            metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
+            return metric
         if row is not None and row.whole_set is F1:
             return F1(average=kwargs.get("average", "macro"))
         if row is not None and row.whole_set is not None:

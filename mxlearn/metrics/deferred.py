@@ -70,10 +70,6 @@ def _accuracy_axis(metric) -> int | None:
     return axes.pop() if len(axes) == 1 else None
 
 
-def _shapes_differ(label, pred) -> bool:
-    return all(p.shape != t.shape for p, t in zip(pred.values(), label.values()))
-
-
 def _new_ring(rows: int, dtype, context, count: int) -> tuple:
     """``count`` consecutive slots of ``rows`` values in one buffer, one per pending batch:
     allocating a small array per batch costs more than what goes in it, and a flush reads
@@ -95,6 +91,16 @@ def _joined(ring, arrays: list):
     if len(arrays) <= len(slots) and all(a is slot for a, slot in zip(arrays, slots)):
         return ring[0][: len(arrays) * ring[1]]
     return mx.nd.concat(*arrays, dim=0)
+
+
+def _flushed(method: str):
+    """The inner metric's ``method``, once every pending batch is replayed into it."""
+
+    def read(self):
+        self.flush()
+        return getattr(self.inner, method)()
+
+    return read
 
 
 @dataclass(slots=True)
@@ -147,12 +153,15 @@ class DeferredMetric(mx.metric.EvalMetric):
         limit = self.max_pending * (10 if self._use_argmax else 1)
         if len(self.pending) >= limit:
             self.flush()
+        self._pending_batch(samples)
+
+    def _pending_batch(self, samples: int) -> PendingBatch:
         self.seen += samples
         self.latest_samples = samples
-        self.pending.append(
-            PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
-        )
+        entry = PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
         self._next_batch += 1
+        self.pending.append(entry)
+        return entry
 
     def update_dict(self, label, pred):
         if not self.pending:  # fed without begin_batch (not through Module.update_metric)
@@ -162,14 +171,13 @@ class DeferredMetric(mx.metric.EvalMetric):
         # kept as what the metric needs of them: Accuracy needs only the argmax (and computes
         # exactly the same counts from it); any other metric gets a copy.
         if self._use_argmax is None:  # decided once: shapes keep their relation across batches
-            self._use_argmax = self._argmax_axis is not None and _shapes_differ(label, pred)
+            self._use_argmax = self._argmax_axis is not None and all(
+                p.shape != t.shape for p, t in zip(pred.values(), label.values())
+            )
         if self._use_argmax:
             axis = self._argmax_axis
-            slot = self._ring_slot(pred)
-            if slot is not None:
-                preds = {k: mx.nd.argmax(v, axis=axis, out=slot) for k, v in pred.items()}
-            else:
-                preds = {k: mx.nd.argmax(v, axis=axis) for k, v in pred.items()}
+            slot = self._ring_slot(pred)  # None: a new array
+            preds = {k: mx.nd.argmax(v, axis=axis, out=slot) for k, v in pred.items()}
         else:
             preds = {k: v.copy() for k, v in pred.items()}
         # Labels are copied as they are when their batch runs: iterators refill their buffers,
@@ -196,14 +204,10 @@ class DeferredMetric(mx.metric.EvalMetric):
         if index == len(self._ring[3]):
             self.flush()
             index = 0
-        samples = group.batch_size
-        self.seen += samples
-        self.latest_samples = samples
-        entry = PendingBatch(self.epoch, self._next_batch, samples, self.seen, self.clock())
-        self._next_batch += 1
         label, pred = copy_label(labels[0], index), argmax(outputs[0], index)
-        entry.updates.append(({label_name: label}, {output_name: pred}))
-        self.pending.append(entry)
+        self._pending_batch(group.batch_size).updates.append(
+            ({label_name: label}, {output_name: pred})
+        )
         return True
 
     def _fast_path(self, group, labels, outputs) -> tuple | None:
@@ -297,10 +301,7 @@ class DeferredMetric(mx.metric.EvalMetric):
             preds.asnumpy().astype("int32").ravel() == labels.asnumpy().astype("int32").ravel()
         )
         sizes = np.array(
-            [
-                sum(p[pred_name].shape[0] for _, p in e.updates) if not e.samples else e.samples
-                for e in pending
-            ]
+            [e.samples or sum(p[pred_name].shape[0] for _, p in e.updates) for e in pending]
         )
         starts = np.concatenate([[0], np.cumsum(sizes)[:-1]])
         with np.errstate(invalid="ignore", divide="ignore"):
@@ -319,25 +320,9 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.num_inst = self.global_num_inst = 0
         self.sum_metric = self.global_sum_metric = 0.0
 
-    def reset_local(self):
-        self.flush()
-        self.inner.reset_local()
-
-    def get(self):
-        self.flush()
-        return self.inner.get()
-
-    def get_global(self):
-        self.flush()
-        return self.inner.get_global()
-
-    def get_name_value(self):
-        self.flush()
-        return self.inner.get_name_value()
-
-    def get_global_name_value(self):
-        self.flush()
-        return self.inner.get_global_name_value()
+    reset_local, get, get_global = _flushed("reset_local"), _flushed("get"), _flushed("get_global")
+    get_name_value = _flushed("get_name_value")
+    get_global_name_value = _flushed("get_global_name_value")
 
     def get_config(self):
         return self.inner.get_config()

@@ -164,7 +164,8 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
     >>> diagnose(h)
     []
     """
-    findings.check_language(lang)
+    if lang not in findings.LANGUAGES:
+        raise findings.NotADiagnosisLanguage(lang=lang)
     if not isinstance(getattr(history, "records", None), list):
         raise NotAHistory(kind=type(history).__name__)
     with findings.speaking(lang):
@@ -382,9 +383,8 @@ def _oscillation(curve: Curve) -> Finding | None:
     if len(back) < STEPS_BACK:
         return None
     epochs = tuple(e for e, _ in back)
-    largest = max(size for _, size in back)
-    text, step = findings.oscillation_words(curve.metric, len(back), epochs, largest)
-    numbers = dict(count=len(back), largest=largest)
+    numbers = dict(count=len(back), largest=max(size for _, size in back))
+    text, step = findings.oscillation_words(curve.metric, epochs, **numbers)
     return Finding("learning_rate_too_high", curve.metric, epochs, numbers, text, step)
 
 

@@ -50,11 +50,6 @@ class Finding:
             return say("{text}\n  Next step: {step}", text=self.text, step=self.next_step)
 
 
-def check_language(lang) -> None:
-    if lang not in LANGUAGES:
-        raise NotADiagnosisLanguage(lang=lang)
-
-
 @contextlib.contextmanager
 def speaking(lang: str | None):
     """Say things in ``lang`` inside the block, then speak as before, even after an error.
@@ -77,78 +72,56 @@ def speaking(lang: str | None):
 
 
 # ---------------------------------------------------------------- the words of each kind
-def overfitting_words(
-    metric: str, first: int, best_epoch: int, best: float, latest_epoch: int, latest: float,
-    train_then: float, train_now: float,
-) -> tuple[str, str]:  # fmt: skip
+# Each returns (what is seen, the next step); the numbers come as fields, named as in the
+# templates, so that the English and the Chinese hold the same numbers.
+def overfitting_words(metric: str, **numbers) -> tuple[str, str]:
     text = say(
         "Overfitting from epoch {first}: validation {metric} was best at epoch {best_epoch} "
         "({best:.4g}) and is {latest:.4g} at epoch {latest_epoch}, while training {metric} kept "
         "improving ({train_then:.4g} -> {train_now:.4g}).",
         metric=metric,
-        first=first,
-        best_epoch=best_epoch,
-        best=best,
-        latest=latest,
-        latest_epoch=latest_epoch,
-        train_then=train_then,
-        train_now=train_now,
+        **numbers,
     )
     step = say(
         "Train again with early_stopping=mxlearn.EarlyStopping('{metric}', patience=3): it "
         "stops once validation {metric} has not improved for 3 epochs and puts back the "
         "weights of the best epoch (epoch {best_epoch} here).",
         metric=metric,
-        best_epoch=best_epoch,
+        **numbers,
     )
     return text, step
 
 
-def spikes_words(
-    metric: str, count: int, ratio: float, largest: float, epoch: int, level: float, start: float
-) -> tuple[str, str]:
+def spikes_words(metric: str, **numbers) -> tuple[str, str]:
     text = say(
         "Learning rate too high: in {count} of the training batches, {metric} rose over "
         "{ratio:g} times the running level, the highest to {largest:.4g} in epoch {epoch} (level "
         "{level:.4g}; {start:.4g} at the start). Steps that large overshoot: the loss jumps "
         "above where training started.",
         metric=metric,
-        count=count,
-        ratio=ratio,
-        largest=largest,
-        epoch=epoch,
-        level=level,
-        start=start,
+        **numbers,
     )
     return text, say("Train again from fresh weights with a learning rate 10 times smaller.")
 
 
-def decline_words(
-    metric: str, best_epoch: int, best: float, latest_epoch: int, latest: float
-) -> tuple[str, str]:
+def decline_words(metric: str, **numbers) -> tuple[str, str]:
     text = say(
         "Learning rate too high: training {metric} got worse, from its best {best:.4g} at "
         "epoch {best_epoch} to {latest:.4g} at epoch {latest_epoch}; with a learning rate "
         "that suits the network, the training value keeps improving.",
         metric=metric,
-        best_epoch=best_epoch,
-        best=best,
-        latest_epoch=latest_epoch,
-        latest=latest,
+        **numbers,
     )
     return text, smaller_rate_step(metric)
 
 
-def oscillation_words(
-    metric: str, count: int, epochs: tuple[int, ...], largest: float
-) -> tuple[str, str]:
+def oscillation_words(metric: str, epochs: tuple[int, ...], **numbers) -> tuple[str, str]:
     text = say(
         "Learning rate too high: training {metric} got worse from one epoch to the next {count} "
         "times (at epochs {epochs}), by up to {largest:.4g}: it oscillates instead of settling.",
         metric=metric,
-        count=count,
         epochs=", ".join(str(e) for e in epochs),
-        largest=largest,
+        **numbers,
     )
     return text, smaller_rate_step(metric)
 
@@ -161,23 +134,16 @@ def smaller_rate_step(metric: str) -> str:
     )
 
 
-def plateau_words(
-    metric: str, window: int, first: int, last: int, before: float, after: float,
-    leveled_off: bool,
-) -> tuple[str, str]:  # fmt: skip
+def plateau_words(metric: str, leveled_off: bool, **window) -> tuple[str, str]:
     text = say(
         "Plateau: training {metric} averaged {after:.4g} over epochs {first}-{last}, only "
         "{gain:+.3g} on the {window} epochs before ({before:.4g}), and is still far from 1.",
         metric=metric,
-        after=after,
-        first=first,
-        last=last,
-        gain=after - before,
-        window=window,
-        before=before,
+        gain=window["after"] - window["before"],
+        **window,
     )
     if leveled_off:  # it learned, then stopped: too small a network is the first suspect
-        return text, wider_network_step(metric, after)
+        return text, wider_network_step(metric, window["after"])
     return text, say(
         "Train again with a learning rate 3 times larger and compare training {metric} after "
         "the same number of epochs: steps this small move the weights too slowly.",
@@ -185,24 +151,17 @@ def plateau_words(
     )
 
 
-def underfitting_words(
-    metric: str, window: int, first: int, last: int, before: float, after: float,
-    validation: float,
-) -> tuple[str, str]:  # fmt: skip
+def underfitting_words(metric: str, **numbers) -> tuple[str, str]:
     text = say(
         "Underfitting: training {metric} has leveled off, averaging {after:.4g} over epochs "
         "{first}-{last} ({gain:+.3g} on the {window} epochs before), and validation {metric} is "
         "close to it ({validation:.4g}): the network fits its own training rows hardly better "
         "than unseen ones.",
         metric=metric,
-        after=after,
-        first=first,
-        last=last,
-        gain=after - before,
-        window=window,
-        validation=validation,
+        gain=numbers["after"] - numbers["before"],
+        **numbers,
     )
-    return text, wider_network_step(metric, after)
+    return text, wider_network_step(metric, numbers["after"])
 
 
 def wider_network_step(metric: str, reached: float) -> str:
@@ -214,31 +173,23 @@ def wider_network_step(metric: str, reached: float) -> str:
     )
 
 
-def not_learning_words(
-    metric: str, is_loss: bool, count: int, start: float, batches: int, best: float,
-    latest: float, share: float,
-) -> tuple[str, str]:  # fmt: skip
+def not_learning_words(metric: str, is_loss: bool, **numbers) -> tuple[str, str]:
     if is_loss:
         text = say(
             "Not learning: training {metric} has stayed within {share:.0%} of its level at the "
             "start ({start:.4g}, the lowest of the first {batches} batches) for all {count} "
             "epochs (best {best:.4g}, latest {latest:.4g}).",
             metric=metric,
-            share=share,
-            start=start,
-            batches=batches,
-            count=count,
-            best=best,
-            latest=latest,
+            **numbers,
         )
-        classes = guessed_classes(metric, start)
+        classes = guessed_classes(metric, numbers["start"])
         if classes:
             text = sentences(
                 text,
                 say(
                     "{start:.4g} is ln({classes}): the loss of guessing evenly among {classes} "
                     "classes.",
-                    start=start,
+                    start=numbers["start"],
                     classes=classes,
                 ),
             )
@@ -248,11 +199,7 @@ def not_learning_words(
             "the mean of the first {batches} batches) for all {count} epochs (best {best:.4g}, "
             "latest {latest:.4g}): no better than the network was before training.",
             metric=metric,
-            start=start,
-            batches=batches,
-            count=count,
-            best=best,
-            latest=latest,
+            **numbers,
         )
     step = say(
         "Train 2 epochs each with a learning rate 10 times larger and 10 times smaller: a rate "

@@ -27,11 +27,12 @@ from ..atomic_write import atomic_write_bytes
 from ..errors import N_, InputError
 from ..language import say
 from ..states import Phase
-from .describing import described, is_range
-from .directions import MetricFacts, facts_of_name
+from .catalogue import MetricFacts, facts_of_name
+from .directions import described, is_range
 
 PHASES = tuple(phase.value for phase in Phase)
 KINDS = ("batch", "epoch")
+# a Record's fields, in order: the writers below write the tuples as they are
 COLUMNS = ("metric", "phase", "kind", "epoch", "batch", "samples", "time", "value")
 FORMAT = "mxlearn.MetricHistory/1"
 
@@ -204,8 +205,7 @@ class MetricHistory:
         with open(path, "w", newline="") as f:
             writer = csv.writer(f)
             writer.writerow(COLUMNS)
-            for r in self.records:
-                writer.writerow([getattr(r, c) for c in COLUMNS])
+            writer.writerows(self.records)
 
     def to_dict(self) -> dict:
         # NaN and infinity are not JSON: store them as strings and read them back.
@@ -215,9 +215,7 @@ class MetricHistory:
         return {
             "format": FORMAT,
             "columns": list(COLUMNS),
-            "rows": [
-                [getattr(r, c) for c in COLUMNS[:-1]] + [number(r.value)] for r in self.records
-            ],
+            "rows": [[*r[:-1], number(r.value)] for r in self.records],
             "events": [e._asdict() for e in self.events],
             "metrics": {
                 name: None if facts is None else asdict(facts) for name, facts in self.known.items()

@@ -71,43 +71,27 @@ class TrainingRecorder:
         """The metric values over one batch (recorded possibly later than the batch ran)."""
         when = self.elapsed(at)
         for name, value in values:
-            self._unknown_unless_told(name)
-            self.history.record(
-                name,
-                "train",
-                "batch",
-                epoch=epoch,
-                batch=batch,
-                samples=samples_seen,
-                time=when,
-                value=value,
-            )
+            self._record(name, "train", "batch", epoch, batch, samples_seen, when, value)
 
     def record_epoch(self, epoch: int, phase: str, name_values) -> None:
         """MXNet's value over the whole epoch, for 'train' or 'validation'."""
-        if phase == "train":
-            if self.batch >= 0:
-                self.batches_per_epoch = self.batches_per_epoch or self.batch + 1
-                self.samples_per_epoch = self.samples_per_epoch or self.epoch_samples
+        if phase == "train" and self.batch >= 0:
+            self.batches_per_epoch = self.batches_per_epoch or self.batch + 1
+            self.samples_per_epoch = self.samples_per_epoch or self.epoch_samples
         for name, value in name_values:
-            self._unknown_unless_told(name)
-            self.history.record(
-                name,
-                phase,
-                "epoch",
-                epoch=epoch,
-                batch=self.batch + 1,
-                samples=self.samples,
-                time=self.elapsed(),
-                value=value,
-            )
+            when = self.elapsed()
+            self._record(name, phase, "epoch", epoch, self.batch + 1, self.samples, when, value)
 
-    def _unknown_unless_told(self, name: str) -> None:
-        """A value under a name no metric object was known by (an EvalMetric subclass whose
-        get() reports other names, a name-value list handed to a LivePlot) is recorded as of
-        unknown meaning: its name alone does not say what it measures."""
+    def _record(self, name, phase, kind, epoch, batch, samples, when, value) -> None:
+        """One value into the history. A value under a name no metric object was known by (an
+        EvalMetric subclass whose get() reports other names, a name-value list handed to a
+        LivePlot) is recorded as of unknown meaning: its name alone does not say what it
+        measures."""
         if name not in self.history.known:
             self.history.know(name, None)
+        self.history.record(
+            name, phase, kind, epoch=epoch, batch=batch, samples=samples, time=when, value=value
+        )
 
     def flush(self) -> None:
         """Bring in every value recorded later than its batch ran (before reading or drawing)."""
@@ -136,34 +120,24 @@ class TrainingRecorder:
                 seconds=f"{self.elapsed():.1f}",
                 rate=rate,
             )
-        batches = f"/{self.batches_per_epoch}" if self.batches_per_epoch else ""
-        eta = self.eta_seconds()
-        eta_text = ""
+        eta, extra = self.eta_seconds(), self.status() if self.status is not None else ""
         if eta is not None:
-            eta_text = say(
-                " · ETA {minutes}:{seconds}", minutes=int(eta) // 60, seconds=f"{int(eta) % 60:02d}"
-            )
-        extra = self.status() if self.status is not None else ""
-        extra = f" · {extra}" if extra else ""
+            minutes, seconds = int(eta) // 60, f"{int(eta) % 60:02d}"
+            eta = say(" · ETA {minutes}:{seconds}", minutes=minutes, seconds=seconds)
+        fields = dict(
+            epoch=self.epoch,
+            batch=self.batch + 1,
+            batches=f"/{self.batches_per_epoch}" if self.batches_per_epoch else "",
+            rate=rate,
+            eta=eta or "",
+            extra=f" · {extra}" if extra else "",
+        )
         if not self.total_epochs:
-            return say(
-                "Epoch[{epoch}] · batch {batch}{batches} · {rate}{eta}{extra}",
-                epoch=self.epoch,
-                batch=self.batch + 1,
-                batches=batches,
-                rate=rate,
-                eta=eta_text,
-                extra=extra,
-            )
+            return say("Epoch[{epoch}] · batch {batch}{batches} · {rate}{eta}{extra}", **fields)
         # MXNet counts epochs from 0 (its log says Epoch[0]); say the range so that reads right
         return say(
             "Epoch[{epoch}] of {first}..{last} · batch {batch}{batches} · {rate}{eta}{extra}",
-            epoch=self.epoch,
             first=self.begin_epoch,
             last=self.total_epochs - 1,
-            batch=self.batch + 1,
-            batches=batches,
-            rate=rate,
-            eta=eta_text,
-            extra=extra,
+            **fields,
         )
