@@ -32,6 +32,7 @@ from dataclasses import dataclass, field
 from ..boundary import warn
 from ..errors import N_, ArgumentTypeError, Signal, did_you_mean
 from ..language import say
+from ..metrics.directions import direction, remember_stated, resolve_name
 from ..states import Outcome
 
 
@@ -163,6 +164,15 @@ class RunContext:
     def history(self):
         """The MetricHistory: every value so far (a resumed run's earlier ones too)."""
         return self.recorder.history
+
+    def judged_metric(self, spec: str | None, higher_is_better, called: str) -> tuple[str, bool]:
+        """The run's name of the validation metric ``spec`` means (the first when None), and
+        whether higher is better; a custom metric's stated direction is kept in the history."""
+        measured = self.validation_metrics
+        name = resolve_name(spec, measured, called) if spec is not None else next(iter(measured))
+        is_higher = direction(name, measured[name], higher_is_better, called)
+        remember_stated(self.history, name, measured[name], is_higher)
+        return name, is_higher
 
 
 class CallbackList:
