@@ -5,18 +5,8 @@ callback slots (``batch_end_callback``, ``epoch_end_callback``, ``eval_end_callb
 each; it turns each slot call into the hooks below, in the order of its callbacks. Metric
 recording, the live plot, the watchdog, checkpoint saving, epoch reports, early stopping and a
 user's own ``fit(callbacks=[...])`` are all callbacks; they share a :class:`RunContext` instead
-of reading each other's fields.
-
-The hooks of one run, in order::
-
-    on_train_begin
-    for each epoch:
-        on_batch_end            after each training batch (forward, backward, update)
-        on_epoch_end            the epoch's training pass is done; validation has not run
-        on_validation_end       the epoch's validation values are recorded (with eval_data)
-        on_epoch_done           everything for the epoch is done, validation included
-    on_interrupt                the user interrupted training (Ctrl-C, "interrupt kernel")
-    on_train_end            always, last: run.outcome says how the run ended
+of reading each other's fields. The hooks are :class:`Callback`'s methods, in the order a run
+calls them (docs/architecture.md draws the sequence).
 
 Raising :class:`StopTraining` in a hook ends training after the epoch that is running: the
 other callbacks still get that hook, the epoch finishes (validation, ``on_epoch_done``, its
