@@ -12,6 +12,7 @@ import inspect
 from dataclasses import dataclass
 
 from .._compat import mx
+from ..checkpoint.random_state import RandomStreams
 from ..errors import N_, InputError
 from ..guards import data_values
 from ..guards.arguments import as_list
@@ -26,7 +27,6 @@ from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .data_checks import DataValueChecks, PrefetchChecks
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
-from .random_streams import RandomStreams
 from .recording import MetricRecording
 from .request import FitRequest
 from .watchdog import DivergenceWatchdog
