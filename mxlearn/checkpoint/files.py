@@ -60,7 +60,6 @@ def optimizer_file(prefix: str, epoch: int) -> str:
 
 
 def random_file(prefix: str, epoch: int) -> str:
-    """The training data's order (arrays) that a resume puts back (``random_state``)."""
     return f"{prefix}-{epoch:04d}.random.params"
 
 
@@ -121,11 +120,9 @@ class OtherNetwork(CheckpointExistsError):
 
 
 def _digest(path: str) -> dict:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return {"size": os.path.getsize(path), "sha256": h.hexdigest()}
+        sha256 = hashlib.file_digest(f, "sha256").hexdigest()
+    return {"size": os.path.getsize(path), "sha256": sha256}
 
 
 def save(
