@@ -147,20 +147,27 @@ def save(
     bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
     if bad:
         raise ParametersNotFinite(epoch=epoch, names=bad[:5])
-    sym_json = module.symbol.tojson()
-    if os.path.exists(symbol_file(prefix)):
-        with open(symbol_file(prefix)) as f:
-            on_disk = f.read()
-        if _canonical(on_disk) != _canonical(sym_json):
-            raise OtherNetwork(path=symbol_file(prefix))
-    else:
-        atomic_write(symbol_file(prefix), lambda p: module.symbol.save(p))
-    save_dict = {f"arg:{k}": v for k, v in arg_params.items()}
-    save_dict.update({f"aux:{k}": v for k, v in aux_params.items()})
-    atomic_write(params_file(prefix, epoch), lambda p: mx.nd.save(p, save_dict))
-    files = {"symbol": symbol_file(prefix), "params": params_file(prefix, epoch)}
-    optimizer = _save_optimizer(module, prefix, epoch, optimizer_settings, files)
-    random = _save_random(prefix, epoch, random_state, files)
+    _save_symbol(module.symbol, prefix)
+    files = {"symbol": symbol_file(prefix)}
+
+    def write(role: str, path: str, arrays: dict) -> None:
+        atomic_write(path, lambda p: mx.nd.save(p, arrays))
+        files[role] = path
+
+    params = {f"arg:{k}": v for k, v in arg_params.items()}
+    params.update({f"aux:{k}": v for k, v in aux_params.items()})
+    write("params", params_file(prefix, epoch), params)
+    optimizer = random = None
+    if module.optimizer_initialized:
+        arrays, optimizer = optimizer_state.capture(module.updater, module.update_keys)
+        write("optimizer", optimizer_file(prefix, epoch), arrays)
+        optimizer["settings"] = optimizer_settings
+        if optimizer_settings is None:  # an optimizer object: its settings are not JSON
+            optimizer["not_saved"].append(say("the optimizer's settings"))
+    if random_state is not None:
+        arrays, random = random_state
+        if arrays:  # the data order of a shuffled NDArrayIter
+            write("random", random_file(prefix, epoch), arrays)
     manifest = {
         "format": MANIFEST_FORMAT,
         "epoch": epoch,
@@ -178,28 +185,15 @@ def save(
     return manifest_file(prefix, epoch)
 
 
-def _save_optimizer(module, prefix: str, epoch: int, settings, files: dict) -> dict | None:
-    """Write the optimizer's arrays (adding the file to ``files``); its manifest entry."""
-    if not module.optimizer_initialized:
-        return None
-    arrays, description = optimizer_state.capture(module.updater, module.update_keys)
-    atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
-    files["optimizer"] = optimizer_file(prefix, epoch)
-    optimizer = {**description, "settings": settings}
-    if settings is None:  # an optimizer object: its settings are not JSON
-        optimizer["not_saved"] = [*optimizer["not_saved"], say("the optimizer's settings")]
-    return optimizer
-
-
-def _save_random(prefix: str, epoch: int, random_state, files: dict) -> dict | None:
-    """Write the data-order arrays, if any (adding the file to ``files``); the description."""
-    if random_state is None:
-        return None
-    arrays, description = random_state
-    if arrays:
-        atomic_write(random_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
-        files["random"] = random_file(prefix, epoch)
-    return description
+def _save_symbol(symbol, prefix: str) -> None:
+    """Write the network once; refuse another network under the same prefix."""
+    if not os.path.exists(symbol_file(prefix)):
+        atomic_write(symbol_file(prefix), lambda p: symbol.save(p))
+        return
+    with open(symbol_file(prefix)) as f:
+        on_disk = f.read()
+    if _canonical(on_disk) != _canonical(symbol.tojson()):
+        raise OtherNetwork(path=symbol_file(prefix))
 
 
 def _canonical(sym_json: str) -> str:
