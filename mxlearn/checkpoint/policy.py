@@ -1,9 +1,5 @@
-"""When and what ``fit`` saves: the checkpoint policy.
-
-``mod.fit(..., checkpoint='runs/mlp')`` saves a complete checkpoint after every epoch (after
-validation, when there is one); ``Checkpoint(prefix, period=N, keep=K, best='accuracy')`` saves
-every N epochs, keeps the last K and the best one. The files themselves are
-:mod:`mxlearn.checkpoint.files`.
+"""When and what ``fit`` saves: the checkpoint policy (:class:`Checkpoint` says how). The files
+themselves are :mod:`mxlearn.checkpoint.files`.
 """
 
 from __future__ import annotations
