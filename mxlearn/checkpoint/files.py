@@ -491,11 +491,10 @@ def load_checkpoint(prefix: str, epoch: int):
     if os.path.exists(manifest_file(prefix, epoch)):
         expected = read_manifest(prefix, epoch)["files"]["params"]
     symbol = load_symbol(prefix)
-    arg_params, aux_params = load_params(params_file(prefix, epoch), expected)
-    arg_params, aux_params = CheckpointParams(arg_params), CheckpointParams(aux_params)
-    for params in (arg_params, aux_params):
+    loaded = [CheckpointParams(p) for p in load_params(params_file(prefix, epoch), expected)]
+    for params in loaded:
         params.prefix, params.epoch = prefix, epoch
-    return symbol, arg_params, aux_params
+    return symbol, *loaded
 
 
 def load_symbol(prefix: str):
