@@ -13,7 +13,7 @@ from conftest import seed_all
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
-from mxlearn.checkpoint.file_messages import (
+from mxlearn.checkpoint.files import (
     DamagedSymbol,
     IncompleteManifest,
     ListedFileDamaged,

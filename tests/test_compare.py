@@ -11,7 +11,7 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.checkpoint.file_messages import NoCompleteCheckpoint
+from mxlearn.checkpoint.files import NoCompleteCheckpoint
 from mxlearn.experiments.comparison import (
     LabelledAlike,
     NoRuns,

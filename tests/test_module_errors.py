@@ -11,7 +11,7 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.checkpoint.file_messages import (
+from mxlearn.checkpoint.files import (
     NoParamsForEpoch,
     NoSymbolFile,
     ParamsIsFolder,

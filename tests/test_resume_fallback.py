@@ -8,7 +8,7 @@ import pytest
 
 import mxlearn
 from mxlearn import checkpoint as ckpt
-from mxlearn.checkpoint.file_messages import ListedFileDamaged, NoCompleteCheckpoint
+from mxlearn.checkpoint.files import ListedFileDamaged, NoCompleteCheckpoint
 from mxlearn.checkpoint.policy import WouldOverwriteSeveral
 from mxlearn.errors import CheckpointExistsError
 

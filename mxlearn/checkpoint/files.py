@@ -30,9 +30,16 @@ import numpy as np
 from .._compat import mx
 from ..atomic_write import atomic_write, atomic_write_bytes
 from ..boundary import public
-from ..errors import CheckpointError, DamagedCheckpointError
-from ..language import say
-from . import file_messages as messages
+from ..errors import (
+    N_,
+    CheckpointError,
+    CheckpointExistsError,
+    DamagedCheckpointError,
+    InputError,
+    NonFiniteError,
+    closest,
+)
+from ..language import say, sentences
 from . import optimizer_state
 from .ndarray_file import check_ndarray_file
 from .prefixes import check_prefix
@@ -53,7 +60,6 @@ def optimizer_file(prefix: str, epoch: int) -> str:
 
 
 def random_file(prefix: str, epoch: int) -> str:
-    """The training data's order (arrays) that a resume puts back (``random_state``)."""
     return f"{prefix}-{epoch:04d}.random.params"
 
 
@@ -89,18 +95,34 @@ def manifested_epochs(prefix: str) -> list[int]:
 
 
 # ---------------------------------------------------------------- writing
+class ParametersNotFinite(NonFiniteError):
+    says = N_(
+        "Checkpoint {epoch} was not saved: parameters {names} hold NaN or infinite values, "
+        "so training has diverged (most often the learning rate is too high)."
+    )
+    fix_says = N_(
+        "resume from the last good checkpoint with a smaller learning rate, e.g. "
+        "optimizer_params={{'learning_rate': 0.01}}"
+    )
+
+
+class CheckpointExists(CheckpointExistsError):
+    says = N_("Checkpoint {epoch} of '{prefix}' exists already; saving again would replace it.")
+    fix_says = N_(
+        "resume from it: mxlearn.resume({prefix!r}), or save under another prefix "
+        "(or pass overwrite=True)"
+    )
+
+
+class OtherNetwork(CheckpointExistsError):
+    says = N_("'{path}' holds another network; checkpoints of two networks cannot share a prefix.")
+    fix_says = N_("choose a new prefix for this network")
+
+
 def _digest(path: str) -> dict:
-    h = hashlib.sha256()
     with open(path, "rb") as f:
-        for block in iter(lambda: f.read(1 << 20), b""):
-            h.update(block)
-    return {"size": os.path.getsize(path), "sha256": h.hexdigest()}
-
-
-def _check_finite(arg_params: dict, aux_params: dict, epoch: int) -> None:
-    bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
-    if bad:
-        raise messages.ParametersNotFinite(epoch=epoch, names=bad[:5])
+        sha256 = hashlib.file_digest(f, "sha256").hexdigest()
+    return {"size": os.path.getsize(path), "sha256": sha256}
 
 
 def save(
@@ -120,23 +142,32 @@ def save(
     and to save parameters that are not finite.
     """
     if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
-        raise messages.CheckpointExists(epoch=epoch, prefix=prefix)
+        raise CheckpointExists(epoch=epoch, prefix=prefix)
     arg_params, aux_params = module.get_params()
-    _check_finite(arg_params, aux_params, epoch)
-    sym_json = module.symbol.tojson()
-    if os.path.exists(symbol_file(prefix)):
-        with open(symbol_file(prefix)) as f:
-            on_disk = f.read()
-        if _canonical(on_disk) != _canonical(sym_json):
-            raise messages.OtherNetwork(path=symbol_file(prefix))
-    else:
-        atomic_write(symbol_file(prefix), lambda p: module.symbol.save(p))
-    save_dict = {f"arg:{k}": v for k, v in arg_params.items()}
-    save_dict.update({f"aux:{k}": v for k, v in aux_params.items()})
-    atomic_write(params_file(prefix, epoch), lambda p: mx.nd.save(p, save_dict))
-    files = {"symbol": symbol_file(prefix), "params": params_file(prefix, epoch)}
-    optimizer = _save_optimizer(module, prefix, epoch, optimizer_settings, files)
-    random = _save_random(prefix, epoch, random_state, files)
+    bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
+    if bad:
+        raise ParametersNotFinite(epoch=epoch, names=bad[:5])
+    _save_symbol(module.symbol, prefix)
+    files = {"symbol": symbol_file(prefix)}
+
+    def write(role: str, path: str, arrays: dict) -> None:
+        atomic_write(path, lambda p: mx.nd.save(p, arrays))
+        files[role] = path
+
+    params = {f"arg:{k}": v for k, v in arg_params.items()}
+    params.update({f"aux:{k}": v for k, v in aux_params.items()})
+    write("params", params_file(prefix, epoch), params)
+    optimizer = random = None
+    if module.optimizer_initialized:
+        arrays, optimizer = optimizer_state.capture(module.updater, module.update_keys)
+        write("optimizer", optimizer_file(prefix, epoch), arrays)
+        optimizer["settings"] = optimizer_settings
+        if optimizer_settings is None:  # an optimizer object: its settings are not JSON
+            optimizer["not_saved"].append(say("the optimizer's settings"))
+    if random_state is not None:
+        arrays, random = random_state
+        if arrays:  # the data order of a shuffled NDArrayIter
+            write("random", random_file(prefix, epoch), arrays)
     manifest = {
         "format": MANIFEST_FORMAT,
         "epoch": epoch,
@@ -154,28 +185,15 @@ def save(
     return manifest_file(prefix, epoch)
 
 
-def _save_optimizer(module, prefix: str, epoch: int, settings, files: dict) -> dict | None:
-    """Write the optimizer's arrays (adding the file to ``files``); its manifest entry."""
-    if not module.optimizer_initialized:
-        return None
-    arrays, description = optimizer_state.capture(module.updater, module.update_keys)
-    atomic_write(optimizer_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
-    files["optimizer"] = optimizer_file(prefix, epoch)
-    optimizer = {**description, "settings": settings}
-    if settings is None:  # an optimizer object: its settings are not JSON
-        optimizer["not_saved"] = [*optimizer["not_saved"], say("the optimizer's settings")]
-    return optimizer
-
-
-def _save_random(prefix: str, epoch: int, random_state, files: dict) -> dict | None:
-    """Write the data-order arrays, if any (adding the file to ``files``); the description."""
-    if random_state is None:
-        return None
-    arrays, description = random_state
-    if arrays:
-        atomic_write(random_file(prefix, epoch), lambda p: mx.nd.save(p, arrays))
-        files["random"] = random_file(prefix, epoch)
-    return description
+def _save_symbol(symbol, prefix: str) -> None:
+    """Write the network once; refuse another network under the same prefix."""
+    if not os.path.exists(symbol_file(prefix)):
+        atomic_write(symbol_file(prefix), lambda p: symbol.save(p))
+        return
+    with open(symbol_file(prefix)) as f:
+        on_disk = f.read()
+    if _canonical(on_disk) != _canonical(symbol.tojson()):
+        raise OtherNetwork(path=symbol_file(prefix))
 
 
 def _canonical(sym_json: str) -> str:
@@ -186,6 +204,68 @@ def _canonical(sym_json: str) -> str:
 
 
 # ---------------------------------------------------------------- reading
+class NoCheckpoint(CheckpointError):
+    says = N_("There is no checkpoint {epoch} of '{prefix}' ({path}).")
+
+
+class UnreadableManifest(DamagedCheckpointError):
+    says = N_("'{path}' is not a readable manifest: {error}.")
+
+
+class NotAManifest(DamagedCheckpointError):
+    says = N_("'{path}' is not an mxlearn checkpoint manifest.")
+
+
+class ListedFileMissing(DamagedCheckpointError):
+    says = N_("checkpoint {epoch}: its {role} file '{file}' is missing.")
+
+
+class ListedFileDamaged(DamagedCheckpointError):
+    says = N_(
+        "checkpoint {epoch}: '{file}' is damaged: {size} bytes with SHA-256 {sha256}..., "
+        "the manifest says {listed_size} bytes, {listed_sha256}...."
+    )
+
+
+class IncompleteManifest(DamagedCheckpointError):
+    says = N_(
+        "'{path}' is not a complete manifest: its 'files' list, with each file's name, size "
+        "and sha256, is missing or incomplete (edited by hand?)."
+    )
+    fix_says = N_(
+        "use another checkpoint (mxlearn.checkpoint.latest(prefix) finds the newest "
+        "good one), or save again"
+    )
+
+
+class NoCompleteCheckpoint(CheckpointError):
+    """No checkpoint under ``prefix`` verifies; ``skipped``: what is wrong with the ones passed
+    over, ``mxnet_only``: the epochs that have MXNet's own files only."""
+
+    says = N_("No complete mxlearn checkpoint under '{prefix}'.")
+    fix_says = N_("train with mod.fit(..., checkpoint=prefix) to write resumable checkpoints")
+
+    @classmethod
+    def render_problem(cls, fields: dict) -> str:
+        skipped = " / ".join(p.rstrip(".。") for p in fields.get("skipped", ()))  # ends once
+        if not skipped:
+            text = super().render_problem(fields)
+        else:
+            text = say(
+                "No complete mxlearn checkpoint under '{prefix}'; skipped: {problems}.",
+                prefix=fields["prefix"],
+                problems=skipped,
+            )
+        if fields.get("mxnet_only"):
+            more = say(
+                "MXNet-only checkpoints (no manifest) exist for epochs {epochs}: load them with "
+                "mx.model.load_checkpoint and fit(..., begin_epoch=N).",
+                epochs=fields["mxnet_only"],
+            )
+            text = sentences(text, more)
+        return text
+
+
 def read_manifest(prefix: str, epoch: int) -> dict:
     """The manifest of checkpoint ``epoch``, after checking every file it lists."""
     path = manifest_file(prefix, epoch)
@@ -193,21 +273,21 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         with open(path, "rb") as f:
             manifest = json.loads(f.read().decode())
     except FileNotFoundError:
-        raise messages.NoCheckpoint(epoch=epoch, prefix=prefix, path=path) from None
+        raise NoCheckpoint(epoch=epoch, prefix=prefix, path=path) from None
     except (UnicodeDecodeError, ValueError) as err:
-        raise messages.UnreadableManifest(path=path, error=err) from None
+        raise UnreadableManifest(path=path, error=err) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
-        raise messages.NotAManifest(path=path)
+        raise NotAManifest(path=path)
     folder = os.path.dirname(os.path.abspath(prefix))
     for role, entry in _listed_files(manifest, path).items():
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
-            raise messages.ListedFileMissing(epoch=epoch, role=role, file=file)
+            raise ListedFileMissing(epoch=epoch, role=role, file=file)
         got = _digest(file)
         if got["size"] != entry["size"] or got["sha256"] != entry["sha256"]:
             sizes = {"size": got["size"], "listed_size": entry["size"]}
             hashes = {"sha256": got["sha256"][:16], "listed_sha256": entry["sha256"][:16]}
-            raise messages.ListedFileDamaged(epoch=epoch, file=file, **sizes, **hashes)
+            raise ListedFileDamaged(epoch=epoch, file=file, **sizes, **hashes)
     return manifest
 
 
@@ -219,7 +299,7 @@ def _listed_files(manifest: dict, path: str) -> dict:
     if not isinstance(listed, dict) or not all(
         isinstance(e, dict) and all(k in e for k in keys) for e in listed.values()
     ):
-        raise messages.IncompleteManifest(path=path)
+        raise IncompleteManifest(path=path)
     return listed
 
 
@@ -250,27 +330,101 @@ def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
     # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in skipped)
     found = [e for e in saved_epochs(prefix) if e not in manifested_epochs(prefix)]
     problems = [problem for _, problem in skipped]
-    raise messages.NoCompleteCheckpoint(prefix=prefix, skipped=problems, mxnet_only=found)
+    raise NoCompleteCheckpoint(prefix=prefix, skipped=problems, mxnet_only=found)
+
+
+class NoParamsFile(CheckpointError):
+    says = N_("There is no parameter file '{path}'.")
+
+
+class ParamsIsFolder(InputError):
+    says = N_("'{path}' is a folder, not a parameter file.")
+    fix_says = N_("name the .params file itself, e.g. 'runs/mlp-0003.params'")
+
+
+class ParamsNotAsListed(DamagedCheckpointError):
+    says = N_("'{path}' does not match its manifest (damaged).")
+
+
+class MXNetCannotRead(DamagedCheckpointError):
+    says = N_("MXNet cannot read '{path}': {error}")
+
+    @classmethod
+    def render_problem(cls, fields: dict) -> str:
+        return super().render_problem(fields).splitlines()[0]  # not MXNet's stack trace
+
+
+class UnnamedArrays(DamagedCheckpointError):
+    says = N_("'{path}' holds unnamed arrays, not named parameters.")
+
+
+class NotAnEpoch(InputError):
+    says = N_(
+        "{called}: the epoch is {kind} {epoch!r}; a checkpoint's number is a whole number "
+        "of completed epochs (the 0003 of 'prefix-0003.params')."
+    )
+    fix_says = N_("pass it as a whole number, e.g. {example}")
+
+
+class NoSymbolFile(CheckpointError):
+    """``load_checkpoint`` of a prefix without a network file: the prefixes ``saved`` in its
+    ``folder``, and the one meant if one is close to ``prefix``."""
+
+    says = N_("{called}: there is no '{file}', so no checkpoint was saved under this prefix.")
+    fix_says = N_(
+        "use the prefix given to mx.callback.do_checkpoint(prefix) or "
+        "mod.save_checkpoint(prefix, epoch), including its folder (a variable named "
+        "module_prefix in one cell and model_prefix in another is a classic)"
+    )
+
+    @classmethod
+    def render_problem(cls, fields: dict) -> str:
+        said, saved = [super().render_problem(fields)], fields.get("saved", [])
+        where = fields.get("folder") or say("this folder")
+        if saved:
+            listed = ", ".join(f"'{p}'" for p in saved)
+            said.append(say("Saved in {folder}: {prefixes}.", folder=where, prefixes=listed))
+        else:
+            said.append(say("Saved in {folder}: none.", folder=where))
+        near = closest(fields.get("prefix", ""), saved, n=1)
+        if near:
+            said.append(say("Did you mean '{prefix}'?", prefix=near[0]))
+        return sentences(*said)
+
+
+class NoParamsForEpoch(CheckpointError):
+    """``load_checkpoint`` of an epoch without a parameter file: ``saved`` says the epochs."""
+
+    says = N_(
+        "{called}: there is no '{file}' ({saved}). The number counts completed epochs: "
+        "fit's epoch index 2 is saved as {example}."
+    )
+    fix_says = N_("train and save first")
+
+
+class DamagedSymbol(DamagedCheckpointError):
+    says = N_("'{path}' is not valid JSON ({error}): the network file is damaged or was cut short.")
+    fix_says = N_("save the network again: mod.symbol.save(path), or train again with checkpoints")
 
 
 def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
     """``(arg_params, aux_params)`` from an MXNet ``.params`` file, checked before MXNet parses
     it (against ``expected`` = {'size', 'sha256'} when a manifest gives them)."""
     if not os.path.exists(path):
-        raise messages.NoParamsFile(path=path)
+        raise NoParamsFile(path=path)
     if os.path.isdir(path):
-        raise messages.ParamsIsFolder(path=path)
+        raise ParamsIsFolder(path=path)
     if expected is not None:
         got = _digest(path)
         if (got["size"], got["sha256"]) != (expected["size"], expected["sha256"]):
-            raise messages.ParamsNotAsListed(path=path)
+            raise ParamsNotAsListed(path=path)
     check_ndarray_file(path)
     try:
         loaded = mx.nd.load(path)
     except mx.base.MXNetError as err:
-        raise messages.MXNetCannotRead(path=path, error=err) from None
+        raise MXNetCannotRead(path=path, error=err) from None
     if not isinstance(loaded, dict):
-        raise messages.UnnamedArrays(path=path)
+        raise UnnamedArrays(path=path)
     arg_params, aux_params = {}, {}
     for key, value in loaded.items():
         kind, _, name = key.partition(":")
@@ -287,13 +441,8 @@ def prefixes_in(folder: str) -> list[str]:
         names = os.listdir(folder or ".")
     except OSError:
         return []
-    return sorted(
-        os.path.join(folder, name[: -len("-symbol.json")])
-        if folder
-        else name[: -len("-symbol.json")]
-        for name in names
-        if name.endswith("-symbol.json")
-    )
+    suffix = "-symbol.json"
+    return sorted(os.path.join(folder, n[: -len(suffix)]) for n in names if n.endswith(suffix))
 
 
 class CheckpointParams(dict):
@@ -311,9 +460,7 @@ def check_epoch(epoch, called: str) -> None:
             example = max(int(epoch), 1)  # a negative number's example would be itself
         except (TypeError, ValueError):
             example = 1
-        raise messages.NotAnEpoch(
-            called=called, kind=type(epoch).__name__, epoch=epoch, example=example
-        )
+        raise NotAnEpoch(called=called, kind=type(epoch).__name__, epoch=epoch, example=example)
 
 
 @public("mxlearn.load_checkpoint()")
@@ -331,9 +478,7 @@ def load_checkpoint(prefix: str, epoch: int):
     if not os.path.exists(symbol_file(prefix)):
         folder, file = os.path.dirname(prefix), symbol_file(prefix)
         saved = prefixes_in(folder)
-        raise messages.NoSymbolFile(
-            called=loading, file=file, folder=folder, saved=saved, prefix=prefix
-        )
+        raise NoSymbolFile(called=loading, file=file, folder=folder, saved=saved, prefix=prefix)
     if not os.path.exists(params_file(prefix, epoch)):
         epochs = saved_epochs(prefix)
         saved = say("saved epochs: {epochs}", epochs=epochs)
@@ -341,18 +486,15 @@ def load_checkpoint(prefix: str, epoch: int):
             saved = say("no parameter files were saved")
         fix = f"load_checkpoint({prefix!r}, {epochs[-1]})" if epochs else None
         file, example = params_file(prefix, epoch), params_file(os.path.basename(prefix), 3)
-        raise messages.NoParamsForEpoch(
-            called=loading, file=file, saved=saved, example=example, fix=fix
-        )
+        raise NoParamsForEpoch(called=loading, file=file, saved=saved, example=example, fix=fix)
     expected = None
     if os.path.exists(manifest_file(prefix, epoch)):
         expected = read_manifest(prefix, epoch)["files"]["params"]
     symbol = load_symbol(prefix)
-    arg_params, aux_params = load_params(params_file(prefix, epoch), expected)
-    arg_params, aux_params = CheckpointParams(arg_params), CheckpointParams(aux_params)
-    for params in (arg_params, aux_params):
+    loaded = [CheckpointParams(p) for p in load_params(params_file(prefix, epoch), expected)]
+    for params in loaded:
         params.prefix, params.epoch = prefix, epoch
-    return symbol, arg_params, aux_params
+    return symbol, *loaded
 
 
 def load_symbol(prefix: str):
@@ -363,7 +505,7 @@ def load_symbol(prefix: str):
             text = f.read()
         json.loads(text)
     except (UnicodeDecodeError, ValueError) as err:
-        raise messages.DamagedSymbol(path=path, error=err) from None
+        raise DamagedSymbol(path=path, error=err) from None
     return mx.sym.load_json(text)
 
 

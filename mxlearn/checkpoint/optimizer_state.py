@@ -65,14 +65,6 @@ class UnknownSchedule(InputError):
     says = N_("the checkpoint's learning-rate schedule {name} is unknown")
 
 
-class OtherOptimizer(InputError):
-    says = N_(
-        "the checkpoint's optimizer state is for '{saved}', but the module's optimizer "
-        "is '{current}'."
-    )
-    fix_says = N_("resume with optimizer='{saved}' (or leave the optimizer out of fit)")
-
-
 class _ArraysOnly(pickle.Unpickler):
     """Unpickles only what MXNet's optimizer states contain: NDArrays in plain containers."""
 
@@ -251,12 +243,10 @@ def capture(updater, keys: UpdateKeys) -> tuple[dict, dict]:
 
 def restore(updater, arrays: dict, description: dict, keys: UpdateKeys) -> None:
     """Put a captured state into a (freshly initialized) optimizer's Updater (``mod.updater``),
-    under the keys this module's updates use (``keys``), whatever devices it was saved on."""
+    under the keys this module's updates use (``keys``), whatever devices it was saved on.
+    fit refused an optimizer of another kind before training (``fit_arguments``)."""
     require_updater(updater)
     optimizer = updater.optimizer
-    saved_name = description["optimizer"]
-    if type(optimizer).__name__.lower() != saved_name:
-        raise OtherOptimizer(saved=saved_name, current=type(optimizer).__name__.lower())
     structures = keys.live(description["states"])
     updater.states = {key: _rebuild(s, arrays) for key, s in structures.items()}
     # False: the Updater moves each state to its weight's device before the next update

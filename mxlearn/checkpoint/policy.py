@@ -1,9 +1,5 @@
-"""When and what ``fit`` saves: the checkpoint policy.
-
-``mod.fit(..., checkpoint='runs/mlp')`` saves a complete checkpoint after every epoch (after
-validation, when there is one); ``Checkpoint(prefix, period=N, keep=K, best='accuracy')`` saves
-every N epochs, keeps the last K and the best one. The files themselves are
-:mod:`mxlearn.checkpoint.files`.
+"""When and what ``fit`` saves: the checkpoint policy (:class:`Checkpoint` says how). The files
+themselves are :mod:`mxlearn.checkpoint.files`.
 """
 
 from __future__ import annotations
@@ -16,7 +12,7 @@ from ..atomic_write import atomic_write_bytes
 from ..boundary import public
 from ..errors import N_, CheckpointExistsError, InputError
 from ..language import say
-from ..metrics.directions import check_name, direction, improves, remember_stated, resolve_name
+from ..metrics.directions import check_name, improves
 from ..training.callback import Callback, RunContext
 from . import files, random_state
 from .prefixes import check_writable_prefix
@@ -106,36 +102,37 @@ class Checkpoint(Callback):
             return cls(os.fspath(spec))
         raise NotACheckpointSpec(spec=spec)
 
-    def due(self, epochs_completed: int) -> bool:
-        """The period asks for a checkpoint after ``epochs_completed`` epochs."""
-        return epochs_completed % self.period == 0
-
-    def after_epoch(
-        self, module, epochs_completed: int, history, settings, random_state=None
-    ) -> bool:
-        """Save after ``epochs_completed`` epochs if the period says so; True if it saved.
-        ``random_state`` is what ``files.save`` takes (``random_state.capture``'s)."""
-        if not self.due(epochs_completed):
-            return False
-        files.save(
-            module,
-            self.prefix,
-            epochs_completed,
-            history=history,
-            optimizer_settings=settings,
-            random_state=random_state,
-            overwrite=self.overwrite or epochs_completed in self.replaceable,
-        )
-        self.saved.append(epochs_completed)
+    # ------------------------------------------------------------------ as fit's callback
+    # It saves once everything for an epoch is done (validation included), so the manifest
+    # holds the epoch's validation values, and never while the watchdog finds the loss past its
+    # limit: the last good checkpoint stays the newest.
+    def on_train_begin(self, run: RunContext) -> None:
+        self._check_way_is_clear(run.begin_epoch, run.num_epoch)
         if self.best is not None:
-            self._track_best(history, epochs_completed)
-        if self.keep is not None:
-            self._prune()
-        return True
+            called = f"Checkpoint(best='{self.best}')"
+            if not run.validation_metrics:
+                raise BestNeedsValidation(called=called)
+            judged = run.judged_metric(self.best, self.higher_is_better, called)
+            self.best_metric, self.best_is_higher = judged
+        # The checkpoints this prefix holds up to the epoch this run starts from (a resumed
+        # run's) count for ``keep``; the newest is what an interrupt before this run's first
+        # save points to.
+        self.saved = [e for e in files.manifested_epochs(self.prefix) if e <= run.begin_epoch]
+        if self.saved:
+            run.last_checkpoint = (self.prefix, self.saved[-1])
+        if self.best_metric is None:
+            return
+        # the best of them, by the values in the history, stays the best until a better comes
+        epochs, values = run.history.series(self.best_metric, "validation", "epoch")
+        completed = {epoch + 1: value for epoch, value in zip(epochs, values)}
+        for epoch in self.saved:
+            value = completed.get(epoch)
+            if value is not None and improves(self.best_is_higher, value, self.best_value):
+                self.best_value, self.best_epoch = value, epoch
 
-    def check_way_is_clear(self, begin_epoch: int, num_epoch: int) -> None:
-        """Before training: the checkpoints this run will write must not exist already, or be
-        damaged ones (a resume passed over them), which it replaces."""
+    def _check_way_is_clear(self, begin_epoch: int, num_epoch: int) -> None:
+        """The checkpoints this run will write must not exist already, or be damaged ones (a
+        resume passed over them), which it replaces."""
         # again: the working folder may have changed (os.chdir) since Checkpoint(...) was made
         check_writable_prefix(self.prefix, f"Checkpoint({self.prefix!r})")
         planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
@@ -159,40 +156,37 @@ class Checkpoint(Callback):
             )
         )
 
-    def judge_best_by(self, validation_metrics: dict) -> None:
-        """Before training: which of the run's validation metrics ``best`` means, and which
-        way is better; refused when there is none or the direction is unknown."""
-        called = f"Checkpoint(best='{self.best}')"
-        if not validation_metrics:
-            raise BestNeedsValidation(called=called)
-        name = resolve_name(self.best, validation_metrics, called)
-        self.best_is_higher = direction(
-            name, validation_metrics[name], self.higher_is_better, called
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        if run.weights_suspect:
+            print(
+                say(
+                    "Checkpoint of epoch {epoch} not written: the training loss is past the "
+                    "divergence limit (see the watchdog's message if training stops).",
+                    epoch=epoch,
+                )
+            )
+            return
+        completed = epoch + 1
+        if completed % self.period:
+            return
+        files.save(
+            run.module,
+            self.prefix,
+            completed,
+            history=run.history,
+            optimizer_settings=run.module.optimizer_settings,
+            random_state=random_state.capture(run.train_data, run.run_seed),
+            overwrite=self.overwrite or completed in self.replaceable,
         )
-        self.best_metric = name
-
-    def continue_from(self, begin_epoch: int, history) -> None:
-        """Before training: the checkpoints this prefix holds up to ``begin_epoch`` (a resumed
-        run's) count for ``keep``, and the best of them, by the values in ``history``, stays
-        the best until a better one comes."""
-        self.saved = [e for e in files.manifested_epochs(self.prefix) if e <= begin_epoch]
-        if self.best_metric is None or history is None:
-            return
-        epochs, values = history.series(self.best_metric, "validation", "epoch")
-        completed = {epoch + 1: value for epoch, value in zip(epochs, values)}
-        for epoch in self.saved:
-            value = completed.get(epoch)
-            if value is not None and improves(self.best_is_higher, value, self.best_value):
-                self.best_value, self.best_epoch = value, epoch
-
-    def _track_best(self, history, epochs_completed: int) -> None:
-        value = history.last(self.best_metric, "validation") if history is not None else None
-        if value is None:
-            return
-        if improves(self.best_is_higher, value, self.best_value):
-            self.best_value, self.best_epoch = value, epochs_completed
-            pointer = {"epoch": epochs_completed, "metric": self.best_metric, "value": value}
+        self.saved.append(completed)
+        value = None if self.best is None else run.history.last(self.best_metric, "validation")
+        if value is not None and improves(self.best_is_higher, value, self.best_value):
+            self.best_value, self.best_epoch = value, completed
+            pointer = {"epoch": completed, "metric": self.best_metric, "value": value}
             atomic_write_bytes(f"{self.prefix}-best.json", json.dumps(pointer).encode())
+        if self.keep is not None:
+            self._prune()
+        run.last_checkpoint = (self.prefix, completed)
 
     def _prune(self) -> None:
         keep = set(self.saved[-self.keep :]) | {self.best_epoch}
@@ -207,41 +201,3 @@ class Checkpoint(Callback):
                 if os.path.exists(path):
                     os.unlink(path)
             self.saved.remove(epoch)
-
-    # ------------------------------------------------------------------ as fit's callback
-    # It saves once everything for an epoch is done (validation included), so the manifest
-    # holds the epoch's validation values, and never while the watchdog finds the loss past its
-    # limit: the last good checkpoint stays the newest.
-    def on_train_begin(self, run: RunContext) -> None:
-        self.check_way_is_clear(run.begin_epoch, run.num_epoch)
-        if self.best is not None:
-            self.judge_best_by(run.validation_metrics)
-            name = self.best_metric
-            remember_stated(run.history, name, run.validation_metrics[name], self.best_is_higher)
-        self.continue_from(run.begin_epoch, run.history)
-        # What an interrupt before this run's first save can point to: the newest complete
-        # checkpoint on disk up to the epoch this run starts from (a resumed one, say).
-        done = [e for e in files.manifested_epochs(self.prefix) if e <= run.begin_epoch]
-        if done:
-            run.last_checkpoint = (self.prefix, done[-1])
-
-    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
-        if run.weights_suspect:
-            print(
-                say(
-                    "Checkpoint of epoch {epoch} not written: the training loss is past the "
-                    "divergence limit (see the watchdog's message if training stops).",
-                    epoch=epoch,
-                )
-            )
-            return
-        if not self.due(epoch + 1):
-            return
-        self.after_epoch(
-            run.module,
-            epoch + 1,
-            run.history,
-            run.module.optimizer_settings,
-            random_state=random_state.capture(run.train_data, run.run_seed),
-        )
-        run.last_checkpoint = (self.prefix, epoch + 1)

@@ -70,10 +70,6 @@ class FolderNotWritable(InputError):
     )
 
 
-def _inside(prefix: str) -> str:
-    return os.path.join(prefix.rstrip("/" + os.sep) or prefix, EXAMPLE_NAME)
-
-
 def check_prefix(prefix, called: str) -> str:
     """``prefix`` as a string ('~' expanded), refused when it names a folder or lies under a
     file."""
@@ -83,7 +79,8 @@ def check_prefix(prefix, called: str) -> str:
     if "\0" in prefix:
         raise NulInPrefix(called=called, prefix=prefix)
     if not os.path.basename(prefix) or os.path.isdir(prefix):
-        raise PrefixIsAFolder(called=called, prefix=prefix, inside=_inside(prefix))
+        inside = os.path.join(prefix.rstrip("/" + os.sep) or prefix, EXAMPLE_NAME)
+        raise PrefixIsAFolder(called=called, prefix=prefix, inside=inside)
     folder = os.path.dirname(os.path.abspath(prefix))
     blocking = _file_on_the_way(folder)
     if blocking is not None:

@@ -1,22 +1,32 @@
 """Where a run's next random draws come from, saved with each checkpoint of ``fit``.
 
-Three things decide them: the training iterator's order (``iterator_order``), NumPy's global
-generator (the next shuffle) and MXNet's generator (Dropout and other random operators).
-NumPy's state can be read and set. MXNet 1.9 offers no way to read its generator's state, so
-fit reseeds MXNet at the start of every epoch after the run's first from a seed drawn once per
-run (``epoch_seed``) and saves that seed: a resumed run reseeds the same way. The first epoch of
-a fresh run draws from MXNet's generator as ``mx.mod.Module.fit`` does (initializers included).
+Three things decide them: the training iterator's order, NumPy's global generator (the next
+shuffle) and MXNet's generator (Dropout and other random operators). NumPy's state can be read
+and set. MXNet 1.9 offers no way to read its generator's state, so fit reseeds MXNet at the
+start of every epoch after the run's first from a seed drawn once per run (``epoch_seed``) and
+saves that seed: a resumed run reseeds the same way. The first epoch of a fresh run draws from
+MXNet's generator as ``mx.mod.Module.fit`` does (initializers included).
+
+``mx.io.NDArrayIter(shuffle=True)`` shuffles at every reset by permuting its arrays in place
+with NumPy's generator, so the next epoch's order depends on every earlier shuffle: a fresh
+iterator built in a new process has another order. What is saved is the order itself, as a
+permutation of the rows sorted by their bytes (identical rows are interchangeable), plus the
+iterator's index array (NumPy shuffles it in place, so the next shuffle depends on it). On
+resume the fresh iterator's rows are put in that order, after checking they are the same rows,
+so a shuffled run continues with the batches an uninterrupted one would see. Other iterators
+keep their state where mxlearn cannot read it: that is recorded as not saved.
 """
 
 from __future__ import annotations
 
 import base64
+import hashlib
 
 import numpy as np
 
 from .._compat import mx
 from ..language import say
-from . import iterator_order
+from ..training.callback import Callback, RunContext
 
 
 def not_saved_by_hand() -> str:
@@ -67,7 +77,7 @@ def capture(train_data, run_seed: int | None) -> tuple[dict, dict]:
     not_saved: list[str] = []
     description = {
         "batches": _batches(train_data),
-        "iterator": iterator_order.capture(train_data, arrays, not_saved),
+        "iterator": _capture_order(train_data, arrays, not_saved),
         "numpy": _numpy_state(),
         "mxnet_run_seed": run_seed,
         "not_saved": not_saved,
@@ -78,7 +88,7 @@ def capture(train_data, run_seed: int | None) -> tuple[dict, dict]:
 def restore(train_data, arrays: dict, saved: dict) -> list[str]:
     """Put the saved state back before the resumed run's first batch; returns what differs."""
     differs = [_other_batches(saved.get("batches"), _batches(train_data))]
-    problem = iterator_order.restore(train_data, arrays, saved["iterator"])
+    problem = _restore_order(train_data, arrays, saved["iterator"])
     _set_numpy_state(saved["numpy"])
     if saved["iterator"] is not None and saved["iterator"]["shuffle"] and problem is None:
         train_data.reset()  # the shuffle the uninterrupted run did after this epoch
@@ -105,3 +115,121 @@ def _other_batches(saved: dict | None, now: dict) -> str | None:
         saved_rows=saved["rows"],
         saved_last=saved["last_batch_handle"],
     )
+
+
+class RandomStreams(Callback):
+    """fit's callback: a resumed run puts back the training data's order and NumPy's
+    generator and reseeds MXNet for its first epoch as the uninterrupted run did; every run
+    reseeds MXNet before each later epoch."""
+
+    def __init__(self, resumed=None) -> None:
+        self.resumed = resumed  # the ResumeState this run continues, or None
+
+    def on_train_begin(self, run: RunContext) -> None:
+        saved = self.resumed.random if self.resumed is not None else None
+        if saved is None:
+            return
+        differs = restore(run.train_data, self.resumed.random_arrays, saved)
+        if differs:
+            print(
+                say(
+                    "Resumed, but this run will differ from an uninterrupted one: {differences}.",
+                    differences=say("; ").join(differs),
+                )
+            )
+        run.run_seed = saved["mxnet_run_seed"]
+        if run.run_seed is not None:
+            seed_epoch(run.run_seed, run.begin_epoch)
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        if run.run_seed is None:
+            run.run_seed = draw_run_seed()
+        seed_epoch(run.run_seed, epoch + 1)
+
+
+# ---------------------------------------------------------------- the training data's order
+def _sources(iterator) -> list:
+    return [array for _, array in [*iterator.data, *iterator.label]]
+
+
+def _rows(iterator) -> np.ndarray:
+    """Every row's bytes (its data and labels side by side): one row of uint8 per example."""
+    count = iterator.num_data
+    parts = [np.ascontiguousarray(a.asnumpy()).reshape(count, -1) for a in _sources(iterator)]
+    return np.concatenate([p.view(np.uint8).reshape(count, -1) for p in parts], axis=1)
+
+
+def _sorted_order(rows: np.ndarray) -> tuple[np.ndarray, str]:
+    """The permutation that sorts the rows by their bytes, and the sorted rows' SHA-256."""
+    keys = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).ravel()
+    order = np.argsort(keys, kind="stable")
+    return order, hashlib.sha256(rows[order].tobytes()).hexdigest()
+
+
+def _not_saved_reason(iterator) -> str | None:
+    kind = type(iterator).__name__
+    if type(iterator) is not mx.io.NDArrayIter:
+        return say(
+            "the order of the training data (a {kind}: mxlearn saves the order of an "
+            "mx.io.NDArrayIter only)",
+            kind=kind,
+        )
+    if not all(isinstance(a, mx.nd.NDArray) for a in _sources(iterator)):
+        return say("the order of the training data (an NDArrayIter over HDF5 or sparse arrays)")
+    if iterator.last_batch_handle == "roll_over":
+        return say("the rows a roll_over NDArrayIter carries into the next epoch")
+    return None
+
+
+def _capture_order(iterator, arrays: dict, not_saved: list) -> dict | None:
+    """The iterator's order before fit's reset (arrays go into ``arrays``), or None with the
+    reason in ``not_saved``."""
+    reason = _not_saved_reason(iterator)
+    if reason is not None:
+        not_saved.append(reason)
+        return None
+    if not iterator.shuffle:
+        return {"class": "NDArrayIter", "shuffle": False}
+    order, digest = _sorted_order(_rows(iterator))
+    arrays["iterator:sorted_order"] = mx.nd.array(order, dtype="int64")
+    arrays["iterator:idx"] = mx.nd.array(iterator.idx, dtype="int64")
+    return {"class": "NDArrayIter", "shuffle": True, "rows_sha256": digest}
+
+
+def _permuted(named_arrays: list, permutation: np.ndarray) -> list:
+    return [
+        (k, mx.nd.array(v.asnumpy()[permutation], v.context, dtype=v.dtype))
+        for k, v in named_arrays
+    ]
+
+
+def _restore_order(iterator, arrays: dict, saved: dict) -> str | None:
+    """Put the saved order into ``iterator`` (before NumPy's saved state reshuffles it), or say
+    why not."""
+    if saved is None:
+        return None
+    reason = _not_saved_reason(iterator)
+    if reason is not None:
+        return say("{reason}; the checkpoint's order is not used", reason=reason)
+    if iterator.shuffle != saved["shuffle"]:
+        return say(
+            "the training iterator's shuffle setting differs from the checkpoint's run "
+            "(shuffle={shuffle} now), so its batches come in another order",
+            shuffle=iterator.shuffle,
+        )
+    if not saved["shuffle"]:
+        return None
+    fresh_order, digest = _sorted_order(_rows(iterator))
+    if digest != saved["rows_sha256"]:
+        return say(
+            "the training data holds other rows than the checkpoint's run trained on, so their "
+            "order could not be restored"
+        )
+    saved_order = arrays["iterator:sorted_order"].asnumpy()
+    # the saved order's i-th row in sorted position saved_order[i] is fresh_order's row there
+    permutation = np.empty_like(fresh_order)
+    permutation[saved_order] = fresh_order
+    iterator.data = _permuted(iterator.data, permutation)
+    iterator.label = _permuted(iterator.label, permutation)
+    iterator.idx = arrays["iterator:idx"].asnumpy().astype(iterator.idx.dtype)
+    return None

@@ -52,10 +52,8 @@ class ResumeState:
     @property
     def not_saved(self) -> list[str]:
         """What the checkpoint could not hold: a resumed run differs there."""
-        missing = list((self.optimizer or {}).get("not_saved", []))
-        if self.random is None:
-            return [*missing, not_saved_by_hand()]
-        return [*missing, *self.random["not_saved"]]
+        random = [not_saved_by_hand()] if self.random is None else self.random["not_saved"]
+        return [*(self.optimizer or {}).get("not_saved", []), *random]
 
     def explain(self) -> str:
         said = [

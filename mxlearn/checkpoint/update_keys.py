@@ -40,10 +40,10 @@ class UpdateKeys:
             copies = by_weight.get(name)
             if not copies:
                 continue
+            first = copies.get(0, next(iter(copies.values())))
             if self.by_name:
-                found[name] = copies.get(0, next(iter(copies.values())))
+                found[name] = first
                 continue
             for device in range(self.num_device):
-                key = index * self.num_device + device
-                found[key] = copies.get(device, copies.get(0, next(iter(copies.values()))))
+                found[index * self.num_device + device] = copies.get(device, first)
         return found

@@ -5,18 +5,8 @@ callback slots (``batch_end_callback``, ``epoch_end_callback``, ``eval_end_callb
 each; it turns each slot call into the hooks below, in the order of its callbacks. Metric
 recording, the live plot, the watchdog, checkpoint saving, epoch reports, early stopping and a
 user's own ``fit(callbacks=[...])`` are all callbacks; they share a :class:`RunContext` instead
-of reading each other's fields.
-
-The hooks of one run, in order::
-
-    on_train_begin
-    for each epoch:
-        on_batch_end            after each training batch (forward, backward, update)
-        on_epoch_end            the epoch's training pass is done; validation has not run
-        on_validation_end       the epoch's validation values are recorded (with eval_data)
-        on_epoch_done           everything for the epoch is done, validation included
-    on_interrupt                the user interrupted training (Ctrl-C, "interrupt kernel")
-    on_train_end            always, last: run.outcome says how the run ended
+of reading each other's fields. The hooks are :class:`Callback`'s methods, in the order a run
+calls them (docs/architecture.md draws the sequence).
 
 Raising :class:`StopTraining` in a hook ends training after the epoch that is running: the
 other callbacks still get that hook, the epoch finishes (validation, ``on_epoch_done``, its
@@ -32,6 +22,7 @@ from dataclasses import dataclass, field
 from ..boundary import warn
 from ..errors import N_, ArgumentTypeError, Signal, did_you_mean
 from ..language import say
+from ..metrics.directions import direction, remember_stated, resolve_name
 from ..states import Outcome
 
 
@@ -163,6 +154,15 @@ class RunContext:
     def history(self):
         """The MetricHistory: every value so far (a resumed run's earlier ones too)."""
         return self.recorder.history
+
+    def judged_metric(self, spec: str | None, higher_is_better, called: str) -> tuple[str, bool]:
+        """The run's name of the validation metric ``spec`` means (the first when None), and
+        whether higher is better; a custom metric's stated direction is kept in the history."""
+        measured = self.validation_metrics
+        name = resolve_name(spec, measured, called) if spec is not None else next(iter(measured))
+        is_higher = direction(name, measured[name], higher_is_better, called)
+        remember_stated(self.history, name, measured[name], is_higher)
+        return name, is_higher
 
 
 class CallbackList:

@@ -8,7 +8,7 @@ from ..boundary import public
 from ..checkpoint import files
 from ..errors import N_, InputError, MXLearnError
 from ..language import say, say_drawn
-from ..metrics.directions import check_name, direction, improves, remember_stated, resolve_name
+from ..metrics.directions import check_name, improves
 from ..states import Outcome
 from .callback import Callback, RunContext, StopTraining
 
@@ -81,18 +81,13 @@ class EarlyStopping(Callback):
         self.best_value, self.best_epoch, self.best_params = None, None, None
         self.waited, self.stopped, self.unreadable = 0, False, None
         called = f"EarlyStopping('{self.metric}')" if self.metric else "EarlyStopping()"
-        measured = run.validation_metrics
-        if not measured:
+        if not run.validation_metrics:
             raise NoValidationToJudge(called=called)
-        name = resolve_name(self.metric, measured, called) if self.metric else next(iter(measured))
-        self.is_higher = direction(name, measured[name], self.higher_is_better, called)
-        self.judged = name
-        remember_stated(run.history, name, measured[name], self.is_higher)
-        self._judge_earlier_epochs(run)
-
-    def _judge_earlier_epochs(self, run: RunContext) -> None:
-        """A resumed run: the checkpoint's epochs (their values are in the history) are judged
-        as the uninterrupted run judged them, so the best and the patience carry on."""
+        self.judged, self.is_higher = run.judged_metric(
+            self.metric or None, self.higher_is_better, called
+        )
+        # A resumed run: the checkpoint's epochs (their values are in the history) are judged
+        # as the uninterrupted run judged them, so the best and the patience carry on.
         self.prefix = run.resumed_from
         epochs, values = run.history.series(self.judged, "validation", "epoch")
         for epoch, value in zip(epochs, values):
@@ -112,11 +107,8 @@ class EarlyStopping(Callback):
         name = self.judged
         if self._judge(run.history.last(name, "validation"), epoch):
             if self.restore_best:
-                args, auxs = run.module.get_params()
-                self.best_params = (
-                    {k: v.copy() for k, v in args.items()},
-                    {k: v.copy() for k, v in auxs.items()},
-                )
+                params = run.module.get_params()
+                self.best_params = tuple({k: v.copy() for k, v in p.items()} for p in params)
             return
         if self.waited >= self.patience:
             self.stopped = True

@@ -29,12 +29,8 @@ class EpochReport:
     @classmethod
     def of(cls, module, epoch: int, history) -> EpochReport:
         def values(phase: str) -> dict[str, float]:
-            found = {}
-            for name in history.metrics():
-                record = history.last_record(name, phase)
-                if record is not None and record.epoch == epoch:
-                    found[name] = record.value
-            return found
+            records = {name: history.last_record(name, phase) for name in history.metrics()}
+            return {n: r.value for n, r in records.items() if r is not None and r.epoch == epoch}
 
         return cls(epoch, values("train"), values("validation"), module, history)
 

@@ -22,31 +22,21 @@ class CallbackObjectInSlot(ArgumentTypeError):
     fix_code = "mod.fit(..., callbacks=[{kind}(...)])"
 
 
-class NotAFunctionInSlot(ArgumentTypeError):
-    says = N_("mod.fit({argument}=...) takes functions; got {kind}.")
-    fix_code = "mod.fit(..., {argument}=mx.callback.Speedometer(batch_size=32))"
-
-
-def _check_function(function, argument: str) -> None:
-    kind = type(function).__name__
-    if isinstance(function, Callback):
-        raise CallbackObjectInSlot(argument=argument, kind=kind)
-    if not callable(function):
-        raise NotAFunctionInSlot(argument=argument, kind=kind)
-
-
 class MXNetCallbacks(Callback):
     def __init__(self, batch_end=None, epoch_end=None, eval_end=None) -> None:
         self.batch_end = as_list(batch_end)
         self.epoch_end = as_list(epoch_end)
         self.eval_end = as_list(eval_end)
+        # fit's parameter rules let only functions and Callback objects through
         for slot, functions in (
-            ("batch_end", batch_end),
-            ("epoch_end", epoch_end),
-            ("eval_end", eval_end),
+            ("batch_end", self.batch_end),
+            ("epoch_end", self.epoch_end),
+            ("eval_end", self.eval_end),
         ):
-            for function in as_list(functions):
-                _check_function(function, f"{slot}_callback")
+            for function in functions:
+                if isinstance(function, Callback):
+                    kind = type(function).__name__
+                    raise CallbackObjectInSlot(argument=f"{slot}_callback", kind=kind)
 
     def functions(self) -> list:
         return self.batch_end + self.epoch_end + self.eval_end

@@ -8,8 +8,11 @@ saving, reports, early stopping), and the user's own Callback objects last.
 
 from __future__ import annotations
 
+import inspect
 from dataclasses import dataclass
 
+from .._compat import mx
+from ..checkpoint.random_state import RandomStreams
 from ..errors import N_, InputError
 from ..guards import data_values
 from ..guards.arguments import as_list
@@ -24,7 +27,6 @@ from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .data_checks import DataValueChecks, PrefetchChecks
 from .epoch_report import EpochReporting
 from .mxnet_callbacks import MXNetCallbacks
-from .random_streams import RandomStreams
 from .recording import MetricRecording
 from .request import FitRequest
 from .watchdog import DivergenceWatchdog
@@ -51,24 +53,11 @@ class TwoMeaningsOfOneName(InputError):
 
 
 # MXNet's fit parameters after train_data; the three callback slots are the CallbackList's.
-MXNET_ARGUMENTS = (
-    "eval_data",
-    "eval_metric",
-    "kvstore",
-    "optimizer",
-    "optimizer_params",
-    "eval_batch_end_callback",
-    "initializer",
-    "arg_params",
-    "aux_params",
-    "allow_missing",
-    "force_rebind",
-    "force_init",
-    "begin_epoch",
-    "num_epoch",
-    "validation_metric",
-    "monitor",
-    "sparse_row_id_fn",
+SLOTS = ("batch_end_callback", "epoch_end_callback", "eval_end_callback")
+MXNET_ARGUMENTS = tuple(
+    name
+    for name in inspect.signature(mx.mod.BaseModule.fit).parameters
+    if name not in ("self", "train_data", *SLOTS)
 )
 
 
@@ -114,12 +103,8 @@ def plan_fit(module, request: FitRequest, plot, saver, stopper, resumed) -> FitP
         check_hook_names(callback)
     eval_data = request.eval_data
     run = _run_context(module, request, plot, resumed)
-    recorder = run.recorder
     recording = MetricRecording(
-        recorder,
-        request.eval_metric,
-        request.validation_metric,
-        request.train_data,
+        run.recorder, request.eval_metric, request.validation_metric, request.train_data
     )
     data_checks = _data_checks(module, request.train_data, eval_data)
     callbacks: list[Callback] = [recording]

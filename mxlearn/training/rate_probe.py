@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import math
 import time
+from dataclasses import dataclass
 
 import numpy as np
 
@@ -35,11 +36,11 @@ def candidates(rate: float) -> list[float]:
     return sorted(tried, reverse=True)
 
 
+@dataclass
 class ProbeResult:
-    def __init__(self, rate: float | None, losses: dict, batches: int) -> None:
-        self.rate = rate  # the suggestion, or None when no rate lowered the loss
-        self.losses = losses  # rate -> (loss over the first 10 batches, over the last 10)
-        self.batches = batches
+    rate: float | None  # the suggestion, or None when no rate lowered the loss
+    losses: dict  # rate -> (loss over the first 10 batches, over the last 10)
+    batches: int
 
     def text(self) -> str:
         tried = ", ".join(

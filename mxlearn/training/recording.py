@@ -21,10 +21,8 @@ from .callback import Callback, RunContext
 
 def _batches_per_epoch(data_iter) -> int | None:
     # NDArrayIter knows its size; other iterators are counted during the first epoch.
-    num_data, batch_size = (
-        getattr(data_iter, "num_data", None),
-        getattr(data_iter, "batch_size", None),
-    )
+    num_data = getattr(data_iter, "num_data", None)
+    batch_size = getattr(data_iter, "batch_size", None)
     if not (num_data and batch_size):
         return None
     if getattr(data_iter, "last_batch_handle", "pad") == "discard":

@@ -87,27 +87,23 @@ def _squared_error(outputs: np.ndarray, targets: np.ndarray) -> float:
 
 @dataclass(frozen=True)
 class LossKind:
-    name: str  # an identifier; words() says it
+    name: str  # an N_ template: words() says it in the language mxlearn speaks
     growth: float  # how many times its starting value the loss may reach
     classifier: bool
     measure: Callable[[np.ndarray, np.ndarray], float | None]
 
     def words(self) -> str:
-        """The loss's name in the language mxlearn speaks, for messages."""
-        return {
-            "cross_entropy": say("cross-entropy"),
-            "binary_cross_entropy": say("binary cross-entropy"),
-            "squared_error": say("squared error"),
-            "absolute_error": say("absolute error"),
-        }[self.name]
+        return say(self.name)
 
 
 # The output layers whose loss the watchdog knows how to compute from (outputs, labels).
 LOSS_KINDS = {
-    "SoftmaxOutput": LossKind("cross_entropy", 2.0, True, _cross_entropy),
-    "LogisticRegressionOutput": LossKind("binary_cross_entropy", 2.0, False, _binary_cross_entropy),
-    "LinearRegressionOutput": LossKind("squared_error", 10.0, False, _squared_error),
-    "MAERegressionOutput": LossKind("absolute_error", 10.0, False, _absolute_error),
+    "SoftmaxOutput": LossKind(N_("cross-entropy"), 2.0, True, _cross_entropy),
+    "LogisticRegressionOutput": LossKind(
+        N_("binary cross-entropy"), 2.0, False, _binary_cross_entropy
+    ),
+    "LinearRegressionOutput": LossKind(N_("squared error"), 10.0, False, _squared_error),
+    "MAERegressionOutput": LossKind(N_("absolute error"), 10.0, False, _absolute_error),
 }
 
 
@@ -136,9 +132,8 @@ class DivergenceWatchdog(Callback):
         self.one_class_streak = 0
         self.warned = False
         self.checked = False
-        self.data_facts = None
         self.run: RunContext | None = None
-        self.advice: tuple[str, str] | None = None  # (cause, fix) once a stop is explained
+        self.advice: dict | None = None  # the cause and fix, once a stop is explained
 
     @property
     def suspect(self) -> bool:
@@ -147,7 +142,6 @@ class DivergenceWatchdog(Callback):
 
     def on_train_begin(self, run: RunContext) -> None:
         self.module, self.run, self.advice = run.module, run, None
-        self.data_facts = run.data_facts  # set by DataValueChecks, which runs first
         # the first loss layer the watchdog can read, with its label and its output
         inputs = self.module.label_inputs.values()
         watched = next((li for li in inputs if li.op in LOSS_KINDS), None)
@@ -172,16 +166,14 @@ class DivergenceWatchdog(Callback):
     def check(self, epoch: int, batch: int | None) -> None:
         self.checked = True
         if not self._weights_finite():
-            cause, fix = self._advice()
-            raise WeightsNotFinite(where=_where(epoch, batch), cause=cause, fix=fix)
+            raise WeightsNotFinite(where=_where(epoch, batch), **self._advice())
         reading = self._read_batch()
         if reading is None:
             return
         loss, predicted = reading
         if not math.isfinite(loss):
-            cause, fix = self._advice()
             where, loss_name = _where(epoch, batch), self.kind.words()
-            raise LossNotFinite(where=where, loss_name=loss_name, loss=loss, cause=cause, fix=fix)
+            raise LossNotFinite(where=where, loss_name=loss_name, loss=loss, **self._advice())
         self._judge_growth(epoch, batch, loss)
         self._judge_one_class(loss, predicted)
 
@@ -198,11 +190,8 @@ class DivergenceWatchdog(Callback):
         if len(self.over_limit) < self.patience:
             return
         streak = "; ".join(f"{at}: {value:.3g}" for at, value in self.over_limit)
-        cause, fix = self._advice()
         facts = dict(start=self.start_loss, limit=self.limit, patience=self.patience)
-        raise LossDiverging(
-            loss_name=self.kind.words(), streak=streak, cause=cause, fix=fix, **facts
-        )
+        raise LossDiverging(loss_name=self.kind.words(), streak=streak, **facts, **self._advice())
 
     def _judge_one_class(self, loss: float, predicted: np.ndarray | None) -> None:
         guessing = self._guessing_loss()
@@ -292,7 +281,7 @@ class DivergenceWatchdog(Callback):
     def _cause(self) -> str:
         rate = self._learning_rate()
         now = say(" (it is {rate:g} now)", rate=rate) if rate is not None else ""
-        facts = self.data_facts
+        facts = self.run.data_facts  # set by DataValueChecks, which runs first
         if facts is None:  # batches are checked as they come: the ones so far were clean
             return say(
                 "The usual cause is a learning rate too high for this network{rate_now}; data "
@@ -315,10 +304,33 @@ class DivergenceWatchdog(Callback):
             scale=scale,
         )
 
-    def _advice(self) -> tuple[str, str]:
-        """(cause, fix) of a stopped run: the data's facts, and a rate a probe found to learn."""
-        if self.advice is None:
-            self.advice = self._probed_advice()
+    def _advice(self) -> dict:
+        """The cause and fix of a stopped run, found once: the data's facts, and a rate a probe
+        found to learn."""
+        if self.advice is not None:
+            return self.advice
+        cause, rate = self._cause(), self._learning_rate()
+        found = self._probe(may_reset=True)  # the run is over: its iterator may be read again
+        if found is None:  # not probed: an optimizer object, or too few batches
+            tried = [r for r in rate_probe.USUAL_RATES if not rate or r < rate][-3:] or [0.001]
+            rates = ", ".join(f"{r:g}" for r in tried)
+            fix = say(
+                "train again from fresh weights at smaller rates ({rates}: a few epochs each) "
+                "and keep the one whose loss falls; mxlearn could not probe them here (an "
+                "optimizer object, or fewer than 20 batches)",
+                rates=rates,
+            )
+        elif found.rate is None:
+            fix = say("check the data and the network's last layer")
+        else:
+            fix = say(
+                "train again from fresh weights (a new Module) with "
+                "optimizer_params={{'learning_rate': {rate:g}}}",
+                rate=found.rate,
+            )
+        if found is not None:
+            cause = sentences(cause, found.text())
+        self.advice = {"cause": cause, "fix": fix}
         return self.advice
 
     def _probe(self, may_reset: bool):
@@ -334,28 +346,6 @@ class DivergenceWatchdog(Callback):
             self._trial_loss,
             guessing=self._guessing_loss(),
             may_reset=may_reset,
-        )
-
-    def _probed_advice(self) -> tuple[str, str]:
-        cause, rate = self._cause(), self._learning_rate()
-        found = self._probe(may_reset=True)  # the run is over: its iterator may be read again
-        if found is None:  # not probed: an optimizer object, or too few batches
-            tried = [r for r in rate_probe.USUAL_RATES if not rate or r < rate][-3:] or [0.001]
-            rates = ", ".join(f"{r:g}" for r in tried)
-            return cause, say(
-                "train again from fresh weights at smaller rates ({rates}: a few epochs each) "
-                "and keep the one whose loss falls; mxlearn could not probe them here (an "
-                "optimizer object, or fewer than 20 batches)",
-                rates=rates,
-            )
-        if found.rate is None:
-            return sentences(cause, found.text()), say(
-                "check the data and the network's last layer"
-            )
-        return sentences(cause, found.text()), say(
-            "train again from fresh weights (a new Module) with "
-            "optimizer_params={{'learning_rate': {rate:g}}}",
-            rate=found.rate,
         )
 
     def _trial_loss(self, trial, batch) -> float:
