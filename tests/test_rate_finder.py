@@ -245,7 +245,7 @@ def test_the_iterator_and_the_optimizer_are_checked_by_fits_own_rules():
     assert rules["num_batches"].values["minimum"] == 10
     assert rules["start"].values["above"] == 0 and rules["stop"].values["above"] == 0
     assert rules["beta"].values["minimum"] == 0 and rules["beta"].values["below"] == 1
-    assert rules["beta"].problem(0.0) is None and rules["beta"].problem(None) is None
+    assert rules["beta"].test(0.0) is None and rules["beta"].test(None) is None
 
 
 def test_an_iterator_without_labels_is_refused():
