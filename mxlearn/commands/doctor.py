@@ -9,9 +9,9 @@ import sys
 import unicodedata
 
 from .._compat import ENV_DEFAULTS, mx
-from ..devices import auto_context
-from ..gpus import (
+from ..devices import (
     architectures_text,
+    auto_context,
     build_architectures,
     has_kernels,
     installed_mxnet,
