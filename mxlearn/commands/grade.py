@@ -132,7 +132,7 @@ class _Grader:
             Grade(submission.student, submission.notebook, e, s, capped(m))
             for e, (s, m) in grades.items()
         ]
-        return rows, time.monotonic() - started, name if teacher is not None else None
+        return rows, time.monotonic() - started, name
 
     def _grades(self, submission, notebook, problem, teacher) -> dict[str, tuple[str, str]]:
         if notebook is None:
