@@ -65,13 +65,6 @@ def cache_dir() -> Path:
     return Path(base) / "mxlearn"
 
 
-def _candidates(location: str | os.PathLike) -> list[Path]:
-    location = Path(location)
-    if location.is_dir():
-        return [location / name for name in LETTER_FILES]
-    return [location]
-
-
 def _verified_bytes(path: Path) -> bytes:
     raw = path.read_bytes()
     try:
@@ -112,14 +105,12 @@ def _download(url: str, folder: Path) -> Path:
 
 def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) -> Path:
     """Where the verified letter-recognition file is, downloading it into the cache if needed."""
-    places = []
-    if path is not None:
-        places.append(path)
+    places = [] if path is None else [Path(path)]
     if os.environ.get("MXLEARN_DATA"):
-        places.append(os.environ["MXLEARN_DATA"])
-    places.append(cache_dir())
-    for place in places:
-        for candidate in _candidates(place):
+        places.append(Path(os.environ["MXLEARN_DATA"]))
+    for place in [*places, cache_dir()]:
+        # a folder holds the file under one of its names; anything else is the file itself
+        for candidate in [place / n for n in LETTER_FILES] if place.is_dir() else [place]:
             if candidate.is_file():
                 _verified_bytes(candidate)
                 return candidate
