@@ -87,15 +87,11 @@ def _set_numpy_aliases() -> None:
             setattr(np, name, value)
 
 
-def _set_env_defaults() -> None:
-    for name, value in ENV_DEFAULTS.items():
-        os.environ.setdefault(name, value)
-
-
 def _import_mxnet():
     _check_numpy()
     _set_numpy_aliases()
-    _set_env_defaults()
+    for name, value in ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     try:
         with warnings.catch_warnings():
             # MXNet 1.9.1's own imports trip NumPy and distutils deprecations that a student can
