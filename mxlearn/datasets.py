@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ._compat import mx
+from .atomic_write import atomic_write
 from .boundary import public
 from .errors import N_, DatasetError
 from .language import say
@@ -80,12 +80,12 @@ def _verified_bytes(path: Path) -> bytes:
 def _download(url: str, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / LETTER_FILES[0]
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".download-", delete=False) as tmp:
+
+    def fetch(tmp: str) -> None:
         try:
             with urllib.request.urlopen(url, timeout=60) as response:
-                tmp.write(response.read())
+                Path(tmp).write_bytes(response.read())
         except (urllib.error.URLError, OSError, ValueError) as err:
-            os.unlink(tmp.name)
             fix = say(  # the file's own address, whichever one was tried
                 "download {url} by hand, then either put it in {folder} or point mxlearn at "
                 "its folder: letter_recognition(path='/that/folder') or "
@@ -94,12 +94,9 @@ def _download(url: str, folder: Path) -> Path:
                 folder=folder,
             )
             raise DownloadFailed(url=url, reason=getattr(err, "reason", err), fix=fix) from None
-    try:
-        _verified_bytes(Path(tmp.name))
-    except DatasetError:
-        os.unlink(tmp.name)
-        raise
-    os.replace(tmp.name, target)  # only a verified file ever gets the final name
+        _verified_bytes(Path(tmp))  # only a verified file ever gets the final name
+
+    atomic_write(str(target), fetch)
     return target
 
 
