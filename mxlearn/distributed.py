@@ -186,8 +186,7 @@ class Job:
         servers_done_at = None
         while True:
             for process in self.processes:
-                code = process.popen.poll()
-                if code is not None and code != 0:
+                if process.popen.poll() not in (None, 0):
                     self._fail(process, process.ended_text())
             if all(p.popen.poll() == 0 for p in workers):
                 break

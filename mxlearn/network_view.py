@@ -173,7 +173,6 @@ def memory_text(count: int) -> str:
         if value < 1024 or unit == "GiB":
             return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
-    return f"{count} B"  # not reached: GiB takes every larger size
 
 
 def shape_text(layer: Layer) -> str:

@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -295,6 +294,5 @@ def _print_summary(grading: Grading) -> None:
             csv=grading.csv.resolve(),
             html=grading.html.resolve(),
         ),
-        file=sys.stdout,
         flush=True,
     )
