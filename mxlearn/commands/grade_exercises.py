@@ -144,7 +144,6 @@ def _missing_checks(found: int, total: int) -> str:
 
 
 def capped(text: str) -> str:
-    """``text`` on one line, at most MESSAGE_CHARS characters long."""
     line = " ".join(str(text).splitlines())
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 

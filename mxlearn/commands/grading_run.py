@@ -80,7 +80,6 @@ class Run:
 
 
 def start(notebook: str, folder: str, results: str, memory_mb: int, env: dict) -> Run:
-    """Start the run of ``notebook`` in ``folder`` (a process in a new session)."""
     command = [sys.executable, "-P", os.path.abspath(__file__), notebook, folder, results]
     process = subprocess.Popen(
         [*command, str(memory_mb)],
