@@ -141,7 +141,8 @@ def main(argv: list[str] | None = None) -> int:
         return _run(args)
     except MXLearnError as err:
         print(f"\nmxlearn: {err}", file=sys.stderr)
-        return 1
+        # grade refuses its arguments before any notebook runs: 2, as argparse's own refusals
+        return 2 if args.command == "grade" and isinstance(err, InputError) else 1
 
 
 @public("python -m mxlearn")
@@ -174,7 +175,19 @@ def _run(args: argparse.Namespace) -> int:
             cells = ", ".join(f"{exercise} {role}" for exercise, role in marked)
             print(say("{path}: {cells}", path=path, cells=cells or say("no exercise cells")))
     elif args.command == "grade":
-        return _grade(args)
+        # its packages (nbformat, nbclient, ipykernel) come with the dev extra, not with mxlearn:
+        # named before grade.py imports them, not an ImportError
+        refuse_missing_packages()
+        from .commands.grade import grade
+
+        grade(
+            args.submissions,
+            args.out,
+            timeout=args.timeout,
+            memory_mb=args.memory_mb,
+            jobs=args.jobs,
+            teacher=args.teacher,
+        )
     elif args.command == "launch":
         result = run_job(args.script, args.script_args, args.workers, args.servers, args.timeout)
         print(
@@ -186,29 +199,6 @@ def _run(args: argparse.Namespace) -> int:
         )
     else:
         run_doctor()
-    return 0
-
-
-def _grade(args: argparse.Namespace) -> int:
-    """``grade``: 2, as argparse's own refusals, when it refuses its arguments (each refusal
-    comes before any notebook runs); a SetupError goes on to main."""
-    # its packages (nbformat, nbclient, ipykernel) come with the dev extra, not with mxlearn:
-    # named before grade.py imports them, not an ImportError
-    refuse_missing_packages()
-    from .commands.grade import grade
-
-    try:
-        grade(
-            args.submissions,
-            args.out,
-            timeout=args.timeout,
-            memory_mb=args.memory_mb,
-            jobs=args.jobs,
-            teacher=args.teacher,
-        )
-    except InputError as err:
-        print(f"\nmxlearn: {err}", file=sys.stderr)
-        return 2
     return 0
 
 

@@ -41,17 +41,6 @@ class NoMxnetSetupError(SetupError):
     )
 
 
-def _cpu_fix() -> str:
-    return say('pip install "mxnet==1.9.1" (CPU) or: pip install -e ".[cpu]" / make setup')
-
-
-def _gpu_fix() -> str:
-    return say(
-        'pip install "mxnet-cu112==1.9.1" (NVIDIA GPU with CUDA 11.2 and cuDNN 8; never both '
-        "wheels at once) or: conda env create -f environment.yml"
-    )
-
-
 # Why each default: MXNET_SUBGRAPH_VERBOSE=0 silences the "Subgraph backend MKLDNN is activated"
 # line MXNet prints at every bind; a bounded oneDNN cache keeps memory flat when input shapes
 # vary (unbounded, it grew by 159 MB over 1,000 shapes here: benchmarks/shape_memory.py).
@@ -87,15 +76,11 @@ def _set_numpy_aliases() -> None:
             setattr(np, name, value)
 
 
-def _set_env_defaults() -> None:
-    for name, value in ENV_DEFAULTS.items():
-        os.environ.setdefault(name, value)
-
-
 def _import_mxnet():
     _check_numpy()
     _set_numpy_aliases()
-    _set_env_defaults()
+    for name, value in ENV_DEFAULTS.items():
+        os.environ.setdefault(name, value)
     try:
         with warnings.catch_warnings():
             # MXNet 1.9.1's own imports trip NumPy and distutils deprecations that a student can
@@ -103,9 +88,14 @@ def _import_mxnet():
             warnings.simplefilter("ignore", DeprecationWarning)
             import mxnet
     except ImportError as err:
-        if "libcuda" in str(err) or "libcudart" in str(err) or "libnvidia" in str(err):
-            raise NvidiaLibrariesSetupError(error=err, cpu_fix=_cpu_fix()) from None
-        raise NoMxnetSetupError(error=err, cpu_fix=_cpu_fix(), gpu_fix=_gpu_fix()) from None
+        cpu_fix = say('pip install "mxnet==1.9.1" (CPU) or: pip install -e ".[cpu]" / make setup')
+        if "libcuda" in str(err) or "libnvidia" in str(err):  # libcuda.so, libcudart.so too
+            raise NvidiaLibrariesSetupError(error=err, cpu_fix=cpu_fix) from None
+        gpu_fix = say(
+            'pip install "mxnet-cu112==1.9.1" (NVIDIA GPU with CUDA 11.2 and cuDNN 8; never both '
+            "wheels at once) or: conda env create -f environment.yml"
+        )
+        raise NoMxnetSetupError(error=err, cpu_fix=cpu_fix, gpu_fix=gpu_fix) from None
     if mxnet.__version__ != "1.9.1":
         warnings.warn(
             say(

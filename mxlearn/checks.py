@@ -242,23 +242,20 @@ def learned(mod, eval_iter, above: float | None = None) -> None:
     if above is not None and accuracy <= above:
         raise NotLearnedEnough(accuracy=accuracy, guessing=guessing, above=above, hints=hints)
     if above is None:
-        _ok(
-            say(
-                "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}).",
-                accuracy=accuracy,
-                guessing=guessing,
-            )
+        said = say(
+            "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}).",
+            accuracy=accuracy,
+            guessing=guessing,
         )
-        return
-    _ok(
-        say(
+    else:
+        said = say(
             "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}) and is "
             "above {above}.",
             accuracy=accuracy,
             guessing=guessing,
             above=above,
         )
-    )
+    _ok(said)
 
 
 @for_exercises

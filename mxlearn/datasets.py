@@ -14,7 +14,6 @@ from __future__ import annotations
 import gzip
 import hashlib
 import os
-import tempfile
 import urllib.error
 import urllib.request
 from pathlib import Path
@@ -22,6 +21,7 @@ from pathlib import Path
 import numpy as np
 
 from ._compat import mx
+from .atomic_write import atomic_write
 from .boundary import public
 from .errors import N_, DatasetError
 from .language import say
@@ -65,13 +65,6 @@ def cache_dir() -> Path:
     return Path(base) / "mxlearn"
 
 
-def _candidates(location: str | os.PathLike) -> list[Path]:
-    location = Path(location)
-    if location.is_dir():
-        return [location / name for name in LETTER_FILES]
-    return [location]
-
-
 def _verified_bytes(path: Path) -> bytes:
     raw = path.read_bytes()
     try:
@@ -87,12 +80,12 @@ def _verified_bytes(path: Path) -> bytes:
 def _download(url: str, folder: Path) -> Path:
     folder.mkdir(parents=True, exist_ok=True)
     target = folder / LETTER_FILES[0]
-    with tempfile.NamedTemporaryFile(dir=folder, prefix=".download-", delete=False) as tmp:
+
+    def fetch(tmp: str) -> None:
         try:
             with urllib.request.urlopen(url, timeout=60) as response:
-                tmp.write(response.read())
+                Path(tmp).write_bytes(response.read())
         except (urllib.error.URLError, OSError, ValueError) as err:
-            os.unlink(tmp.name)
             fix = say(  # the file's own address, whichever one was tried
                 "download {url} by hand, then either put it in {folder} or point mxlearn at "
                 "its folder: letter_recognition(path='/that/folder') or "
@@ -101,25 +94,20 @@ def _download(url: str, folder: Path) -> Path:
                 folder=folder,
             )
             raise DownloadFailed(url=url, reason=getattr(err, "reason", err), fix=fix) from None
-    try:
-        _verified_bytes(Path(tmp.name))
-    except DatasetError:
-        os.unlink(tmp.name)
-        raise
-    os.replace(tmp.name, target)  # only a verified file ever gets the final name
+        _verified_bytes(Path(tmp))  # only a verified file ever gets the final name
+
+    atomic_write(str(target), fetch)
     return target
 
 
 def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) -> Path:
     """Where the verified letter-recognition file is, downloading it into the cache if needed."""
-    places = []
-    if path is not None:
-        places.append(path)
+    places = [] if path is None else [Path(path)]
     if os.environ.get("MXLEARN_DATA"):
-        places.append(os.environ["MXLEARN_DATA"])
-    places.append(cache_dir())
-    for place in places:
-        for candidate in _candidates(place):
+        places.append(Path(os.environ["MXLEARN_DATA"]))
+    for place in [*places, cache_dir()]:
+        # a folder holds the file under one of its names; anything else is the file itself
+        for candidate in [place / n for n in LETTER_FILES] if place.is_dir() else [place]:
             if candidate.is_file():
                 _verified_bytes(candidate)
                 return candidate

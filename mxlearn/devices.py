@@ -1,22 +1,29 @@
-"""Device choice: the GPU when MXNet sees one, else the CPU, always with the reason."""
+"""Device choice: the GPU when MXNet sees one, else the CPU, always with the reason.
+
+Which NVIDIA GPUs are here, and whether the installed MXNet build has kernels for them: MXNet's
+GPU wheels carry machine code for a fixed list of GPU architectures and no PTX, so a GPU
+outside that list can allocate memory and then fail in the first operator with "no kernel
+image is available for execution on the device". ``mxnet-cu112==1.9.1`` (the last release)
+stops at sm_86: it runs on Maxwell to Ada GPUs, not on Hopper (H100/H200) or newer. mxlearn
+checks before training starts instead.
+
+GPUs are read with ``nvidia-smi`` (it comes with the driver), not through MXNet, so that the
+answer is there even with the CPU build installed.
+"""
 
 from __future__ import annotations
 
+import importlib.metadata
 import os
 import platform
+import shutil
+import subprocess
+from dataclasses import dataclass
 
 from . import rules
 from ._compat import mx
 from .boundary import public
 from .errors import N_, ArgumentTypeError, DeviceError
-from .gpus import (
-    GpuInfo,
-    build_architectures,
-    has_kernels,
-    installed_mxnet,
-    nvidia_gpus,
-    unsupported_reason,
-)
 from .language import say, say_n
 
 
@@ -67,6 +74,121 @@ class DeviceUnusable(DeviceError):
     )
 
 
+# Architectures (compute capability x 10) compiled into the GPU wheels mxlearn installs, as
+# listed by `cuobjdump --list-elf libmxnet.so` of the wheel. No PTX: nothing else can run.
+WHEEL_ARCHITECTURES = {("mxnet-cu112", "1.9.1"): (50, 60, 70, 80, 86)}
+
+
+@dataclass(frozen=True)
+class GpuInfo:
+    index: int
+    name: str
+    compute_capability: tuple[int, int] | None  # (9, 0) for an H100
+    memory_total_mib: int | None
+    memory_used_mib: int | None
+
+    @property
+    def sm(self) -> str:
+        if self.compute_capability is None:
+            return "sm_?"
+        major, minor = self.compute_capability
+        return f"sm_{major}{minor}"
+
+    def describe(self) -> str:
+        memory = f", {self.memory_total_mib / 1024:.0f} GiB" if self.memory_total_mib else ""
+        return f"gpu({self.index}) {self.name} ({self.sm}{memory})"
+
+
+def _number(text: str) -> int | None:
+    try:
+        return int(float(text))
+    except ValueError:
+        return None
+
+
+def parse_nvidia_smi(csv_text: str) -> list[GpuInfo]:
+    """GPUs from ``nvidia-smi --query-gpu=index,name,compute_cap,memory.total,memory.used
+    --format=csv,noheader,nounits``."""
+    gpus = []
+    for line in csv_text.strip().splitlines():
+        fields = [f.strip() for f in line.split(",")]
+        if len(fields) != 5:
+            continue
+        index, name, capability, total, used = fields
+        major, _, minor = capability.partition(".")
+        cc = (int(major), int(minor)) if major.isdigit() and minor.isdigit() else None
+        gpus.append(GpuInfo(int(index), name, cc, _number(total), _number(used)))
+    return gpus
+
+
+def nvidia_gpus() -> list[GpuInfo]:
+    """The GPUs the NVIDIA driver shows; [] without a driver or GPU."""
+    if not shutil.which("nvidia-smi"):
+        return []
+    try:
+        out = subprocess.run(
+            [
+                "nvidia-smi",
+                "--query-gpu=index,name,compute_cap,memory.total,memory.used",
+                "--format=csv,noheader,nounits",
+            ],
+            capture_output=True,
+            text=True,
+            timeout=15,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return []
+    return parse_nvidia_smi(out.stdout) if out.returncode == 0 else []
+
+
+def installed_mxnet() -> tuple[str, str] | None:
+    """(distribution, version) of the installed MXNet wheel, e.g. ('mxnet-cu112', '1.9.1')."""
+    for dist in importlib.metadata.distributions():
+        name = (dist.metadata["Name"] or "").lower()
+        if name == "mxnet" or name.startswith("mxnet-cu"):
+            return name, dist.version
+    return None
+
+
+def build_architectures(build: tuple[str, str] | None) -> tuple[int, ...] | None:
+    """The architectures a GPU wheel has kernels for; None when unknown (or the CPU wheel)."""
+    return WHEEL_ARCHITECTURES.get(build) if build else None
+
+
+def has_kernels(gpu: GpuInfo, architectures) -> bool | None:
+    """Whether machine code for one of ``architectures`` runs on ``gpu``. Code for sm_XY runs
+    on sm_XZ with Z >= Y (same major version); there is no PTX to compile for anything else."""
+    if gpu.compute_capability is None or architectures is None:
+        return None
+    major, minor = gpu.compute_capability
+    return any(a // 10 == major and a % 10 <= minor for a in architectures)
+
+
+def architectures_text(architectures) -> str:
+    return ", ".join(f"sm_{a}" for a in architectures)
+
+
+def unsupported_reason(gpu: GpuInfo, build, architectures, installed: bool = True) -> str:
+    facts = dict(
+        gpu=gpu.describe(),
+        wheel=build[0],
+        version=build[1],
+        architectures=architectures_text(architectures),
+    )
+    if not installed:
+        return say(
+            "{gpu} has no kernels in the GPU build {wheel} {version} either, which carries machine "
+            "code for {architectures} only (no PTX): every operator would fail with 'no kernel "
+            "image'",
+            **facts,
+        )
+    return say(
+        "{gpu} has no kernels in the installed {wheel} {version}, which carries machine code for "
+        "{architectures} only (no PTX): every operator would fail with 'no kernel image'",
+        **facts,
+    )
+
+
 def gpu_count() -> int:
     """GPUs MXNet can use: 0 on the CPU wheel or without the NVIDIA driver."""
     try:
@@ -86,13 +208,13 @@ def no_gpu_reason(gpus=None, build=None) -> str:
     if not _build_has_cuda():
         version = mx.__version__
         if gpus:
-            gpu = gpus[0]
-            wheel = ("mxnet-cu112", "1.9.1")
-            if has_kernels(gpu, build_architectures(wheel)) is False:
+            gpu, wheel = gpus[0], ("mxnet-cu112", "1.9.1")
+            architectures = build_architectures(wheel)
+            if has_kernels(gpu, architectures) is False:
                 return say(
                     "the installed MXNet {version} is the CPU build; {why}",
                     version=version,
-                    why=unsupported_reason(gpu, wheel, build_architectures(wheel), False),
+                    why=unsupported_reason(gpu, wheel, architectures, False),
                 )
             return say(
                 "the installed MXNet {version} is the CPU build, though {gpu} is here: "

@@ -59,11 +59,6 @@ class JobTimedOut(DistributedJobError):
     )
 
 
-class TooFewProcesses(InputError):
-    says = N_("launch(workers={workers}, servers={servers}): a job needs at least one of each.")
-    fix_code = "python -m mxlearn launch -n 2 -s 1 train.py"
-
-
 class NoSuchScript(InputError):
     says = N_("launch(): there is no script '{script}'.")
     fix_code = "python -m mxlearn launch -n 2 path/to/train.py"
@@ -81,23 +76,20 @@ class JobProcess:
     def pid(self) -> int:
         return self.popen.pid
 
-    def how_it_ended(self) -> str:
+    def ended_text(self) -> str:
+        """'worker 1 (pid 4242) was killed by SIGKILL': the process, then how it ended."""
         code = self.popen.returncode
         if code is None:
-            return say("is still running")
-        if code < 0:
+            ended = say("is still running")
+        elif code < 0:
             try:
                 name = signal.Signals(-code).name
             except ValueError:
                 name = say("signal {number}", number=-code)
-            return say("was killed by {signal}", signal=name)
-        return say("exited with status {code}", code=code)
-
-    def ended_text(self) -> str:
-        """'worker 1 (pid 4242) was killed by SIGKILL': the process, then how it ended."""
-        return say(
-            "{role} (pid {pid}) {ended}", role=self.role, pid=self.pid, ended=self.how_it_ended()
-        )
+            ended = say("was killed by {signal}", signal=name)
+        else:
+            ended = say("exited with status {code}", code=code)
+        return say("{role} (pid {pid}) {ended}", role=self.role, pid=self.pid, ended=ended)
 
 
 @dataclass
@@ -107,7 +99,6 @@ class JobResult:
 
 
 def free_port() -> int:
-    """A TCP port on 127.0.0.1 that nothing listens on now."""
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind((LOOPBACK, 0))
         return probe.getsockname()[1]
@@ -137,22 +128,17 @@ def job_environment(workers: int, servers: int, port: int, base: dict | None = N
     return env
 
 
+@dataclass
 class Job:
-    def __init__(
-        self,
-        script: str,
-        args,
-        workers: int,
-        servers: int,
-        timeout: float | None,
-        python: str,
-        output,
-    ) -> None:
-        self.script, self.args = script, list(args)
-        self.workers, self.servers, self.timeout = workers, servers, timeout
-        self.python, self.output = python, output
-        self.processes: list[JobProcess] = []
-        self._print_lock = threading.Lock()
+    script: str
+    args: list
+    workers: int
+    servers: int
+    timeout: float | None
+    python: str
+    output: object
+    processes: list[JobProcess] = field(default_factory=list)
+    print_lock: threading.Lock = field(default_factory=threading.Lock)
 
     # ---------------------------------------------------------------- starting
     def start(self) -> None:
@@ -187,7 +173,7 @@ class Job:
         for line in process.popen.stdout:
             line = line.rstrip("\n")
             process.last_lines.append(line)
-            with self._print_lock:
+            with self.print_lock:
                 print(f"[{process.role}] {line}", file=self.output, flush=True)
 
     # ---------------------------------------------------------------- watching
@@ -199,10 +185,9 @@ class Job:
         servers_done_at = None
         while True:
             for process in self.processes:
-                code = process.popen.poll()
-                if code is not None and code != 0:
+                if process.popen.poll() not in (None, 0):
                     self._fail(process, process.ended_text())
-            if self._all_done(workers):
+            if all(p.popen.poll() == 0 for p in workers):
                 break
             # Servers and the scheduler end (status 0) once every worker has said goodbye,
             # sometimes a moment before the workers themselves have exited.
@@ -237,10 +222,6 @@ class Job:
         while time.monotonic() < deadline and any(p.popen.poll() is None for p in others):
             time.sleep(POLL_SECONDS)
         self.stop()
-
-    @staticmethod
-    def _all_done(workers) -> bool:
-        return all(p.popen.poll() == 0 for p in workers)
 
     def _fail(self, culprit: JobProcess | None, what: str, kind=DistributedJobError) -> None:
         self.stop()
@@ -293,11 +274,9 @@ def launch(
     --------
     >>> mxlearn.distributed.launch('train.py', ['--epochs', '3'], workers=2)  # doctest: +SKIP
     """
-    if workers < 1 or servers < 1:
-        raise TooFewProcesses(workers=workers, servers=servers)
     if not os.path.isfile(script):
         raise NoSuchScript(script=script)
-    job = Job(script, args, workers, servers, timeout, python, output or sys.stdout)
+    job = Job(script, list(args), workers, servers, timeout, python, output or sys.stdout)
     started = time.monotonic()
     try:
         job.start()

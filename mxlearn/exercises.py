@@ -87,10 +87,6 @@ def exercise_name(exercise) -> str:
     return name
 
 
-def _title(exercise: str) -> str:
-    return catalogue()[exercise][0]
-
-
 def _next_hint(exercise: str) -> str:
     title, hints = catalogue()[exercise]
     shown = min(_hints_given.get(exercise, 0) + 1, len(hints))
@@ -139,7 +135,7 @@ def _verdict(exercise: str, failure: CheckFailed, counted: bool) -> CheckFailed:
         _failures[exercise] = _failures.get(exercise, 0) + 1
         if _failures[exercise] >= 2:
             problem += "\n  " + _next_hint(exercise)
-    title = _title(exercise)
+    title = catalogue()[exercise][0]
     said = say(
         "Exercise {exercise} ({title}): {problem}", exercise=exercise, title=title, problem=problem
     )

@@ -94,21 +94,21 @@ def describe_inputs(symbol) -> str:
     return say("; ").join(parts) if parts else say("no inputs")
 
 
-def infer_param_shapes(symbol, param_names, input_shapes: dict) -> dict | None:
-    """Parameter shapes the network would need for ``input_shapes``, or None if impossible."""
+def _argument_shapes(symbol, given: dict) -> dict | None:
     try:
-        arg_shapes, _, _ = symbol.infer_shape_partial(**input_shapes)
+        arg_shapes, _, _ = symbol.infer_shape_partial(**given)
     except mx.base.MXNetError:
         return None
-    shapes = dict(zip(symbol.list_arguments(), arg_shapes))
-    return {name: tuple(shapes[name]) for name in param_names if name in shapes}
+    return dict(zip(symbol.list_arguments(), map(tuple, arg_shapes)))
+
+
+def infer_param_shapes(symbol, param_names, input_shapes: dict) -> dict | None:
+    """Parameter shapes the network would need for ``input_shapes``, or None if impossible."""
+    shapes = _argument_shapes(symbol, input_shapes)
+    return None if shapes is None else {n: shapes[n] for n in param_names if n in shapes}
 
 
 def infer_label_shapes(symbol, data_shapes: dict, label_names) -> dict:
     """Label shapes implied by the data shapes alone (empty for labels the network leaves open)."""
-    try:
-        arg_shapes, _, _ = symbol.infer_shape_partial(**data_shapes)
-    except mx.base.MXNetError:
-        return {}
-    shapes = dict(zip(symbol.list_arguments(), arg_shapes))
-    return {n: tuple(shapes[n]) for n in label_names if shapes.get(n)}
+    shapes = _argument_shapes(symbol, data_shapes) or {}
+    return {n: shapes[n] for n in label_names if shapes.get(n)}

@@ -99,9 +99,7 @@ class Layer:
     @property
     def shape(self) -> tuple:
         """The output shape; for an operator with several outputs, a tuple of shapes."""
-        if len(self.shapes) == 1:
-            return self.shapes[0]
-        return tuple(self.shapes)
+        return self.shapes[0] if len(self.shapes) == 1 else self.shapes
 
     @property
     def is_input(self) -> bool:

@@ -119,8 +119,7 @@ class NetworkView:
         """The drawing: one box per layer, top to bottom, an arrow along each edge."""
         return draw_svg(self)
 
-    def _repr_svg_(self) -> str:
-        return self.svg()
+    _repr_svg_ = svg
 
     def save(self, path: str | os.PathLike) -> str:
         """Write the drawing to ``path`` (a .svg file); returns the path."""
@@ -164,8 +163,7 @@ class NetworkView:
     def __str__(self) -> str:
         return text_table(self)
 
-    def __repr__(self) -> str:
-        return text_table(self)
+    __repr__ = __str__
 
 
 def memory_text(count: int) -> str:
@@ -175,12 +173,9 @@ def memory_text(count: int) -> str:
         if value < 1024 or unit == "GiB":
             return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
-    return f"{count} B"  # not reached: GiB takes every larger size
 
 
 def shape_text(layer: Layer) -> str:
-    if len(layer.shapes) == 1:
-        return str(layer.shapes[0])
     return ", ".join(str(s) for s in layer.shapes)
 
 
@@ -195,7 +190,8 @@ def text_width(text: str, size: float = FONT) -> float:
     return columns(text) * 0.6 * size
 
 
-def _padded(text: str, width: int, right: bool) -> str:
+def padded(text: str, width: int, right: bool = False) -> str:
+    """``text`` filled with spaces to ``width`` columns, on the left when ``right``."""
     room = " " * max(0, width - columns(text))
     return room + text if right else text + room
 
@@ -218,7 +214,7 @@ def text_table(view: NetworkView) -> str:
     right = [i >= 3 for i in range(len(headings))]  # numbers line up on the right
 
     def line(row):
-        return "  ".join(_padded(t, w, r) for t, w, r in zip(row, widths, right)).rstrip()
+        return "  ".join(padded(t, w, r) for t, w, r in zip(row, widths, right)).rstrip()
 
     rule = "-" * columns(line(headings))
     lines = [line(headings), rule, *map(line, rows), rule, line(total)]

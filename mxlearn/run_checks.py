@@ -207,10 +207,6 @@ def _overrides_a_hook(tracker) -> bool:
     )
 
 
-def _trained_epochs(mod) -> list[int]:
-    return sorted({r.epoch for r in mod.history.records if r.phase == "train"})
-
-
 @for_exercises
 def for_prediction_only(mod) -> None:
     """The module is bound for predictions: no labels, no gradients."""
@@ -250,7 +246,8 @@ def stopped_early(mod, patience: int, num_epoch: int) -> None:
 @for_exercises
 def resumed_epochs(mod, begin_epoch: int, num_epoch: int) -> None:
     """The module trained exactly the epochs from ``begin_epoch`` up to ``num_epoch``."""
-    trained, expected = _trained_epochs(mod), list(range(begin_epoch, num_epoch))
+    trained = sorted({r.epoch for r in mod.history.records if r.phase == "train"})
+    expected = list(range(begin_epoch, num_epoch))
     if trained != expected:
         last = num_epoch - 1
         raise OtherEpochsTrained(trained=trained, expected=expected, begin=begin_epoch, last=last)

@@ -12,10 +12,10 @@ import pytest
 
 import mxlearn
 from mxlearn import checks, mx
-from mxlearn.checks import WrongOutputShape
 from mxlearn.__main__ import main
-from mxlearn.commands.answer_regions import student_cell
+from mxlearn.checks import WrongOutputShape
 from mxlearn.commands.exercise_cells import mark, metadata
+from mxlearn.commands.student_edition import student_cell
 from mxlearn.errors import CheckFailed
 from mxlearn.exercises import ExerciseNotNamed, NoSuchExercise, NothingToCheckYet, catalogue
 from mxlearn.module.mutable import LargerThanMax

@@ -9,10 +9,12 @@ from mxlearn.devices import (
     GpuForcedMissing,
     GpuForcedUnsupported,
     NotADeviceKind,
+    build_architectures,
     choose_device,
+    has_kernels,
+    parse_nvidia_smi,
     unsupported_reason,
 )
-from mxlearn.gpus import build_architectures, has_kernels, parse_nvidia_smi
 
 # What `nvidia-smi --query-gpu=index,name,compute_cap,memory.total,memory.used
 # --format=csv,noheader,nounits` prints, one GPU per line.

@@ -9,9 +9,9 @@ import nbformat
 import pytest
 
 from mxlearn.__main__ import TwoCourseOutputs
-from mxlearn.commands.answer_leaks import AnswerLeaks
-from mxlearn.commands.answer_regions import BadRegion
 from mxlearn.commands.student_edition import (
+    AnswerLeaks,
+    BadRegion,
     EditionNotWritten,
     IntoTheTeachersEdition,
     NoOutName,

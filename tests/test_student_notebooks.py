@@ -11,8 +11,7 @@ import nbformat
 import pytest
 from nbclient import NotebookClient
 
-from mxlearn.commands.answer_regions import student_cell
-from mxlearn.commands.student_edition import write_student_edition
+from mxlearn.commands.student_edition import student_cell, write_student_edition
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
 NAMES = [p.relative_to(ROOT) for p in sorted(ROOT.glob("*.ipynb"))]

@@ -64,14 +64,7 @@ def offline_outputs(nb) -> None:
         cell.outputs = kept
 
 
-def html_page(nb) -> str:
-    exporter = HTMLExporter()  # the JupyterLab look; images are already inline as base64
-    body, _ = exporter.from_notebook_node(nb)
-    return EXTERNAL_SCRIPT.sub("", body)
-
-
 def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> NotebookRun:
-
     out_folder.mkdir(parents=True, exist_ok=True)
     nb = nbformat.read(source, as_version=4)
     started = time.perf_counter()
@@ -102,7 +95,8 @@ def run_notebook(source: Path, out_folder: Path, timeout: int = 900) -> Notebook
     nbformat.write(nb, executed)
     offline_outputs(nb)
     html = executed.with_suffix(".html")
-    html.write_text(html_page(nb), encoding="utf-8")
+    body, _ = HTMLExporter().from_notebook_node(nb)  # the JupyterLab look; images inline
+    html.write_text(EXTERNAL_SCRIPT.sub("", body), encoding="utf-8")
     return NotebookRun(source, executed, html, seconds, error)
 
 

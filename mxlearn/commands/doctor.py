@@ -6,18 +6,18 @@ import importlib.metadata
 import os
 import platform
 import sys
-import unicodedata
 
 from .._compat import ENV_DEFAULTS, mx
-from ..devices import auto_context
-from ..gpus import (
+from ..devices import (
     architectures_text,
+    auto_context,
     build_architectures,
     has_kernels,
     installed_mxnet,
     nvidia_gpus,
 )
 from ..language import say
+from ..network_view import padded
 
 GPU_WHEEL = ("mxnet-cu112", "1.9.1")  # what `make setup MXNET=gpu` installs
 LABEL_WIDTH = 23  # the column of the values
@@ -114,14 +114,8 @@ def gpu_rows() -> None:
         )
 
 
-def _padded(label: str, width: int = LABEL_WIDTH) -> str:
-    """``label`` filled with spaces to ``width`` columns; a Chinese character takes two."""
-    columns = sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in label)
-    return label + " " * max(0, width - columns)
-
-
 def _row(label: str, value: str) -> None:
-    print(f"{_padded(label)} {value}")
+    print(f"{padded(label, LABEL_WIDTH)} {value}")
 
 
 def run_doctor() -> None:
@@ -138,7 +132,7 @@ def run_doctor() -> None:
     for name in ENV_DEFAULTS:
         _row(name, str(os.environ.get(name)))
     device = say("device")
-    print(f"{_padded(device)} ", end="")
+    print(f"{padded(device, LABEL_WIDTH)} ", end="")
     auto_context()
     ok, why = widget_support()
     verdict = say("will render: {why}", why=why) if ok else say("will NOT render: {why}", why=why)

@@ -58,7 +58,6 @@ def mark(notebook) -> list[tuple[str, str]]:
 
 
 def mark_files(paths) -> dict[str, list[tuple[str, str]]]:
-    """``mark`` each notebook file in place; what each had marked."""
     done = {}
     for path in paths:
         notebook = read_teacher_notebook(path, "python -m mxlearn mark")

@@ -26,7 +26,6 @@ from __future__ import annotations
 import csv
 import os
 import shutil
-import sys
 import tempfile
 import threading
 import time
@@ -132,7 +131,7 @@ class _Grader:
             Grade(submission.student, submission.notebook, e, s, capped(m))
             for e, (s, m) in grades.items()
         ]
-        return rows, time.monotonic() - started, name if teacher is not None else None
+        return rows, time.monotonic() - started, name
 
     def _grades(self, submission, notebook, problem, teacher) -> dict[str, tuple[str, str]]:
         if notebook is None:
@@ -295,6 +294,5 @@ def _print_summary(grading: Grading) -> None:
             csv=grading.csv.resolve(),
             html=grading.html.resolve(),
         ),
-        file=sys.stdout,
         flush=True,
     )

@@ -144,7 +144,6 @@ def _missing_checks(found: int, total: int) -> str:
 
 
 def capped(text: str) -> str:
-    """``text`` on one line, at most MESSAGE_CHARS characters long."""
     line = " ".join(str(text).splitlines())
     return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
 
@@ -166,50 +165,34 @@ def _from_error(event: dict) -> tuple[str, str]:
     return ERROR, f"{name}: {value}" if value else name
 
 
-@dataclass
-class Stop:
-    """Why the run ended before its last cell, and in which cell (counted from 1)."""
-
-    status: str
-    message: str
-
-
-def stop_of(events: list[dict], code_cells: list[int], timed_out: bool, limits: dict) -> Stop:
-    """Why the run stopped early (None-like Stop with status '' when it ran to the end)."""
+def stop_of(events: list[dict], code_cells: list[int], timed_out: bool, limits: dict) -> tuple:
+    """(status, message): why the run ended before its last cell, and in which cell (counted
+    from 1); ('', '') when it ran to the end."""
     done = {e["cell"] for e in events if "status" in e and e["status"] != "dead"}
     unfinished = [index for index in code_cells if index not in done]
     cell = unfinished[0] + 1 if unfinished else 0
     memory = next((e for e in events if "memory" in e), None)
     if memory is not None:
         cell = memory["cell"] + 1 if memory.get("cell", -1) >= 0 else cell
-        return Stop(
-            ERROR,
-            say(
-                "the memory limit of {mb} MB was reached in cell {cell}; the kernel was stopped",
-                mb=memory["memory"],
-                cell=cell,
-            ),
+        return ERROR, say(
+            "the memory limit of {mb} MB was reached in cell {cell}; the kernel was stopped",
+            mb=memory["memory"],
+            cell=cell,
         )
     if any(e.get("status") == "dead" for e in events):
-        return Stop(
-            ERROR,
-            say(
-                "the kernel died in cell {cell} (the code exited, crashed or ran out of memory)",
-                cell=cell,
-            ),
+        return ERROR, say(
+            "the kernel died in cell {cell} (the code exited, crashed or ran out of memory)",
+            cell=cell,
         )
     if timed_out:
-        return Stop(
-            TIMEOUT,
-            say(
-                "the notebook's time limit of {seconds:g} s ran out in cell {cell}",
-                seconds=limits["timeout"],
-                cell=cell,
-            ),
+        return TIMEOUT, say(
+            "the notebook's time limit of {seconds:g} s ran out in cell {cell}",
+            seconds=limits["timeout"],
+            cell=cell,
         )
     if unfinished:
-        return Stop(ERROR, say("the notebook could not be run: {problem}", problem=limits["tail"]))
-    return Stop("", "")
+        return ERROR, say("the notebook could not be run: {problem}", problem=limits["tail"])
+    return "", ""
 
 
 def grades_from_run(
@@ -219,7 +202,7 @@ def grades_from_run(
     cells = prepared.notebook.cells
     code_cells = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
     results = {e["cell"]: e for e in events if e.get("status") in ("ok", "error")}
-    stop = stop_of(events, code_cells, timed_out, limits)
+    stopped, why = stop_of(events, code_cells, timed_out, limits)
     grades = {}
     for exercise in prepared.exercises:
         if exercise.name in prepared.missing:
@@ -229,7 +212,7 @@ def grades_from_run(
         elif all(index in results for index in exercise.cells):
             grades[exercise.name] = _failure(exercise, results)
         else:
-            grades[exercise.name] = (stop.status or ERROR, stop.message)
+            grades[exercise.name] = (stopped or ERROR, why)
     return grades
 
 

@@ -187,7 +187,9 @@ def read_teacher(folder: Path) -> Teacher:
         for path in sorted(place.glob("*.ipynb")) if place.is_dir() else []:
             if not shown(path):
                 continue
-            editions.setdefault(path.name, []).append(read_teacher_notebook(path, "python -m mxlearn grade"))
+            editions.setdefault(path.name, []).append(
+                read_teacher_notebook(path, "python -m mxlearn grade")
+            )
     return Teacher(folder, editions)
 
 
@@ -245,15 +247,11 @@ def _is_grades_csv(path: Path) -> bool:
     return first.rstrip(b"\r\n") == ",".join(HEADER).encode()
 
 
-def _refuse_a_folder(folder: str, out: Path) -> None:
-    if out.is_dir():
-        raise OutIsAFolder(out=str(out), folder=folder)
-
-
 def refuse_out(submissions: Path, out: Path) -> None:
     """Refuse an ``--out`` whose writing could destroy a file that is not a grader's."""
     folder, html = str(submissions), out.with_suffix(".html")
-    _refuse_a_folder(folder, out)
+    if out.is_dir():
+        raise OutIsAFolder(out=str(out), folder=folder)
     real, inside = out.resolve(), submissions.resolve()
     if real == inside or inside in real.parents:
         raise OutInsideSubmissions(out=str(out), folder=folder)

@@ -33,8 +33,15 @@ def _e(value: object) -> str:
     return html.escape(str(value), quote=True)
 
 
-def _key(grade) -> tuple:
-    return grade.notebook, exercise_key(grade.exercise)
+def _exercises(grades) -> list[tuple[str, str]]:
+    """Each (notebook, exercise) graded, in the notebook's order of exercises."""
+    return sorted(
+        {(g.notebook, g.exercise) for g in grades}, key=lambda k: (k[0], exercise_key(k[1]))
+    )
+
+
+def _table_head(*heads: str) -> str:
+    return "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>"
 
 
 def _exercise_title(notebook: str, exercise: str) -> str:
@@ -53,18 +60,14 @@ def _overview(grades, csv_name: str) -> list[str]:
         csv=csv_name,
     )
     cells = "".join(f'<td class="{s} count">{counts.get(s, 0)}</td>' for s in STATUSES)
-    heads = "".join(f"<th>{s}</th>" for s in STATUSES)
-    return [f"<p>{_e(said)}</p>", f"<table><tr>{heads}</tr><tr>{cells}</tr></table>"]
+    return [f"<p>{_e(said)}</p>", f"{_table_head(*STATUSES)}<tr>{cells}</tr></table>"]
 
 
 def _per_exercise(grades) -> list[str]:
     title = say("Each exercise")
     parts = [f"<h2>{_e(title)}</h2>"]
-    exercises = sorted(
-        {(g.notebook, g.exercise) for g in grades}, key=lambda k: (k[0], exercise_key(k[1]))
-    )
-    heads = (say("status"), say("students"), say("who"))
-    for notebook, exercise in exercises:
+    heads = _table_head(say("status"), say("students"), say("who"))
+    for notebook, exercise in _exercises(grades):
         mine = [g for g in grades if (g.notebook, g.exercise) == (notebook, exercise)]
         rows = []
         for status in STATUSES:
@@ -76,7 +79,7 @@ def _per_exercise(grades) -> list[str]:
             )
         parts += [
             f"<h3>{_exercise_title(notebook, exercise)}</h3>",
-            "<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>",
+            heads,
             *rows,
             "</table>",
         ]
@@ -89,8 +92,7 @@ def _common_messages(grades) -> list[str]:
     parts = [f"<h2>{_e(title)}</h2>"]
     if not counted:
         return parts + [f"<p>{_e(none)}</p>"]
-    heads = (say("times"), say("status"), say("message"), say("exercises"))
-    parts.append("<table><tr>" + "".join(f"<th>{_e(h)}</th>" for h in heads) + "</tr>")
+    parts.append(_table_head(say("times"), say("status"), say("message"), say("exercises")))
     for (status, message), count in counted.most_common(MOST_COMMON):
         where = sorted(
             {(g.notebook, g.exercise) for g in grades if (g.status, g.message) == (status, message)}
@@ -104,9 +106,7 @@ def _common_messages(grades) -> list[str]:
 
 
 def _student_table(grades) -> list[str]:
-    columns = sorted(
-        {(g.notebook, g.exercise) for g in grades}, key=lambda k: (k[0], exercise_key(k[1]))
-    )
+    columns = _exercises(grades)
     by_cell = {(g.student, g.notebook, g.exercise): g for g in grades}
     heads = "".join(f"<th>{_exercise_title(n, e)}</th>" for n, e in columns)
     title, first = say("Every student and exercise"), say("student")
@@ -115,12 +115,11 @@ def _student_table(grades) -> list[str]:
         cells = []
         for notebook, exercise in columns:
             grade = by_cell.get((student, notebook, exercise))
-            if grade is None:
-                cells.append("<td></td>")
-            else:
-                cells.append(
-                    f'<td class="{grade.status}" title="{_e(grade.message)}">{grade.status}</td>'
-                )
+            cells.append(
+                "<td></td>"
+                if grade is None
+                else f'<td class="{grade.status}" title="{_e(grade.message)}">{grade.status}</td>'
+            )
         parts.append(f"<tr><th>{_e(student)}</th>{''.join(cells)}</tr>")
     return parts + ["</table>"]
 

@@ -80,7 +80,6 @@ class Run:
 
 
 def start(notebook: str, folder: str, results: str, memory_mb: int, env: dict) -> Run:
-    """Start the run of ``notebook`` in ``folder`` (a process in a new session)."""
     command = [sys.executable, "-P", os.path.abspath(__file__), notebook, folder, results]
     process = subprocess.Popen(
         [*command, str(memory_mb)],
@@ -282,20 +281,14 @@ def _rss(process) -> int:
         return 0
 
 
-def _limit_address_space(memory_mb: int) -> None:
-    try:
-        import psutil  # noqa: F401  (the watchdog measures what is used: no limit needed)
-    except ImportError:
+def main(argv: list[str]) -> None:
+    notebook, folder, results, memory_mb = argv[0], argv[1], argv[2], int(argv[3])
+    if importlib.util.find_spec("psutil") is None:  # with it, the watchdog measures the use
         import resource
 
         limit = memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-
-
-def main(argv: list[str]) -> None:
-    notebook, folder, results, memory_mb = argv
-    _limit_address_space(int(memory_mb))
-    run(notebook, folder, results, int(memory_mb))
+    run(notebook, folder, results, memory_mb)
 
 
 if __name__ == "__main__":

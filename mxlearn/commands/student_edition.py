@@ -5,21 +5,40 @@ edition. An exercise's answer sits between nbgrader's markers ``### BEGIN SOLUTI
 ``### END SOLUTION``, in a cell that nbgrader's metadata marks as a solution, so a teacher who
 uses nbgrader can grade with it. The student edition replaces each answer by nbgrader's stub
 (``# YOUR CODE HERE`` and ``raise NotImplementedError()``, the comment in the notebook's
-language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line (``answer_regions``).
+language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line.
 It clears outputs, execution counts, saved widget state and the attachments an answer showed,
 and tags each stubbed code cell and each check cell ``raises-exception``: they raise until the
 student answers, and Run All then goes on past them instead of stopping at the first exercise.
 
-Everything is made and searched (``answer_leaks``) before anything is written; the edition is
+Everything is made and searched before anything is written; the edition is
 then written beside OUT and put in its place whole, so a refusal or a failed write leaves OUT
 as it was, and a new edition never keeps a file of an older one.
+
+The answer regions of a cell are read as nbgrader reads them: any line holding ``BEGIN
+SOLUTION`` starts an answer (``### BEGIN SOLUTION`` in the course, but ``# BEGIN SOLUTION``
+too) and the region is replaced by a stub; a cell marked as a solution without markers is
+replaced whole; ``### BEGIN HIDDEN TESTS`` regions are removed. mxlearn refuses what nbgrader
+would get wrong without a word: code before a marker on the same line (nbgrader drops the
+line), and near-misses such as ``### begin solution`` (nbgrader leaves them, and the answer, in
+the student's copy).
+
+The last guard: no telling answer line (8 characters or more, code or a phrase; shorter ones
+appear in any code) of any notebook (both languages hold the same code) is left in any student
+notebook: in each cell's text, in the metadata of cells and notebook, and in text attachments.
+The search reads the notebook's texts, not its JSON, so an answer that happens to be one of
+nbformat's own words ("markdown") is not taken for a leak.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import copy
 import os
+import re
 import shutil
+from collections.abc import Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import nbformat
@@ -27,11 +46,186 @@ from nbformat import ValidationError
 
 from ..errors import N_, InputError
 from ..language import say
-from .answer_leaks import check_no_answer_left
-from .answer_regions import CODE_STUB, TEXT_STUB, kept_attachments, student_cell
+
+CODE_STUB = {
+    "en": ("# YOUR CODE HERE", "raise NotImplementedError()"),
+    "zh": ("# 在这里写你的代码", "raise NotImplementedError()"),
+}
+TEXT_STUB = {"en": ("YOUR ANSWER HERE",), "zh": ("在这里写你的回答",)}
+STUB_LINES = {line for stub in (*CODE_STUB.values(), *TEXT_STUB.values()) for line in stub}
+
+# kind -> (begin, end) as nbgrader finds them: the words anywhere in the line
+REGIONS = {
+    "solution": ("BEGIN SOLUTION", "END SOLUTION"),
+    "hidden": ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"),
+}
+# a marker mxlearn accepts: the words alone on the line after one or more '#'
+ALONE = re.compile(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
+# what a teacher may have meant as a marker: any case, any spacing, in a comment
+NEAR_MISS = re.compile(r"#.*\b(BEGIN|END)[\s_-]*(SOLUTION|HIDDEN[\s_-]*TESTS)\b", re.I)
+IMAGE_LINK = re.compile(r"attachment:([^)\s\"'>]+)")
+
 
 EDITION_MARK = ".mxlearn-student-edition"  # in OUT: a folder this command may replace
 COURSE = "python -m mxlearn course --notebooks notebooks --student runs/student"
+
+
+class BadRegion(InputError):
+    """A solution or hidden-test region nbgrader would read otherwise than its teacher meant."""
+
+    says = N_("{where}, line {line}: {problem}.")
+    fix_says = N_(
+        "put each answer between a line '### BEGIN SOLUTION' and a line "
+        "'### END SOLUTION', one region after another"
+    )
+
+
+@dataclass
+class StudentCell:
+    source: str
+    answer: list[str] = field(default_factory=list)  # every line taken out
+    replaced: bool = False
+
+
+def student_cell(source: str, stub: tuple[str, ...], whole: bool, where: str) -> StudentCell:
+    """The cell as the student gets it: each region replaced (a solution by ``stub``, a hidden
+    test by nothing); ``whole`` (nbgrader's solution cell without markers) replaces it all."""
+    lines = source.split("\n")  # not splitlines(): U+2028 and the like stay inside a line
+    if whole and not any(_marker(line, n, where) for n, line in enumerate(lines, 1)):
+        return StudentCell("\n".join(stub), [ln.rstrip("\r") for ln in lines], True)
+    cell, open_kind, indent = StudentCell(source), None, ""
+    kept = []
+    for number, line in enumerate(lines, start=1):
+        marker = _marker(line, number, where)
+        if marker is None:
+            (kept if open_kind is None else cell.answer).append(line)
+            continue
+        kind, edge = marker
+        if edge == "begin":
+            if open_kind is not None:
+                problem = say("a second BEGIN before the END of the region above")
+                raise BadRegion(where=where, line=number, problem=problem)
+            open_kind, indent, cell.replaced = kind, line[: len(line) - len(line.lstrip())], True
+            ending = "\r" if line.endswith("\r") else ""
+            if kind == "solution":
+                kept += [indent + part + ending for part in stub]
+        elif open_kind != kind:
+            raise BadRegion(where=where, line=number, problem=say("an END without its BEGIN"))
+        else:
+            open_kind = None
+    if open_kind is not None:
+        problem = say("a BEGIN whose region is never closed")
+        raise BadRegion(where=where, line=len(lines), problem=problem)
+    cell.source = "\n".join(kept)
+    cell.answer = [line.rstrip("\r") for line in cell.answer]
+    return cell
+
+
+def _marker(line: str, number: int, where: str) -> tuple[str, str] | None:
+    """('solution' or 'hidden', 'begin' or 'end') for a marker line, None for any other line."""
+    text = line.strip()
+    for kind, (begin, end) in REGIONS.items():
+        for edge, words in (("begin", begin), ("end", end)):
+            if words in line:
+                if not ALONE.fullmatch(text):
+                    problem = say(
+                        "{line!r} holds a marker beside other text (nbgrader would drop the whole line)",
+                        line=text,
+                    )
+                    raise BadRegion(where=where, line=number, problem=problem)
+                return kind, edge
+    if NEAR_MISS.search(text):
+        problem = say(
+            "{line!r} looks like a marker but nbgrader would not see one, and would hand out the answer",
+            line=text,
+        )
+        raise BadRegion(where=where, line=number, problem=problem)
+    return None
+
+
+def kept_attachments(attachments: dict, source: str) -> dict:
+    """The attachments the kept text still shows (the others were part of an answer)."""
+    shown = set(IMAGE_LINK.findall(source))
+    return {name: data for name, data in attachments.items() if name in shown}
+
+
+class AnswerLeaks(InputError):
+    says = N_(
+        "mxlearn course --student: the answer line {line!r} also appears "
+        "outside its solution region ({target}, {where}), so the student "
+        "edition would give it away."
+    )
+    fix_says = N_("move that line into the solution region, or reword it outside")
+
+
+SHORTEST_SEARCHED = 8  # shorter lines (")", "pass", "x = 1") appear in any code
+# a line giving something away: code (a call, an operator, a literal) or a phrase of 3+ words;
+# a lone word such as "continue" or "markdown" would be found in any prose
+TELLING = re.compile(r"[^\w\s]|\w+\s+\w+\s+\w+")
+
+
+def _spaced(text: str) -> str:
+    """Runs of spaces as one: an answer retyped with two spaces after a comma is the answer."""
+    return " ".join(text.split())
+
+
+def searched_lines(answers: list[str]) -> set[str]:
+    """The answer lines worth searching for (the stub's own lines are in every edition)."""
+    searched = set()
+    for line in answers:
+        body = _spaced(line)
+        if len(body) < SHORTEST_SEARCHED or not TELLING.search(body):
+            continue
+        if not any(body in stub for stub in STUB_LINES):
+            searched.add(body)
+    return searched
+
+
+def _strings(value) -> Iterator[str]:
+    if isinstance(value, str):
+        yield value
+    elif isinstance(value, dict):
+        for key, item in value.items():
+            yield str(key)
+            yield from _strings(item)
+    elif isinstance(value, list):
+        for item in value:
+            yield from _strings(item)
+
+
+def _decoded(mime: str, data) -> Iterator[str]:
+    yield from _strings(data)
+    if mime.startswith("text/") and isinstance(data, str):
+        try:
+            yield base64.b64decode(data, validate=True).decode("utf-8", "replace")
+        except (binascii.Error, ValueError):
+            pass
+
+
+def notebook_texts(notebook) -> Iterator[tuple[str, str]]:
+    """(where, text) for every text a student will see or could read in the file."""
+    for index, cell in enumerate(notebook.cells, start=1):
+        where = say("cell {index}", index=index)
+        yield where, cell.source
+        for text in _strings(dict(cell.metadata)):
+            yield where, text
+        for name, bundle in cell.get("attachments", {}).items():
+            for mime, data in bundle.items():
+                for text in _decoded(mime, data):
+                    yield f"{where}, {name}", text
+    for text in _strings(dict(notebook.metadata)):
+        yield say("the notebook's metadata"), text
+
+
+def check_no_answer_left(editions: list[tuple[Path, object]], answers: list[str]) -> None:
+    """Refuse when any searched answer line is in any student notebook."""
+    lines = searched_lines(answers)
+    for target, notebook in editions:
+        for where, text in notebook_texts(notebook):
+            text = _spaced(text)
+            for line in lines:
+                if line in text:
+                    raise AnswerLeaks(line=line, target=str(target), where=where)
 
 
 class UnknownEdition(InputError):

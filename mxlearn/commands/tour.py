@@ -27,8 +27,9 @@ class TourDidNotLearn(MXLearnError, RuntimeError):
     says = N_("the tour's accuracy {accuracy:.4f} did not exceed {minimum}")
 
 
-def _step(number: int, title: str) -> None:
-    print(f"\n[{number}] {title}", flush=True)
+def _step(number: int, title: str, **fields) -> None:
+    """Print the step's number and its title (an N_ template) filled with ``fields``."""
+    print(f"\n[{number}] {say(title, **fields)}", flush=True)
 
 
 def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) -> dict:
@@ -38,7 +39,7 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     os.makedirs(out_dir, exist_ok=True)
     prefix = os.path.join(out_dir, "mx_mlp")
 
-    _step(1, say("Device and data"))
+    _step(1, N_("Device and data"))
     ctx = auto_context()
     train_iter, val_iter = datasets.letter_iters(batch_size=batch_size)
     print(
@@ -76,11 +77,11 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
 
 
 def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
-    _step(2, say("Create a Module: symbol, context, data_names, label_names"))
+    _step(2, N_("Create a Module: symbol, context, data_names, label_names"))
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
     print(f"    mod.state = '{mod.state}'")
 
-    _step(3, say("Intermediate API: bind, init_params, init_optimizer, metric"))
+    _step(3, N_("Intermediate API: bind, init_params, init_optimizer, metric"))
     mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)
     mod.init_params(initializer=mx.init.Uniform(scale=0.1))
     mod.init_optimizer(optimizer="sgd", optimizer_params=(("learning_rate", LEARNING_RATE),))
@@ -90,9 +91,8 @@ def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
 
     _step(
         4,
-        say(
-            "Manual loop, {epochs} epochs: forward, update_metric, backward, update", epochs=epochs
-        ),
+        N_("Manual loop, {epochs} epochs: forward, update_metric, backward, update"),
+        epochs=epochs,
     )
     for epoch in range(epochs):
         train_iter.reset()
@@ -114,7 +114,7 @@ def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
 
 
 def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
-    _step(5, say("High-level API: fit a new module for {epochs} epochs", epochs=epochs))
+    _step(5, N_("High-level API: fit a new module for {epochs} epochs"), epochs=epochs)
     train_iter.reset()  # the manual loop left it at its end; fit does not reset it first
     mod = Module(symbol=net, context=ctx, data_names=["data"], label_names=["softmax_label"])
     mod.fit(
@@ -126,7 +126,7 @@ def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
         num_epoch=epochs,
     )
 
-    _step(6, say("Predict and score"))
+    _step(6, N_("Predict and score"))
     y = mod.predict(val_iter)
     print(f"    mod.predict(val_iter).shape = {y.shape}")
     score = mod.score(val_iter, ["acc"])
@@ -136,10 +136,7 @@ def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
 
 def _checkpoints(net, ctx, train_iter, val_iter, epochs: int, prefix: str) -> float:
     """Save every epoch, reload one checkpoint, resume from it; the final accuracy."""
-    _step(
-        7,
-        say("Checkpoint every epoch with mx.callback.do_checkpoint('{prefix}')", prefix=prefix),
-    )
+    _step(7, N_("Checkpoint every epoch with mx.callback.do_checkpoint('{prefix}')"), prefix=prefix)
     train_iter.reset()
     mod = Module(symbol=net, context=ctx)
     mod.fit(
@@ -156,13 +153,7 @@ def _checkpoints(net, ctx, train_iter, val_iter, epochs: int, prefix: str) -> fl
     )
 
     resume_from = max(1, epochs - 2)
-    _step(
-        8,
-        say(
-            "Reload checkpoint {epoch}: load_checkpoint, then set_params",
-            epoch=resume_from,
-        ),
-    )
+    _step(8, N_("Reload checkpoint {epoch}: load_checkpoint, then set_params"), epoch=resume_from)
     sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, resume_from)
     print(
         say(
@@ -187,13 +178,13 @@ def _resume(sym, arg_params, aux_params, ctx, train_iter, val_iter, epochs, resu
     final_epoch = resume_from + epochs
     _step(
         9,
-        say(
+        N_(
             "Resume fit from checkpoint {epoch}: begin_epoch={epoch}, num_epoch={final} "
-            "(trains epochs {epoch}..{last})",
-            epoch=resume_from,
-            final=final_epoch,
-            last=final_epoch - 1,
+            "(trains epochs {epoch}..{last})"
         ),
+        epoch=resume_from,
+        final=final_epoch,
+        last=final_epoch - 1,
     )
     train_iter.reset()
     mod = Module(symbol=sym, context=ctx)
