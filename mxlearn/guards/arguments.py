@@ -24,19 +24,6 @@ class NoSuchArgument(ArgumentTypeError):
     fix_code = "{opening}{nearest}=...)"
 
 
-class NotASymbol(ArgumentTypeError):
-    says = N_("Module(symbol=...) needs a network built with mx.sym; got {kind}.")
-    fix_code = "net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())"
-
-
-class NamesNotAList(ArgumentTypeError):
-    says = N_(
-        "Module({argument}='{names}'): {argument} is a list of names; a bare string would be read "
-        "letter by letter."
-    )
-    fix_code = "Module(net, {argument}=['{names}'])"
-
-
 class NoSuchInput(InputError):
     says = N_("Module(data_names={data_names}): the network has no input '{name}'. {reads}")
     fix_code = NAMES_FIX
@@ -179,25 +166,10 @@ def as_list(callbacks) -> list:
     return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
 
 
-def check_symbol(symbol) -> None:
-    if not isinstance(symbol, mx.sym.Symbol):
-        raise NotASymbol(kind=type(symbol).__name__)
-
-
-def as_name_list(names, argument: str) -> list[str]:
-    if names is None:
-        return []
-    if isinstance(names, str):
-        raise NamesNotAList(argument=argument, names=names)
-    return list(names)
-
-
 def check_names(symbol, data_names, label_names, state_names, fixed_param_names) -> None:
-    """Every name given to Module() must be an input or argument of the network."""
-    data_names = as_name_list(data_names, "data_names")
-    label_names = as_name_list(label_names, "label_names")
-    state_names = as_name_list(state_names, "state_names")
-    fixed_param_names = as_name_list(fixed_param_names, "fixed_param_names")
+    """Every name given to Module() must be an input or argument of the network (its rules
+    have made them lists of names, or None)."""
+    data_names, label_names = list(data_names), list(label_names or [])
     args = symbol.list_arguments()
     labels = network.label_inputs(symbol)
     expected = dict(
@@ -214,13 +186,11 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
         if name not in args:
             described = "; ".join(li.describe() for li in labels)
             raise NoSuchLabel(label_names=label_names, name=name, labels=described, **expected)
-    for argument, names in (
-        ("state_names", state_names),
-        ("fixed_param_names", fixed_param_names),
-    ):
-        for name in names:
+    for argument, names in (("state_names", state_names), ("fixed_param_names", fixed_param_names)):
+        for name in names or []:
             if name not in args:
                 hint = did_you_mean(name, args)
+                names = list(names)
                 raise NoSuchNetworkArgument(argument=argument, names=names, name=name, hint=hint)
 
 

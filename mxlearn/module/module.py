@@ -66,7 +66,6 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         group2ctxs=None,
         compression_params=None,
     ):
-        arguments.check_symbol(symbol)
         contexts = check_context(context)
         arguments.check_names(symbol, data_names, label_names, state_names, fixed_param_names)
         arguments.check_work_load(work_load_list, contexts)

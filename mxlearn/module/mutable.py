@@ -110,10 +110,8 @@ def _max_descs(pairs, kind: str, names) -> list:
     return descs
 
 
-def _names_with(symbol, prefixes) -> list | None:
+def _names_with(symbol, prefixes) -> list:
     """The network's arguments whose names contain one of ``prefixes`` (the fixed ones)."""
-    if not isinstance(symbol, mx.sym.Symbol):
-        return None  # Module() explains a wrong symbol
     return [n for n in symbol.list_arguments() if any(p in n for p in prefixes)]
 
 
