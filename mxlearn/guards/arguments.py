@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-import re
 
 import numpy as np
 
 from .. import network
 from .._compat import mx
+from ..boundary import condensed
 from ..errors import N_, ArgumentTypeError, InputError, closest, did_you_mean
 from ..language import say
 from .lifecycle import BIND_CALL
@@ -227,14 +227,8 @@ def shapes_text(descs, empty: str | None = None) -> str:
     return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
 
 
-def engine_reason(err: Exception) -> str:
-    """The one informative line of an MXNet engine error, without its C++ traceback."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    for line in lines:
-        if "Error in operator" in line or line.startswith("MXNetError"):
-            # "[13:30:48] ../src/operator/nn/convolution.cc:151: " says nothing to a student
-            return re.sub(r"\[[\d:]+\] \S+:\d+: ", "", line.removeprefix("MXNetError: "))
-    return lines[-1] if lines else type(err).__name__
+# network_layers' name for it (it can import boundary.condensed itself)
+engine_reason = condensed
 
 
 def check_initializer(initializer) -> None:
@@ -261,7 +255,7 @@ def engine_errors_explained(data_descs, label_descs):
         # MXNet's simple_bind wraps the engine's shape error in a RuntimeError
         if not isinstance(err, mx.base.MXNetError) and "simple_bind error" not in str(err):
             raise
-        reason = engine_reason(err)
+        reason = condensed(err)
         kind = NetworkCannotTake
         if "should be 4D" in reason:
             kind = ImagesNeedFourAxes
