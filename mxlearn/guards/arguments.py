@@ -236,16 +236,6 @@ def check_initializer(initializer) -> None:
         raise InitializerClass(name=initializer.__name__)
 
 
-def refuse_metric_object(eval_metric) -> None:
-    """update_metric got something that is not an mx.metric.EvalMetric."""
-    raise NotAMetric(metric=eval_metric)
-
-
-def refuse_missing_labels() -> None:
-    """update_metric got labels=None."""
-    raise NoLabelsToCompare()
-
-
 @contextlib.contextmanager
 def engine_errors_explained(data_descs, label_descs):
     """bind: MXNet's engine error for shapes a network cannot take, as one explained line."""

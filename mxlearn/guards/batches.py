@@ -110,11 +110,6 @@ def with_label_shapes(batch, bound_data, bound_labels):
     )
 
 
-def refuse_unlabelled(batch) -> None:
-    """A training forward on a batch without labels."""
-    raise UnlabelledTrainingBatch()
-
-
 def check_values(
     batch, what: str, data_shapes, label_names, label_inputs: dict, output_shapes
 ) -> None:

@@ -187,9 +187,7 @@ def check_epoch_range(begin_epoch: int, num_epoch: int) -> None:
 
 def check_callbacks(callbacks, callback_class) -> list:
     """``fit(callbacks=[...])``: instances of mxlearn.Callback (subclasses)."""
-    if callbacks is None:
-        return []
-    given = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+    given = as_list(callbacks)
     for item in given:
         if not isinstance(item, callback_class):
             if isinstance(item, type):

@@ -325,11 +325,11 @@ def require_lender(shared_module) -> None:
         raise NoOptimizerToLend(optimizer_call=OPTIMIZER_CALL.removeprefix("mod."))
 
 
-def require_outputs(mod, step: Step, kind: type[LifecycleError], fix: str | None = None) -> None:
+def require_outputs(mod, step: Step, kind: type[LifecycleError]) -> None:
     """get_outputs and update_metric read the outputs of the last forward pass (``kind``:
     the call's, from module/lifecycle_messages.py)."""
     if step is Step.NO_OUTPUTS:
-        raise kind(fix=fix, state=state_text(mod))
+        raise kind(state=state_text(mod))
 
 
 def require_input_grads(mod, called: str) -> None:
@@ -338,20 +338,16 @@ def require_input_grads(mod, called: str) -> None:
         raise NoInputGrads(called=called, state=state_text(mod))
 
 
-def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled] | str) -> None:
-    """Saving or loading optimizer state needs an optimizer: ``kind`` says why (or, from a
-    caller not yet naming its kind, the problem already said)."""
-    if mod.optimizer_initialized:
-        return
-    if isinstance(kind, str):
-        raise NoOptimizerInstalled(kind, state=state_text(mod))
-    raise kind(state=state_text(mod))
+def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled]) -> None:
+    """Saving or loading optimizer state needs an optimizer: ``kind`` says why."""
+    if not mod.optimizer_initialized:
+        raise kind(state=state_text(mod))
 
 
-def require_bound_for(mod, called: str, kind: type[NotBoundFor], fix: str | None = None) -> None:
+def require_bound_for(mod, called: str, kind: type[NotBoundFor]) -> None:
     """init_params and set_params write into the memory bind allocates."""
     if not mod.binded:
-        raise kind(called=called, bind_call=BIND_CALL, fix=fix, state=state_text(mod))
+        raise kind(called=called, bind_call=BIND_CALL, state=state_text(mod))
 
 
 def require_params_to_save(mod, called: str, save_optimizer_states: bool) -> None:

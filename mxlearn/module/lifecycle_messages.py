@@ -13,6 +13,12 @@ class NoOptimizerToSave(NoOptimizerInstalled):
     )
 
 
+class NoOptimizerToFill(NoOptimizerInstalled):
+    says = N_(
+        "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is installed yet."
+    )
+
+
 class InitParamsBeforeBind(NotBoundFor):
     """Follows the call's name: 'mod.init_params() ...'."""
 

@@ -351,7 +351,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if descs is not None:
             self._check_params_fit(descs, "mod.forward()")
         if training and not batch.label and self._label_names and self._label_shapes is not None:
-            batches.refuse_unlabelled(batch)
+            raise batches.UnlabelledTrainingBatch()
         if state.queued_checks is not None:
             state.queued_checks.queue(batch, self._bound_label_names())
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
@@ -396,11 +396,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if step is life.Step.NO_OUTPUTS:
             life.require_params(self, "mod.update_metric()")
         if not isinstance(eval_metric, mx.metric.EvalMetric):
-            arguments.refuse_metric_object(eval_metric)
+            raise arguments.NotAMetric(metric=eval_metric)
         if step is life.Step.NO_OUTPUTS:
             life.require_outputs(self, step, words.NoOutputsToMeasure)
         if labels is None:
-            arguments.refuse_missing_labels()
+            raise arguments.NoLabelsToCompare()
         if self._batch_pad and not pre_sliced:
             update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
             return
