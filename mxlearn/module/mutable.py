@@ -187,57 +187,24 @@ class MutableModule(Module):
         self.inspector = ShapeInspector()
 
     # ------------------------------------------------------------------ bind at the maximum
-    def bind(
-        self,
-        data_shapes,
-        label_shapes=None,
-        for_training=True,
-        inputs_need_grad=False,
-        force_rebind=False,
-        shared_module=None,
-        grad_req="write",
-        **unknown,
-    ):
-        if unknown:  # a misspelled keyword: Module.bind names the right one
-            super().bind(data_shapes, label_shapes, **unknown)
-        if self.binded and not force_rebind:
-            return super().bind(
-                data_shapes,
-                label_shapes,
-                for_training,
-                inputs_need_grad,
-                force_rebind,
-                shared_module,
-                grad_req,
-            )
-        given_data = _descs(data_shapes)
-        given_label = _descs(label_shapes) if label_shapes is not None else None
-        largest = {
-            d.name: tuple(d.shape) for d in [*self._max_data_shapes, *self._max_label_shapes]
-        }
-        max_data = [
-            mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
-            for d in given_data
-        ]
-        max_label = None
-        if given_label is not None:
-            max_label = [
-                mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
-                for d in given_label
+    def _shapes_to_bind(self, data_descs, label_descs) -> tuple:
+        largest = {d.name: d.shape for d in [*self._max_data_shapes, *self._max_label_shapes]}
+
+        def widened(descs):
+            return [
+                mx.io.DataDesc(d.name, tuple(largest.get(d.name, d.shape)), d.dtype, d.layout)
+                for d in descs
             ]
-        self._max_shapes = {d.name: tuple(d.shape) for d in [*max_data, *(max_label or [])]}
-        self._check_within_max(given_data, given_label, "mod.bind()")
-        super().bind(
-            max_data,
-            max_label,
-            for_training,
-            inputs_need_grad,
-            force_rebind,
-            shared_module,
-            grad_req,
-        )
+
+        max_data, max_label = widened(data_descs), label_descs and widened(label_descs)
+        self._max_shapes = {d.name: d.shape for d in [*max_data, *(max_label or [])]}
+        self._check_within_max(data_descs, label_descs, "mod.bind()")
+        return max_data, max_label
+
+    def _after_bind(self) -> None:
+        super()._after_bind()
         self._max_group = self._exec_group
-        self._current_key = _key(max_data, max_label)
+        self._current_key = _key(self._data_shapes, self._label_shapes)
         self._groups = OrderedDict({self._current_key: self._max_group})
         self.inspector = ShapeInspector()
 
@@ -358,4 +325,4 @@ def _widest(shape: tuple, largest: tuple) -> tuple:
     return tuple(max(a, b) for a, b in zip(shape, largest))
 
 
-guard_methods(MutableModule, "mod", ["bind", "forward", "reshape", "install_monitor"])
+guard_methods(MutableModule, "mod", ["forward", "reshape", "install_monitor"])
