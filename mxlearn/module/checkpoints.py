@@ -16,7 +16,6 @@ from ..errors import N_, CheckpointExistsError
 from ..guards import binding
 from ..guards import lifecycle as life
 from . import parameters as P
-from .lifecycle_messages import NoOptimizerToFill
 
 
 class CompleteCheckpointExists(CheckpointExistsError):
@@ -79,7 +78,7 @@ class CheckpointAPI:
         admitting only arrays in plain containers (no code runs from the file)."""
         trust = trust or fname == self._trusted_states
         states = optimizer_state.read_pickled_states(fname, trust)
-        life.require_installed_optimizer(self, NoOptimizerToFill)
+        life.require_installed_optimizer(self, life.NoOptimizerToFill)
         updater = self.updater
         optimizer_state.require_updater(updater)
         updater.states = states

@@ -29,7 +29,6 @@ from ..guards.optimizer_settings import (
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
 from ..states import WeightsFrom
-from . import lifecycle_messages as words
 from . import parameters as P
 from .checkpoints import CheckpointAPI, resume_checkpoint
 from .high_level import HighLevelAPI
@@ -99,7 +98,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self.weights_from: WeightsFrom | None = None
 
     # ------------------------------------------------------------------ MXNet's asserts, explained
-    # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in words.
+    # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in life.
     @property
     def data_shapes(self):
         life.require_bound(self, "mod.data_shapes")
@@ -137,7 +136,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().install_monitor(mon)
 
     def save_optimizer_states(self, fname):
-        life.require_installed_optimizer(self, words.NoOptimizerToSave)
+        life.require_installed_optimizer(self, life.NoOptimizerToSave)
         super().save_optimizer_states(fname)
 
     # ------------------------------------------------------------------ bind
@@ -236,7 +235,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             if self._lifecycle.call == "fit":
                 return None  # fit continues from the weights it has: MXNet's warning is noise
             return super().init_params(*mxnet_args)
-        life.require_bound_for(self, "mod.init_params()", words.InitParamsBeforeBind)
+        life.require_bound_for(self, "mod.init_params()", life.InitParamsBeforeBind)
         arguments.check_initializer(initializer)
         if arg_params is not None or aux_params is not None:
             self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
@@ -248,7 +247,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
     ):
-        life.require_bound_for(self, "mod.set_params()", words.SetParamsBeforeBind)
+        life.require_bound_for(self, "mod.set_params()", life.SetParamsBeforeBind)
         self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
         if allow_missing and not self.params_initialized:
             binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
@@ -401,7 +400,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if not isinstance(eval_metric, mx.metric.EvalMetric):
             raise arguments.NotAMetric(metric=eval_metric)
         if step is life.Step.NO_OUTPUTS:
-            life.require_outputs(self, step, words.NoOutputsToMeasure)
+            life.require_outputs(self, step, life.NoOutputsToMeasure)
         if labels is None:
             raise arguments.NoLabelsToCompare()
         if self._batch_pad and not pre_sliced:
@@ -417,7 +416,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def get_outputs(self, merge_multi_context=True):
         life.require_params(self, "mod.get_outputs()")
-        life.require_outputs(self, self._lifecycle.step, words.NoOutputsToReturn)
+        life.require_outputs(self, self._lifecycle.step, life.NoOutputsToReturn)
         return super().get_outputs(merge_multi_context)
 
 
