@@ -157,6 +157,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         label_descs = (
             None if label_shapes is None else arguments.as_descs(label_shapes, "label_shapes")
         )
+        asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
         rest = (for_training, inputs_need_grad, force_rebind, shared_module, grad_req)
         if self.binded and not force_rebind:
             now = binding.Binding(
@@ -166,22 +167,18 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 self.inputs_need_grad,
                 self._grad_req,
             )
-            asked = binding.Binding(
-                data_descs, label_descs, for_training, inputs_need_grad, grad_req
-            )
             binding.check_same_binding(now, asked, self.state_text())
             return super().bind(data_shapes, label_shapes, *rest)
-        data_descs, label_descs = self._shapes_to_bind(data_descs, label_descs)
-        asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
+        asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)
-        with warnings.catch_warnings(), arguments.engine_errors_explained(data_descs, label_descs):
+        with warnings.catch_warnings(), arguments.engine_errors_explained(asked.data, asked.label):
             # MXNet warns that an inference binding has no label shapes: not a problem.
             warnings.filterwarnings("ignore", message="Data provided by label_shapes")
-            super().bind(data_descs, label_descs, *rest)
+            super().bind(asked.data, asked.label, *rest)
         self._after_bind()
 
-    def _shapes_to_bind(self, data_descs, label_descs) -> tuple:
-        return data_descs, label_descs  # MutableModule binds at the largest shapes instead
+    def _binding_to_make(self, asked: binding.Binding) -> binding.Binding:
+        return asked  # MutableModule binds at the largest shapes instead
 
     def _after_bind(self) -> None:
         """After a new binding (MutableModule keeps its executors from here)."""

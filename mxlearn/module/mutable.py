@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .._compat import mx
 from ..boundary import guard_methods, public
@@ -175,9 +175,11 @@ class MutableModule(Module):
             group2ctxs=group2ctxs,
             compression_params=compression_params,
         )
-        self._max_data_shapes = _max_descs(max_data_shapes, "data", self._data_names)
-        self._max_label_shapes = _max_descs(max_label_shapes, "label", self._label_names)
-        self._fixed_param_prefix = list(fixed_param_prefix or [])
+        largest = [
+            *_max_descs(max_data_shapes, "data", self._data_names),
+            *_max_descs(max_label_shapes, "label", self._label_names),
+        ]
+        self._largest = {d.name: tuple(d.shape) for d in largest}  # as given, by input name
         self._cache_size = cache_size
         self._groups: OrderedDict = OrderedDict()  # shapes key -> executor group, LRU order
         self._max_group = None
@@ -187,19 +189,19 @@ class MutableModule(Module):
         self.inspector = ShapeInspector()
 
     # ------------------------------------------------------------------ bind at the maximum
-    def _shapes_to_bind(self, data_descs, label_descs) -> tuple:
-        largest = {d.name: d.shape for d in [*self._max_data_shapes, *self._max_label_shapes]}
-
+    def _binding_to_make(self, asked):
         def widened(descs):
             return [
-                mx.io.DataDesc(d.name, tuple(largest.get(d.name, d.shape)), d.dtype, d.layout)
+                mx.io.DataDesc(d.name, self._largest.get(d.name, tuple(d.shape)), d.dtype, d.layout)
                 for d in descs
             ]
 
-        max_data, max_label = widened(data_descs), label_descs and widened(label_descs)
-        self._max_shapes = {d.name: d.shape for d in [*max_data, *(max_label or [])]}
-        self._check_within_max(data_descs, label_descs, "mod.bind()")
-        return max_data, max_label
+        widest = replace(
+            asked, data=widened(asked.data), label=asked.label and widened(asked.label)
+        )
+        self._max_shapes = {d.name: d.shape for d in [*widest.data, *(widest.label or [])]}
+        self._check_within_max(asked.data, asked.label, "mod.bind()")
+        return widest
 
     def _after_bind(self) -> None:
         super()._after_bind()
@@ -216,9 +218,10 @@ class MutableModule(Module):
             shape = tuple(desc.shape)
             kind = "label" if label_descs and desc in label_descs else "data"
             facts = dict(called=called, name=desc.name, shape=shape, largest=largest, kind=kind)
-            facts["widest"] = _widest(shape, largest)
             if len(shape) != len(largest):
-                raise OtherDimensions(**facts, dimensions=len(shape), bound=len(largest))
+                facts.update(widest=shape, dimensions=len(shape), bound=len(largest))
+                raise OtherDimensions(**facts)
+            facts["widest"] = tuple(map(max, shape, largest))
             for dim, (size, limit) in enumerate(zip(shape, largest)):
                 if size > limit:
                     raise LargerThanMax(**facts, dimension=dim, size=size, limit=limit)
@@ -317,12 +320,6 @@ class MutableModule(Module):
             return []
         maximum = ", ".join(f"{n} {s}" for n, s in self._max_shapes.items())
         return [(say("max shapes"), maximum), (say("shape changes"), self.inspector.text())]
-
-
-def _widest(shape: tuple, largest: tuple) -> tuple:
-    if len(shape) != len(largest):
-        return shape
-    return tuple(max(a, b) for a, b in zip(shape, largest))
 
 
 guard_methods(MutableModule, "mod", ["forward", "reshape", "install_monitor"])
