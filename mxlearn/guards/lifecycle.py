@@ -183,20 +183,6 @@ class NoOptimizerStateToSave(LifecycleError):
     fix_says = N_("{optimizer_call}, or save_optimizer_states=False")
 
 
-def _next_call(stage_name: str) -> str:
-    if stage_name == "created":
-        return BIND_CALL
-    if stage_name == "loaded":
-        return say(
-            "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
-        )
-    if stage_name == "bound":
-        return INIT_CALL
-    if stage_name == "initialized":
-        return OPTIMIZER_CALL
-    return say("mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)")
-
-
 def stage_words(stage_name: str) -> str:
     """A stage (see :func:`stage`) in the language mxlearn speaks."""
     return {
@@ -297,7 +283,13 @@ def next_step(mod) -> str:
     current = stage(mod)
     if current == "initialized" and not mod.for_training:
         return say("mod.predict(val_iter) or mod.score(val_iter, 'acc')")
-    return _next_call(current)
+    if current == "loaded":
+        return say(
+            "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
+        )
+    if current == "ready":
+        return say("mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)")
+    return {"created": BIND_CALL, "bound": INIT_CALL, "initialized": OPTIMIZER_CALL}[current]
 
 
 def state_text(mod) -> str:
@@ -341,10 +333,8 @@ def require_initialized_params(mod, called: str) -> None:
 
 
 # ---------------------------------------------------------------- the batch cycle
-def require_training_forward(mod, step: Step) -> None:
-    """backward needs a training forward since the last update."""
-    if step in TRAINING_FORWARD:
-        return
+def require_training_forward(mod) -> None:
+    """backward needs a training forward since the last update (the step is not one)."""
     require_params(mod, "mod.backward()")
     require_training(mod, "mod.backward()")
     raise NoTrainingForward(state=state_text(mod))

@@ -378,7 +378,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     # when a cheap test fails, so a correct step costs no extra call.
     def backward(self, out_grads=None):
         if self._lifecycle.step not in life.TRAINING_FORWARD:
-            life.require_training_forward(self, self._lifecycle.step)
+            life.require_training_forward(self)
         super().backward(out_grads)
         self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.BACKWARD, True
 
