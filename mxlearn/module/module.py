@@ -9,6 +9,7 @@ array runs in inference mode (MXNet's runs it in the module's training mode, Dro
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 
@@ -417,37 +418,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         return super().get_outputs(merge_multi_context)
 
 
-# Every call a student can make on a module goes through the boundary (mxlearn.boundary).
-MODULE_CALLS = [
-    "__init__",
-    "backward",
-    "bind",
-    "borrow_optimizer",
-    "fit",
-    "forward",
-    "forward_backward",
-    "get_input_grads",
-    "get_outputs",
-    "get_params",
-    "get_states",
-    "init_optimizer",
-    "init_params",
-    "install_monitor",
-    "iter_predict",
-    "load",
-    "load_optimizer_states",
-    "load_params",
-    "predict",
-    "prepare",
-    "reshape",
-    "save_checkpoint",
-    "save_optimizer_states",
-    "save_params",
-    "score",
-    "set_params",
-    "set_states",
-    "update",
-    "update_metric",
+# Every call a student can make on a module goes through the boundary (mxlearn.boundary):
+# the constructor and each public method of MXNet's Module (the class method load too).
+MODULE_CALLS = ["__init__"] + [
+    name for name, _ in inspect.getmembers(mx.mod.Module, inspect.isroutine) if name[0] != "_"
 ]
 guard_methods(Module, "mod", MODULE_CALLS)
 
