@@ -13,6 +13,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import N_, ArgumentTypeError, InputError
+from . import data_values
 from .data_values import FractionalLabels, LabelsOutsideClasses, NonFiniteData, what_words
 
 
@@ -119,15 +120,10 @@ def check_values(
         if not np.isfinite(values).all():
             nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
             raise NonFiniteFirstBatch(what=what_words(what), name=desc.name, nan=nan, inf=inf)
-    outputs = dict(output_shapes)
+    rules = data_values.label_rules(label_inputs, dict(output_shapes))  # classifiers' labels
     for name, arr in zip(label_names, batch.label):
-        layer = label_inputs.get(name)
-        if layer is None or not layer.is_classification:
-            continue
-        shape = outputs.get(layer.output_name)
-        if not shape or len(shape) < 2:
-            continue
-        _check_classes(arr.asnumpy(), shape[1], layer, what)
+        if name in rules:
+            _check_classes(arr.asnumpy(), rules[name].classes, label_inputs[name], what)
 
 
 def _check_classes(values, classes: int, layer, what: str) -> None:
