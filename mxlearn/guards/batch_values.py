@@ -108,10 +108,6 @@ class QueuedValueChecks:
                 elif not math.isfinite(found[0]):
                     self._refuse_values(batch, subject)
 
-    def read_at_end(self, _param=None) -> None:
-        """As score's first score_end_callback: the checks are read before the score is used."""
-        self.read()
-
     def _refuse_values(self, batch: int, name: str) -> None:
         refused = NonFiniteBatch if name in self.data_names else NonFiniteBatchLabels
         raise refused(what=what_words(self.what), name=name, batch=batch)

@@ -82,10 +82,6 @@ class PrefetchWatch:
             if thread in _died or not thread.is_alive():
                 raise self._failure(thread)
 
-    def refuse_dead_at_end(self, _param=None) -> None:
-        """As score's first score_end_callback."""
-        self.refuse_dead()
-
     def _failure(self, thread: threading.Thread) -> PrefetchFailed:
         error = _died.get(thread)
         cause = (

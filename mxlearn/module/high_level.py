@@ -190,8 +190,8 @@ class HighLevelAPI:
         names = [d.name for d in eval_data.provide_data]
         queued = QueuedValueChecks(what, names, rules) if facts is None else None
         prefetch = PrefetchWatch([eval_data], "mod.score()")
-        first = [queued.read_at_end] if queued is not None else []
-        first += [prefetch.refuse_dead_at_end] if prefetch.threads else []
+        first = [lambda _: queued.read()] if queued is not None else []
+        first += [lambda _: prefetch.refuse_dead()] if prefetch.threads else []
         checks = contextlib.ExitStack()
         checks.enter_context(prefetch.watching())  # first: it may refuse a dead one at once
         rolls_over = data_values.rolls_over(eval_data)
