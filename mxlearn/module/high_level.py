@@ -291,18 +291,7 @@ class HighLevelAPI:
         arguments.check_kvstore(request.kvstore, called)
         if self._auto_bound and not self.for_training:
             request.force_rebind = True  # bound for prediction by predict/score
-        fit_arguments.require_num_epoch(request.num_epoch)
-        if not resumed:
-            note = fit_arguments.begin_epoch_note(
-                request.arg_params, request.begin_epoch, request.epoch_end_callback
-            )
-            if note:
-                print(note)
-        fit_arguments.check_epoch_range(request.begin_epoch, request.num_epoch)
-        if not resumed:
-            fit_arguments.refuse_ignored_params(
-                request.arg_params, request.force_init, self.params_initialized
-            )
+        fit_arguments.check_epochs_and_params(request, resumed, self.params_initialized)
         if request.eval_data is not None:
             self._check_eval_labels(request.eval_data, "mod.fit(eval_data=...)")
         self._check_optimizer_request(
