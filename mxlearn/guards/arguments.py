@@ -204,7 +204,6 @@ def check_work_load(work_load_list, contexts) -> None:
 
 
 def as_descs(shapes, argument: str) -> list:
-    """``shapes`` as DataDesc objects, or an explained error for a malformed value."""
     try:
         descs = [s if isinstance(s, mx.io.DataDesc) else mx.io.DataDesc(*s) for s in shapes]
     except (TypeError, ValueError):

@@ -88,11 +88,9 @@ class QueuedValueChecks:
         self.batches += 1
 
     def start_pass(self) -> None:
-        """A new epoch or scoring pass: batches are counted from 0 again."""
         self.batches = 0
 
     def read(self) -> None:
-        """Read every queued reduction at once; refuse the first bad batch."""
         if not self.pending:
             return
         pending, self.pending = self.pending, []

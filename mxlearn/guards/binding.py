@@ -272,7 +272,6 @@ def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong:
 def check_params_fit(
     symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str
 ) -> None:
-    """The initialized parameters' shapes (``param_shapes``) must still fit the new inputs."""
     needed = network.infer_param_shapes(
         symbol, list(param_shapes), {d.name: d.shape for d in data_descs}
     )

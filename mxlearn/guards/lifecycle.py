@@ -184,7 +184,6 @@ class NoOptimizerStateToSave(LifecycleError):
 
 
 def stage_words(stage_name: str) -> str:
-    """A stage (see :func:`stage`) in the language mxlearn speaks."""
     return {
         "created": say("created"),
         "loaded": say("loaded"),
@@ -204,7 +203,6 @@ class Step(enum.Enum):
     UPDATED = "updated"
 
     def words(self) -> str:
-        """The step in the language mxlearn speaks, for the summary."""
         return {
             Step.NO_OUTPUTS: say("no forward pass since bind"),
             Step.INFERENCE: say("outputs of a forward pass that trains nothing"),
@@ -246,7 +244,6 @@ class Lifecycle:
         self.evaluation_batch_checked = True
 
     def describe(self) -> str:
-        """The batch step in words, for the summary."""
         if self.gradients_pending and self.step is not Step.BACKWARD:
             return say("{step}; gradients from backward wait for update", step=self.step.words())
         return self.step.words()
@@ -270,7 +267,6 @@ class Lifecycle:
 
 
 def stage(mod) -> str:
-    """One word: 'created', 'loaded', 'bound', 'initialized' or 'ready'."""
     if not mod.binded:
         return "loaded" if mod.params_initialized else "created"
     if not mod.params_initialized:
@@ -279,7 +275,6 @@ def stage(mod) -> str:
 
 
 def next_step(mod) -> str:
-    """The call a student makes next, given the module's stage."""
     current = stage(mod)
     if current == "initialized" and not mod.for_training:
         return say("mod.predict(val_iter) or mod.score(val_iter, 'acc')")
@@ -341,7 +336,6 @@ def require_training_forward(mod) -> None:
 
 
 def require_gradients(mod, gradients_pending: bool) -> None:
-    """update needs gradients from backward since the last update."""
     if not mod.optimizer_initialized:
         require_optimizer(mod, "mod.update()")
     if not gradients_pending:
@@ -354,7 +348,6 @@ def refuse_nested_fit(mod, lifecycle: Lifecycle) -> None:
 
 
 def require_lender(shared_module) -> None:
-    """borrow_optimizer takes the optimizer of a module that has one."""
     if not getattr(shared_module, "optimizer_initialized", False):
         raise NoOptimizerToLend(optimizer_call=OPTIMIZER_CALL.removeprefix("mod."))
 
@@ -373,7 +366,6 @@ def require_input_grads(mod, called: str) -> None:
 
 
 def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled]) -> None:
-    """Saving or loading optimizer state needs an optimizer: ``kind`` says why."""
     if not mod.optimizer_initialized:
         raise kind(state=state_text(mod))
 

@@ -103,7 +103,6 @@ def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_E
 
 
 def _check_settings(optimizer: str, optimizer_params, called: str, example: str) -> None:
-    """Every setting must be one the named optimizer's class accepts."""
     accepted = _accepted_settings(mx.optimizer.Optimizer.opt_registry[optimizer.lower()])
     for name in settings_dict(optimizer_params):
         if name in accepted:

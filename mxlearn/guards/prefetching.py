@@ -55,7 +55,6 @@ class PrefetchFailed(InputError):
 
 
 def _threads(iterator) -> dict:
-    """thread -> (PrefetchingIter, index) for every PrefetchingIter in ``iterator``."""
     if isinstance(iterator, mx.io.ResizeIter):
         return _threads(iterator.data_iter)
     if not isinstance(iterator, mx.io.PrefetchingIter):
@@ -77,7 +76,6 @@ class PrefetchWatch:
                 self.threads.update(_threads(iterator))
 
     def refuse_dead(self) -> None:
-        """Raise the inner iterator's error if one of the threads died of it."""
         for thread in self.threads:
             if thread in _died or not thread.is_alive():
                 raise self._failure(thread)

@@ -250,7 +250,6 @@ class HighLevelAPI:
     fit.__doc__ = FIT_DOC  # kept apart: fit's body stays within 60 lines
 
     def _plan(self, request: FitRequest, resume):
-        """Check fit's arguments, complete them from a resumed checkpoint, and plan the run."""
         saver, stopper = (
             Checkpoint.of(request.checkpoint),
             EarlyStopping.of(request.early_stopping),
