@@ -94,16 +94,13 @@ def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_E
     """Raise InputError for an unknown optimizer name or setting, naming the closest ones;
     ``example``: the settings the fix shows (lr_find sets the learning rate itself). The
     callers' rules have made ``optimizer`` a name or an mx.optimizer.Optimizer."""
+    registry = mx.optimizer.Optimizer.opt_registry
     if isinstance(optimizer, mx.optimizer.Optimizer):
         return
-    if optimizer.lower() not in mx.optimizer.Optimizer.opt_registry:
-        hint = did_you_mean(optimizer, sorted(mx.optimizer.Optimizer.opt_registry))
+    if optimizer.lower() not in registry:
+        hint = did_you_mean(optimizer, sorted(registry))
         raise NoSuchOptimizer(called=called, optimizer=optimizer, hint=hint)
-    _check_settings(optimizer, optimizer_params, called, example)
-
-
-def _check_settings(optimizer: str, optimizer_params, called: str, example: str) -> None:
-    accepted = _accepted_settings(mx.optimizer.Optimizer.opt_registry[optimizer.lower()])
+    accepted = _accepted_settings(registry[optimizer.lower()])
     for name in settings_dict(optimizer_params):
         if name in accepted:
             continue

@@ -235,10 +235,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             return super().init_params(*mxnet_args)
         life.require_bound_for(self, "mod.init_params()", life.InitParamsBeforeBind)
         arguments.check_initializer(initializer)
-        if arg_params is not None or aux_params is not None:
+        given = arg_params is not None or aux_params is not None
+        if given:
             self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
         super().init_params(*mxnet_args)
-        given = arg_params is not None or aux_params is not None
         self.weights_from = WeightsFrom.GIVEN if given else WeightsFrom.INITIALIZER
 
     @public("mod.set_params()", **P.SET_PARAMS)

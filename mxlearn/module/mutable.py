@@ -110,11 +110,6 @@ def _max_descs(pairs, kind: str, names) -> list:
     return descs
 
 
-def _names_with(symbol, prefixes) -> list:
-    """The network's arguments whose names contain one of ``prefixes`` (the fixed ones)."""
-    return [n for n in symbol.list_arguments() if any(p in n for p in prefixes)]
-
-
 def _key(data_descs, label_descs) -> tuple:
     return tuple((d.name, tuple(d.shape)) for d in [*data_descs, *(label_descs or [])])
 
@@ -162,7 +157,8 @@ class MutableModule(Module):
     ):
         if isinstance(fixed_param_prefix, str):
             fixed_param_prefix = [fixed_param_prefix]
-        fixed = _names_with(symbol, fixed_param_prefix or [])
+        prefixes = fixed_param_prefix or []
+        fixed = [n for n in symbol.list_arguments() if any(p in n for p in prefixes)]
         super().__init__(
             symbol,
             data_names,
