@@ -111,19 +111,19 @@ def with_label_shapes(batch, bound_data, bound_labels):
     )
 
 
-def check_values(
-    batch, what: str, data_shapes, label_names, label_inputs: dict, output_shapes
-) -> None:
-    """The checks that need the values: one device read, on a first batch only."""
-    for desc, arr in zip(data_shapes, batch.data):
+def check_values(mod, batch, what: str) -> None:
+    """The checks that need the values: one device read, on a first batch only. The labels
+    are in the bound label shapes' order, as MXNet feeds them."""
+    for desc, arr in zip(mod.data_shapes, batch.data):
         values = arr.asnumpy()
         if not np.isfinite(values).all():
             nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
             raise NonFiniteFirstBatch(what=what_words(what), name=desc.name, nan=nan, inf=inf)
-    rules = data_values.label_rules(label_inputs, dict(output_shapes))  # classifiers' labels
-    for name, arr in zip(label_names, batch.label):
-        if name in rules:
-            _check_classes(arr.asnumpy(), rules[name].classes, label_inputs[name], what)
+    label_inputs = mod.label_inputs
+    rules = data_values.label_rules(label_inputs, dict(mod.output_shapes))  # classifiers' labels
+    for desc, arr in zip(mod.label_shapes or [], batch.label):
+        if desc.name in rules:
+            _check_classes(arr.asnumpy(), rules[desc.name].classes, label_inputs[desc.name], what)
 
 
 def _check_classes(values, classes: int, layer, what: str) -> None:

@@ -202,9 +202,9 @@ def check_labels_given(asked: Binding, label_names, label_inputs: dict, fix: str
         raise NoLabelShapes(expects=expects, fix=fix)
 
 
-def check_input_names(
-    symbol, data_descs, label_descs, data_names, label_names, label_inputs: dict
-) -> None:
+def check_input_names(mod, data_descs, label_descs) -> None:
+    """The names given to bind are those the module (``mod``) reads."""
+    data_names, label_names = mod.data_names, mod.label_names
     label0 = label_names[0] if label_names else "softmax_label"
     iter_fix = (
         f"mx.io.NDArrayIter(X, y, batch_size=32, data_name='{data_names[0]}', "
@@ -214,13 +214,13 @@ def check_input_names(
     )
     given = [d.name for d in data_descs]
     if sorted(given) != sorted(data_names):
-        inputs = network.describe_inputs(symbol)
+        inputs = network.describe_inputs(mod.symbol)
         raise DataNamesDiffer(given=given, names=list(data_names), inputs=inputs, call=iter_fix)
     if label_descs is None or not label_names:
         return
     given = [d.name for d in label_descs]
     if sorted(given) != sorted(label_names):
-        expects = "; ".join(li.describe() for li in label_inputs.values())
+        expects = "; ".join(li.describe() for li in mod.label_inputs.values())
         refused = LabelNamesDiffer if expects else LabelNamesDifferFromModule
         raise refused(given=given, expects=expects, names=list(label_names), call=iter_fix)
 

@@ -188,14 +188,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
-        binding.check_input_names(
-            self._symbol,
-            asked.data,
-            asked.label,
-            self._data_names,
-            self._label_names,
-            self._label_inputs,
-        )
+        binding.check_input_names(self, asked.data, asked.label)
         binding.check_labels_given(asked, self._label_names, self._label_inputs, life.BIND_CALL)
         if asked.label is not None:
             binding.check_label_shapes(
@@ -356,15 +349,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             state.queued_checks.queue(batch, self._bound_label_names())
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
         if not (checked or state.rows_checked) and batch.label:
-            bound = self._bound_label_names()
-            batches.check_values(
-                batch,
-                "training" if training else "evaluation",
-                self._data_shapes,
-                bound,
-                self._label_inputs,
-                self.output_shapes,
-            )
+            batches.check_values(self, batch, "training" if training else "evaluation")
             if training:
                 state.training_batch_checked = True
             else:
