@@ -11,6 +11,7 @@ from .._compat import mx
 from ..errors import N_, InputError, LifecycleError
 from ..language import say
 from .arguments import shapes_text
+from .lifecycle import BIND_CALL
 
 
 class AlreadyBound(LifecycleError):
@@ -33,12 +34,11 @@ class InputGradsNeedTraining(InputError):
 
 
 class NoLabelShapes(InputError):
-    """The fix, the bind call with label_shapes, is the caller's (``fix=``)."""
-
     says = N_(
         "mod.bind(for_training=True) without label_shapes: the network's {expects}, and without "
         "labels it would train against zeros."
     )
+    fix_code = BIND_CALL
 
 
 class DataNamesDiffer(InputError):
@@ -196,10 +196,10 @@ def check_request(asked: Binding) -> None:
         raise InputGradsNeedTraining()
 
 
-def check_labels_given(asked: Binding, label_names, label_inputs: dict, fix: str) -> None:
-    if asked.for_training and asked.label is None and label_names:
-        expects = "; ".join(li.describe() for li in label_inputs.values())
-        raise NoLabelShapes(expects=expects, fix=fix)
+def check_labels_given(mod, asked: Binding) -> None:
+    if asked.for_training and asked.label is None and mod.label_names:
+        expects = "; ".join(li.describe() for li in mod.label_inputs.values())
+        raise NoLabelShapes(expects=expects)
 
 
 def check_input_names(mod, data_descs, label_descs) -> None:

@@ -189,7 +189,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
         binding.check_input_names(self, asked.data, asked.label)
-        binding.check_labels_given(asked, self._label_names, self._label_inputs, life.BIND_CALL)
+        binding.check_labels_given(self, asked)
         if asked.label is not None:
             binding.check_label_shapes(
                 self._symbol, asked.data, asked.label, self._label_names, self._label_inputs
