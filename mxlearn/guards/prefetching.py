@@ -78,16 +78,13 @@ class PrefetchWatch:
     def refuse_dead(self) -> None:
         for thread in self.threads:
             if thread in _died or not thread.is_alive():
-                raise self._failure(thread)
-
-    def _failure(self, thread: threading.Thread) -> PrefetchFailed:
-        error = _died.get(thread)
-        cause = (
-            f"{type(error).__name__}: {error}"
-            if error is not None
-            else say("an error (its traceback is printed above)")
-        )
-        return PrefetchFailed(called=self.called, cause=cause)
+                error = _died.get(thread)
+                cause = (
+                    f"{type(error).__name__}: {error}"
+                    if error is not None
+                    else say("an error (its traceback is printed above)")
+                )
+                raise PrefetchFailed(called=self.called, cause=cause)
 
     @contextlib.contextmanager
     def watching(self):
