@@ -310,13 +310,6 @@ def require_training(mod, called: str) -> None:
         raise BoundForPrediction(called=called, state=state_text(mod))
 
 
-def require_optimizer(mod, called: str) -> None:
-    require_params(mod, called)
-    require_training(mod, called)
-    if not mod.optimizer_initialized:
-        raise NoOptimizer(called=called, state=state_text(mod))
-
-
 def _steps_to_params(mod) -> str:
     return INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}"
 
@@ -337,7 +330,9 @@ def require_training_forward(mod) -> None:
 
 def require_gradients(mod, gradients_pending: bool) -> None:
     if not mod.optimizer_initialized:
-        require_optimizer(mod, "mod.update()")
+        require_params(mod, "mod.update()")
+        require_training(mod, "mod.update()")
+        raise NoOptimizer(called="mod.update()", state=state_text(mod))
     if not gradients_pending:
         raise NoGradients(state=state_text(mod))
 
