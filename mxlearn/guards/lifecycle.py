@@ -139,8 +139,6 @@ class NoOptimizerToFill(NoOptimizerInstalled):
 
 
 class InitParamsBeforeBind(NotBoundFor):
-    """Follows the call's name: 'mod.init_params() ...'."""
-
     says = N_(
         "was called before mod.bind(): the parameters' shapes come from the input shapes, which "
         "bind sets."
@@ -148,8 +146,6 @@ class InitParamsBeforeBind(NotBoundFor):
 
 
 class SetParamsBeforeBind(NotBoundFor):
-    """Follows the call's name: 'mod.set_params() ...'."""
-
     says = N_("copies values into the module's memory, and the module is not bound yet.")
     fix_says = N_("{bind_call}; then mod.set_params(arg_params, aux_params)")
 
