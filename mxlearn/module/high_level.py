@@ -161,10 +161,7 @@ class HighLevelAPI:
         arguments.check_labelled_data(eval_data)
         self._prepare_inference("mod.score()", eval_data)
         self._check_eval_labels(eval_data, "mod.score()")
-        eval_metric = create_metric(eval_metric, "mod.score()")
-        check_metric_fits_network(
-            eval_metric, self._symbol, self._label_inputs, eval_data.provide_data, "mod.score()"
-        )
+        eval_metric = self._metric(eval_metric, eval_data.provide_data, "mod.score()")
         checks, first_callbacks = self._evaluation_checks(eval_data)
         score_end_callback = [*first_callbacks, *arguments.as_list(score_end_callback)] or None
         with checks:
@@ -299,11 +296,11 @@ class HighLevelAPI:
         if request.validation_metric is None:
             request.validation_metric = request.eval_metric
         for key in ("eval_metric", "validation_metric"):
-            setattr(request, key, create_metric(getattr(request, key), called))
-            check_metric_fits_network(
-                getattr(request, key),
-                self._symbol,
-                self._label_inputs,
-                request.train_data.provide_data,
-                called,
-            )
+            metric = self._metric(getattr(request, key), request.train_data.provide_data, called)
+            setattr(request, key, metric)
+
+    def _metric(self, spec, provide_data, called: str):
+        """The metric ``spec`` names, refused if it cannot measure this network's outputs."""
+        metric = create_metric(spec, called)
+        check_metric_fits_network(metric, self._symbol, self._label_inputs, provide_data, called)
+        return metric
