@@ -54,27 +54,25 @@ from mxlearn.guards.fit_arguments import (
 )
 from mxlearn.guards.lifecycle import (
     BoundForPrediction,
+    InitParamsBeforeBind,
     NoGradients,
     NoInputGrads,
     NoOptimizer,
     NoOptimizerToLend,
+    NoOptimizerToSave,
+    NoOutputsToMeasure,
+    NoOutputsToReturn,
     NoParamsYet,
     NotBound,
     NothingToSave,
     NoTrainingForward,
     ParamsNotInitialized,
+    SetParamsBeforeBind,
     stage_words,
 )
 from mxlearn.guards.optimizer_settings import NoSuchOptimizer, NoSuchSetting, OptimizerInstalled
 from mxlearn.metrics.catalogue import NoSuchMetric, TopKCountsAll
 from mxlearn.module.inspection import NoSuchAttribute
-from mxlearn.module.lifecycle_messages import (
-    InitParamsBeforeBind,
-    NoOptimizerToSave,
-    NoOutputsToMeasure,
-    NoOutputsToReturn,
-    SetParamsBeforeBind,
-)
 from mxlearn.rules import WrongKind
 
 

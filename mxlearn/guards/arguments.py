@@ -5,12 +5,12 @@ from __future__ import annotations
 import contextlib
 import inspect
 import os
-import re
 
 import numpy as np
 
 from .. import network
 from .._compat import mx
+from ..boundary import condensed
 from ..errors import N_, ArgumentTypeError, InputError, closest, did_you_mean
 from ..language import say
 from .lifecycle import BIND_CALL
@@ -22,19 +22,6 @@ NAMES_FIX = "Module(net, data_names={expected_data}, label_names={expected_label
 class NoSuchArgument(ArgumentTypeError):
     says = N_("{called} has no argument '{name}'. {hint}")
     fix_code = "{opening}{nearest}=...)"
-
-
-class NotASymbol(ArgumentTypeError):
-    says = N_("Module(symbol=...) needs a network built with mx.sym; got {kind}.")
-    fix_code = "net = mxlearn.models.mlp(); mod = mxlearn.Module(net, context=mx.cpu())"
-
-
-class NamesNotAList(ArgumentTypeError):
-    says = N_(
-        "Module({argument}='{names}'): {argument} is a list of names; a bare string would be read "
-        "letter by letter."
-    )
-    fix_code = "Module(net, {argument}=['{names}'])"
 
 
 class NoSuchInput(InputError):
@@ -179,25 +166,10 @@ def as_list(callbacks) -> list:
     return list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
 
 
-def check_symbol(symbol) -> None:
-    if not isinstance(symbol, mx.sym.Symbol):
-        raise NotASymbol(kind=type(symbol).__name__)
-
-
-def as_name_list(names, argument: str) -> list[str]:
-    if names is None:
-        return []
-    if isinstance(names, str):
-        raise NamesNotAList(argument=argument, names=names)
-    return list(names)
-
-
 def check_names(symbol, data_names, label_names, state_names, fixed_param_names) -> None:
-    """Every name given to Module() must be an input or argument of the network."""
-    data_names = as_name_list(data_names, "data_names")
-    label_names = as_name_list(label_names, "label_names")
-    state_names = as_name_list(state_names, "state_names")
-    fixed_param_names = as_name_list(fixed_param_names, "fixed_param_names")
+    """Every name given to Module() must be an input or argument of the network (its rules
+    have made them lists of names, or None)."""
+    data_names, label_names = list(data_names), list(label_names or [])
     args = symbol.list_arguments()
     labels = network.label_inputs(symbol)
     expected = dict(
@@ -214,13 +186,11 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
         if name not in args:
             described = "; ".join(li.describe() for li in labels)
             raise NoSuchLabel(label_names=label_names, name=name, labels=described, **expected)
-    for argument, names in (
-        ("state_names", state_names),
-        ("fixed_param_names", fixed_param_names),
-    ):
-        for name in names:
+    for argument, names in (("state_names", state_names), ("fixed_param_names", fixed_param_names)):
+        for name in names or []:
             if name not in args:
                 hint = did_you_mean(name, args)
+                names = list(names)
                 raise NoSuchNetworkArgument(argument=argument, names=names, name=name, hint=hint)
 
 
@@ -234,7 +204,6 @@ def check_work_load(work_load_list, contexts) -> None:
 
 
 def as_descs(shapes, argument: str) -> list:
-    """``shapes`` as DataDesc objects, or an explained error for a malformed value."""
     try:
         descs = [s if isinstance(s, mx.io.DataDesc) else mx.io.DataDesc(*s) for s in shapes]
     except (TypeError, ValueError):
@@ -257,29 +226,13 @@ def shapes_text(descs, empty: str | None = None) -> str:
     return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
 
 
-def engine_reason(err: Exception) -> str:
-    """The one informative line of an MXNet engine error, without its C++ traceback."""
-    lines = [ln.strip() for ln in str(err).splitlines() if ln.strip()]
-    for line in lines:
-        if "Error in operator" in line or line.startswith("MXNetError"):
-            # "[13:30:48] ../src/operator/nn/convolution.cc:151: " says nothing to a student
-            return re.sub(r"\[[\d:]+\] \S+:\d+: ", "", line.removeprefix("MXNetError: "))
-    return lines[-1] if lines else type(err).__name__
+# network_layers' name for it (it can import boundary.condensed itself)
+engine_reason = condensed
 
 
 def check_initializer(initializer) -> None:
     if isinstance(initializer, type):
         raise InitializerClass(name=initializer.__name__)
-
-
-def refuse_metric_object(eval_metric) -> None:
-    """update_metric got something that is not an mx.metric.EvalMetric."""
-    raise NotAMetric(metric=eval_metric)
-
-
-def refuse_missing_labels() -> None:
-    """update_metric got labels=None."""
-    raise NoLabelsToCompare()
 
 
 @contextlib.contextmanager
@@ -291,7 +244,7 @@ def engine_errors_explained(data_descs, label_descs):
         # MXNet's simple_bind wraps the engine's shape error in a RuntimeError
         if not isinstance(err, mx.base.MXNetError) and "simple_bind error" not in str(err):
             raise
-        reason = engine_reason(err)
+        reason = condensed(err)
         kind = NetworkCannotTake
         if "should be 4D" in reason:
             kind = ImagesNeedFourAxes

@@ -88,11 +88,9 @@ class QueuedValueChecks:
         self.batches += 1
 
     def start_pass(self) -> None:
-        """A new epoch or scoring pass: batches are counted from 0 again."""
         self.batches = 0
 
     def read(self) -> None:
-        """Read every queued reduction at once; refuse the first bad batch."""
         if not self.pending:
             return
         pending, self.pending = self.pending, []
@@ -107,10 +105,6 @@ class QueuedValueChecks:
                     self._judge_classes(batch, subject, found)
                 elif not math.isfinite(found[0]):
                     self._refuse_values(batch, subject)
-
-    def read_at_end(self, _param=None) -> None:
-        """As score's first score_end_callback: the checks are read before the score is used."""
-        self.read()
 
     def _refuse_values(self, batch: int, name: str) -> None:
         refused = NonFiniteBatch if name in self.data_names else NonFiniteBatchLabels

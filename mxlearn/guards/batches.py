@@ -13,6 +13,7 @@ import numpy as np
 
 from .._compat import mx
 from ..errors import N_, ArgumentTypeError, InputError
+from . import data_values
 from .data_values import FractionalLabels, LabelsOutsideClasses, NonFiniteData, what_words
 
 
@@ -110,29 +111,19 @@ def with_label_shapes(batch, bound_data, bound_labels):
     )
 
 
-def refuse_unlabelled(batch) -> None:
-    """A training forward on a batch without labels."""
-    raise UnlabelledTrainingBatch()
-
-
-def check_values(
-    batch, what: str, data_shapes, label_names, label_inputs: dict, output_shapes
-) -> None:
-    """The checks that need the values: one device read, on a first batch only."""
-    for desc, arr in zip(data_shapes, batch.data):
+def check_values(mod, batch, what: str) -> None:
+    """The checks that need the values: one device read, on a first batch only. The labels
+    are in the bound label shapes' order, as MXNet feeds them."""
+    for desc, arr in zip(mod.data_shapes, batch.data):
         values = arr.asnumpy()
         if not np.isfinite(values).all():
             nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
             raise NonFiniteFirstBatch(what=what_words(what), name=desc.name, nan=nan, inf=inf)
-    outputs = dict(output_shapes)
-    for name, arr in zip(label_names, batch.label):
-        layer = label_inputs.get(name)
-        if layer is None or not layer.is_classification:
-            continue
-        shape = outputs.get(layer.output_name)
-        if not shape or len(shape) < 2:
-            continue
-        _check_classes(arr.asnumpy(), shape[1], layer, what)
+    label_inputs = mod.label_inputs
+    rules = data_values.label_rules(label_inputs, dict(mod.output_shapes))  # classifiers' labels
+    for desc, arr in zip(mod.label_shapes or [], batch.label):
+        if desc.name in rules:
+            _check_classes(arr.asnumpy(), rules[desc.name].classes, label_inputs[desc.name], what)
 
 
 def _check_classes(values, classes: int, layer, what: str) -> None:

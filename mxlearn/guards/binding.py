@@ -11,6 +11,7 @@ from .._compat import mx
 from ..errors import N_, InputError, LifecycleError
 from ..language import say
 from .arguments import shapes_text
+from .lifecycle import BIND_CALL
 
 
 class AlreadyBound(LifecycleError):
@@ -33,12 +34,11 @@ class InputGradsNeedTraining(InputError):
 
 
 class NoLabelShapes(InputError):
-    """The fix, the bind call with label_shapes, is the caller's (``fix=``)."""
-
     says = N_(
         "mod.bind(for_training=True) without label_shapes: the network's {expects}, and without "
         "labels it would train against zeros."
     )
+    fix_code = BIND_CALL
 
 
 class DataNamesDiffer(InputError):
@@ -196,15 +196,15 @@ def check_request(asked: Binding) -> None:
         raise InputGradsNeedTraining()
 
 
-def check_labels_given(asked: Binding, label_names, label_inputs: dict, fix: str) -> None:
-    if asked.for_training and asked.label is None and label_names:
-        expects = "; ".join(li.describe() for li in label_inputs.values())
-        raise NoLabelShapes(expects=expects, fix=fix)
+def check_labels_given(mod, asked: Binding) -> None:
+    if asked.for_training and asked.label is None and mod.label_names:
+        expects = "; ".join(li.describe() for li in mod.label_inputs.values())
+        raise NoLabelShapes(expects=expects)
 
 
-def check_input_names(
-    symbol, data_descs, label_descs, data_names, label_names, label_inputs: dict
-) -> None:
+def check_input_names(mod, data_descs, label_descs) -> None:
+    """The names given to bind are those the module (``mod``) reads."""
+    data_names, label_names = mod.data_names, mod.label_names
     label0 = label_names[0] if label_names else "softmax_label"
     iter_fix = (
         f"mx.io.NDArrayIter(X, y, batch_size=32, data_name='{data_names[0]}', "
@@ -214,13 +214,13 @@ def check_input_names(
     )
     given = [d.name for d in data_descs]
     if sorted(given) != sorted(data_names):
-        inputs = network.describe_inputs(symbol)
+        inputs = network.describe_inputs(mod.symbol)
         raise DataNamesDiffer(given=given, names=list(data_names), inputs=inputs, call=iter_fix)
     if label_descs is None or not label_names:
         return
     given = [d.name for d in label_descs]
     if sorted(given) != sorted(label_names):
-        expects = "; ".join(li.describe() for li in label_inputs.values())
+        expects = "; ".join(li.describe() for li in mod.label_inputs.values())
         refused = LabelNamesDiffer if expects else LabelNamesDifferFromModule
         raise refused(given=given, expects=expects, names=list(label_names), call=iter_fix)
 
@@ -272,7 +272,6 @@ def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong:
 def check_params_fit(
     symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str
 ) -> None:
-    """The initialized parameters' shapes (``param_shapes``) must still fit the new inputs."""
     needed = network.infer_param_shapes(
         symbol, list(param_shapes), {d.name: d.shape for d in data_descs}
     )

@@ -174,22 +174,29 @@ def _check_same_optimizer_kind(saved: dict, optimizer, settings_unknown: bool) -
     raise OtherOptimizerKind(kind=kind, asked=asked.lower())
 
 
-def require_num_epoch(num_epoch) -> None:
+def check_epochs_and_params(request: FitRequest, resumed: bool, params_initialized: bool) -> None:
+    """fit's epochs, and (unless resuming) a note on begin_epoch=0 and given parameters."""
+    begin_epoch, num_epoch, arg_params = request.begin_epoch, request.num_epoch, request.arg_params
     if num_epoch is None:
         raise NoNumEpoch()
-
-
-def check_epoch_range(begin_epoch: int, num_epoch: int) -> None:
+    note = (
+        None if resumed else begin_epoch_note(arg_params, begin_epoch, request.epoch_end_callback)
+    )
+    if note:
+        print(note)
     if begin_epoch >= num_epoch:
         stop = begin_epoch + 3
         raise NothingToTrain(begin_epoch=begin_epoch, num_epoch=num_epoch, stop=stop)
+    # MXNet's fit ignores arg_params given to a module whose parameters are set already (its
+    # init_params returns at once without force_init): the run would train other weights than
+    # the ones handed in.
+    if not resumed and arg_params is not None and not request.force_init and params_initialized:
+        raise ParamsWouldBeIgnored()
 
 
 def check_callbacks(callbacks, callback_class) -> list:
     """``fit(callbacks=[...])``: instances of mxlearn.Callback (subclasses)."""
-    if callbacks is None:
-        return []
-    given = list(callbacks) if isinstance(callbacks, (list, tuple)) else [callbacks]
+    given = as_list(callbacks)
     for item in given:
         if not isinstance(item, callback_class):
             if isinstance(item, type):
@@ -259,12 +266,3 @@ def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str |
         origin=origin,
         continue_with=continue_with,
     )
-
-
-def refuse_ignored_params(arg_params, force_init: bool, params_initialized: bool) -> None:
-    """MXNet's fit ignores arg_params given to a module whose parameters are set already (its
-    init_params returns at once without force_init): the run would train other weights than
-    the ones handed in."""
-    if arg_params is None or force_init or not params_initialized:
-        return
-    raise ParamsWouldBeIgnored()

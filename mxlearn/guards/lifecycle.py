@@ -126,6 +126,46 @@ class NotBoundFor(LifecycleError):
         return f"{fields['called']} {super().render_problem(fields)}"
 
 
+class NoOptimizerToSave(NoOptimizerInstalled):
+    says = N_(
+        "mod.save_optimizer_states() saves the optimizer's state, and no optimizer is installed."
+    )
+
+
+class NoOptimizerToFill(NoOptimizerInstalled):
+    says = N_(
+        "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is installed yet."
+    )
+
+
+class InitParamsBeforeBind(NotBoundFor):
+    says = N_(
+        "was called before mod.bind(): the parameters' shapes come from the input shapes, which "
+        "bind sets."
+    )
+
+
+class SetParamsBeforeBind(NotBoundFor):
+    says = N_("copies values into the module's memory, and the module is not bound yet.")
+    fix_says = N_("{bind_call}; then mod.set_params(arg_params, aux_params)")
+
+
+class NoOutputsToMeasure(LifecycleError):
+    says = N_(
+        "mod.update_metric() compares the outputs of the last forward pass with the labels, and "
+        "there has been no forward pass yet."
+    )
+    fix_code = "mod.forward(batch, is_train=True); mod.update_metric(metric, batch.label)"
+
+
+class NoOutputsToReturn(LifecycleError):
+    says = N_(
+        "mod.get_outputs() returns the outputs of the last forward pass, and there has been none "
+        "yet."
+    )
+    fix_code = "mod.forward(batch, is_train=False); mod.get_outputs()"
+
+
 class NothingToSave(LifecycleError):
     says = N_("{called} saves the parameters, and there are none yet.")
     fix_code = "{steps}"
@@ -139,22 +179,7 @@ class NoOptimizerStateToSave(LifecycleError):
     fix_says = N_("{optimizer_call}, or save_optimizer_states=False")
 
 
-def _next_call(stage_name: str) -> str:
-    if stage_name == "created":
-        return BIND_CALL
-    if stage_name == "loaded":
-        return say(
-            "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
-        )
-    if stage_name == "bound":
-        return INIT_CALL
-    if stage_name == "initialized":
-        return OPTIMIZER_CALL
-    return say("mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)")
-
-
 def stage_words(stage_name: str) -> str:
-    """A stage (see :func:`stage`) in the language mxlearn speaks."""
     return {
         "created": say("created"),
         "loaded": say("loaded"),
@@ -174,7 +199,6 @@ class Step(enum.Enum):
     UPDATED = "updated"
 
     def words(self) -> str:
-        """The step in the language mxlearn speaks, for the summary."""
         return {
             Step.NO_OUTPUTS: say("no forward pass since bind"),
             Step.INFERENCE: say("outputs of a forward pass that trains nothing"),
@@ -216,7 +240,6 @@ class Lifecycle:
         self.evaluation_batch_checked = True
 
     def describe(self) -> str:
-        """The batch step in words, for the summary."""
         if self.gradients_pending and self.step is not Step.BACKWARD:
             return say("{step}; gradients from backward wait for update", step=self.step.words())
         return self.step.words()
@@ -240,7 +263,6 @@ class Lifecycle:
 
 
 def stage(mod) -> str:
-    """One word: 'created', 'loaded', 'bound', 'initialized' or 'ready'."""
     if not mod.binded:
         return "loaded" if mod.params_initialized else "created"
     if not mod.params_initialized:
@@ -249,11 +271,16 @@ def stage(mod) -> str:
 
 
 def next_step(mod) -> str:
-    """The call a student makes next, given the module's stage."""
     current = stage(mod)
     if current == "initialized" and not mod.for_training:
         return say("mod.predict(val_iter) or mod.score(val_iter, 'acc')")
-    return _next_call(current)
+    if current == "loaded":
+        return say(
+            "mod.predict(val_iter) (binds for prediction), or mod.fit(train_iter, ...) to train on"
+        )
+    if current == "ready":
+        return say("mod.forward(batch, is_train=True), or mod.fit(train_iter, num_epoch=5)")
+    return {"created": BIND_CALL, "bound": INIT_CALL, "initialized": OPTIMIZER_CALL}[current]
 
 
 def state_text(mod) -> str:
@@ -279,13 +306,6 @@ def require_training(mod, called: str) -> None:
         raise BoundForPrediction(called=called, state=state_text(mod))
 
 
-def require_optimizer(mod, called: str) -> None:
-    require_params(mod, called)
-    require_training(mod, called)
-    if not mod.optimizer_initialized:
-        raise NoOptimizer(called=called, state=state_text(mod))
-
-
 def _steps_to_params(mod) -> str:
     return INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}"
 
@@ -297,19 +317,18 @@ def require_initialized_params(mod, called: str) -> None:
 
 
 # ---------------------------------------------------------------- the batch cycle
-def require_training_forward(mod, step: Step) -> None:
-    """backward needs a training forward since the last update."""
-    if step in TRAINING_FORWARD:
-        return
+def require_training_forward(mod) -> None:
+    """backward needs a training forward since the last update (the step is not one)."""
     require_params(mod, "mod.backward()")
     require_training(mod, "mod.backward()")
     raise NoTrainingForward(state=state_text(mod))
 
 
 def require_gradients(mod, gradients_pending: bool) -> None:
-    """update needs gradients from backward since the last update."""
     if not mod.optimizer_initialized:
-        require_optimizer(mod, "mod.update()")
+        require_params(mod, "mod.update()")
+        require_training(mod, "mod.update()")
+        raise NoOptimizer(called="mod.update()", state=state_text(mod))
     if not gradients_pending:
         raise NoGradients(state=state_text(mod))
 
@@ -320,16 +339,15 @@ def refuse_nested_fit(mod, lifecycle: Lifecycle) -> None:
 
 
 def require_lender(shared_module) -> None:
-    """borrow_optimizer takes the optimizer of a module that has one."""
     if not getattr(shared_module, "optimizer_initialized", False):
         raise NoOptimizerToLend(optimizer_call=OPTIMIZER_CALL.removeprefix("mod."))
 
 
-def require_outputs(mod, step: Step, kind: type[LifecycleError], fix: str | None = None) -> None:
+def require_outputs(mod, step: Step, kind: type[LifecycleError]) -> None:
     """get_outputs and update_metric read the outputs of the last forward pass (``kind``:
-    the call's, from module/lifecycle_messages.py)."""
+    the call's)."""
     if step is Step.NO_OUTPUTS:
-        raise kind(fix=fix, state=state_text(mod))
+        raise kind(state=state_text(mod))
 
 
 def require_input_grads(mod, called: str) -> None:
@@ -338,20 +356,15 @@ def require_input_grads(mod, called: str) -> None:
         raise NoInputGrads(called=called, state=state_text(mod))
 
 
-def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled] | str) -> None:
-    """Saving or loading optimizer state needs an optimizer: ``kind`` says why (or, from a
-    caller not yet naming its kind, the problem already said)."""
-    if mod.optimizer_initialized:
-        return
-    if isinstance(kind, str):
-        raise NoOptimizerInstalled(kind, state=state_text(mod))
-    raise kind(state=state_text(mod))
+def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled]) -> None:
+    if not mod.optimizer_initialized:
+        raise kind(state=state_text(mod))
 
 
-def require_bound_for(mod, called: str, kind: type[NotBoundFor], fix: str | None = None) -> None:
+def require_bound_for(mod, called: str, kind: type[NotBoundFor]) -> None:
     """init_params and set_params write into the memory bind allocates."""
     if not mod.binded:
-        raise kind(called=called, bind_call=BIND_CALL, fix=fix, state=state_text(mod))
+        raise kind(called=called, bind_call=BIND_CALL, state=state_text(mod))
 
 
 def require_params_to_save(mod, called: str, save_optimizer_states: bool) -> None:

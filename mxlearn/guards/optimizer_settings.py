@@ -30,19 +30,6 @@ class NotSettings(ArgumentTypeError):
     fix_says = N_("optimizer_params={{'learning_rate': 0.1}}  (or (('learning_rate', 0.1),))")
 
 
-class OptimizerClass(ArgumentTypeError):
-    says = N_("{called}: optimizer={name} is the optimizer class, not an optimizer.")
-    fix_says = N_(
-        "optimizer='{lower}' (a name) or optimizer=mx.optimizer.{name}(learning_rate=0.1) (an "
-        "instance)"
-    )
-
-
-class NotAnOptimizer(ArgumentTypeError):
-    says = N_("{called}: optimizer={optimizer!r} is neither a name nor an mx.optimizer.Optimizer.")
-    fix_code = "optimizer='sgd'"
-
-
 class NoSuchOptimizer(InputError):
     says = N_("{called}: there is no optimizer named '{optimizer}'. {hint}")
     fix_says = N_("optimizer='sgd' (or 'adam', 'nag', 'rmsprop', ...)")
@@ -76,10 +63,6 @@ _FAMILIAR_NAMES = {
 }
 
 
-def optimizer_names() -> list[str]:
-    return sorted(mx.optimizer.Optimizer.opt_registry)
-
-
 def settings_dict(optimizer_params) -> dict:
     """``optimizer_params`` as a dict, whether given as a dict or as pairs (MXNet allows both)."""
     if optimizer_params is None:
@@ -109,23 +92,15 @@ SETTINGS_EXAMPLE = "optimizer_params={'learning_rate': 0.1}"
 
 def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_EXAMPLE) -> None:
     """Raise InputError for an unknown optimizer name or setting, naming the closest ones;
-    ``example``: the settings the fix shows (lr_find sets the learning rate itself)."""
+    ``example``: the settings the fix shows (lr_find sets the learning rate itself). The
+    callers' rules have made ``optimizer`` a name or an mx.optimizer.Optimizer."""
+    registry = mx.optimizer.Optimizer.opt_registry
     if isinstance(optimizer, mx.optimizer.Optimizer):
         return
-    if isinstance(optimizer, type) and issubclass(optimizer, mx.optimizer.Optimizer):
-        name = optimizer.__name__
-        raise OptimizerClass(called=called, name=name, lower=name.lower())
-    if not isinstance(optimizer, str):
-        raise NotAnOptimizer(called=called, optimizer=optimizer)
-    if optimizer.lower() not in mx.optimizer.Optimizer.opt_registry:
-        hint = did_you_mean(optimizer, optimizer_names())
+    if optimizer.lower() not in registry:
+        hint = did_you_mean(optimizer, sorted(registry))
         raise NoSuchOptimizer(called=called, optimizer=optimizer, hint=hint)
-    _check_settings(optimizer, optimizer_params, called, example)
-
-
-def _check_settings(optimizer: str, optimizer_params, called: str, example: str) -> None:
-    """Every setting must be one the named optimizer's class accepts."""
-    accepted = _accepted_settings(mx.optimizer.Optimizer.opt_registry[optimizer.lower()])
+    accepted = _accepted_settings(registry[optimizer.lower()])
     for name in settings_dict(optimizer_params):
         if name in accepted:
             continue

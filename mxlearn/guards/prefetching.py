@@ -55,7 +55,6 @@ class PrefetchFailed(InputError):
 
 
 def _threads(iterator) -> dict:
-    """thread -> (PrefetchingIter, index) for every PrefetchingIter in ``iterator``."""
     if isinstance(iterator, mx.io.ResizeIter):
         return _threads(iterator.data_iter)
     if not isinstance(iterator, mx.io.PrefetchingIter):
@@ -77,23 +76,15 @@ class PrefetchWatch:
                 self.threads.update(_threads(iterator))
 
     def refuse_dead(self) -> None:
-        """Raise the inner iterator's error if one of the threads died of it."""
         for thread in self.threads:
             if thread in _died or not thread.is_alive():
-                raise self._failure(thread)
-
-    def refuse_dead_at_end(self, _param=None) -> None:
-        """As score's first score_end_callback."""
-        self.refuse_dead()
-
-    def _failure(self, thread: threading.Thread) -> PrefetchFailed:
-        error = _died.get(thread)
-        cause = (
-            f"{type(error).__name__}: {error}"
-            if error is not None
-            else say("an error (its traceback is printed above)")
-        )
-        return PrefetchFailed(called=self.called, cause=cause)
+                error = _died.get(thread)
+                cause = (
+                    f"{type(error).__name__}: {error}"
+                    if error is not None
+                    else say("an error (its traceback is printed above)")
+                )
+                raise PrefetchFailed(called=self.called, cause=cause)
 
     @contextlib.contextmanager
     def watching(self):

@@ -15,7 +15,6 @@ from ..checkpoint.resume_state import load_resume_state
 from ..errors import N_, CheckpointExistsError
 from ..guards import binding
 from ..guards import lifecycle as life
-from ..language import say
 from . import parameters as P
 
 
@@ -79,13 +78,7 @@ class CheckpointAPI:
         admitting only arrays in plain containers (no code runs from the file)."""
         trust = trust or fname == self._trusted_states
         states = optimizer_state.read_pickled_states(fname, trust)
-        life.require_installed_optimizer(
-            self,
-            say(
-                "mod.load_optimizer_states() fills the optimizer's state, and no optimizer is "
-                "installed yet."
-            ),
-        )
+        life.require_installed_optimizer(self, life.NoOptimizerToFill)
         updater = self.updater
         optimizer_state.require_updater(updater)
         updater.states = states

@@ -64,16 +64,6 @@ Examples
 """
 
 
-def _documented(doc: str):
-    """Give a function a docstring kept beside it (pandas' ``Appender`` does the same)."""
-
-    def apply(function):
-        function.__doc__ = doc
-        return function
-
-    return apply
-
-
 def _watched(batches, prefetch):
     """``iter_predict``'s batches, while a PrefetchingIter among the data is watched."""
     with prefetch.watching():
@@ -171,10 +161,7 @@ class HighLevelAPI:
         arguments.check_labelled_data(eval_data)
         self._prepare_inference("mod.score()", eval_data)
         self._check_eval_labels(eval_data, "mod.score()")
-        eval_metric = create_metric(eval_metric, "mod.score()")
-        check_metric_fits_network(
-            eval_metric, self._symbol, self._label_inputs, eval_data.provide_data, "mod.score()"
-        )
+        eval_metric = self._metric(eval_metric, eval_data.provide_data, "mod.score()")
         checks, first_callbacks = self._evaluation_checks(eval_data)
         score_end_callback = [*first_callbacks, *arguments.as_list(score_end_callback)] or None
         with checks:
@@ -200,8 +187,8 @@ class HighLevelAPI:
         names = [d.name for d in eval_data.provide_data]
         queued = QueuedValueChecks(what, names, rules) if facts is None else None
         prefetch = PrefetchWatch([eval_data], "mod.score()")
-        first = [queued.read_at_end] if queued is not None else []
-        first += [prefetch.refuse_dead_at_end] if prefetch.threads else []
+        first = [lambda _: queued.read()] if queued is not None else []
+        first += [lambda _: prefetch.refuse_dead()] if prefetch.threads else []
         checks = contextlib.ExitStack()
         checks.enter_context(prefetch.watching())  # first: it may refuse a dead one at once
         rolls_over = data_values.rolls_over(eval_data)
@@ -209,7 +196,6 @@ class HighLevelAPI:
         return checks, first
 
     @public("mod.fit()", **P.FIT)
-    @_documented(FIT_DOC)
     def fit(
         self,
         train_data,
@@ -258,8 +244,9 @@ class HighLevelAPI:
                 self._resume, self._pending_optimizer_state = pending, None
             raise
 
+    fit.__doc__ = FIT_DOC  # kept apart: fit's body stays within 60 lines
+
     def _plan(self, request: FitRequest, resume):
-        """Check fit's arguments, complete them from a resumed checkpoint, and plan the run."""
         saver, stopper = (
             Checkpoint.of(request.checkpoint),
             EarlyStopping.of(request.early_stopping),
@@ -300,18 +287,7 @@ class HighLevelAPI:
         arguments.check_kvstore(request.kvstore, called)
         if self._auto_bound and not self.for_training:
             request.force_rebind = True  # bound for prediction by predict/score
-        fit_arguments.require_num_epoch(request.num_epoch)
-        if not resumed:
-            note = fit_arguments.begin_epoch_note(
-                request.arg_params, request.begin_epoch, request.epoch_end_callback
-            )
-            if note:
-                print(note)
-        fit_arguments.check_epoch_range(request.begin_epoch, request.num_epoch)
-        if not resumed:
-            fit_arguments.refuse_ignored_params(
-                request.arg_params, request.force_init, self.params_initialized
-            )
+        fit_arguments.check_epochs_and_params(request, resumed, self.params_initialized)
         if request.eval_data is not None:
             self._check_eval_labels(request.eval_data, "mod.fit(eval_data=...)")
         self._check_optimizer_request(
@@ -320,11 +296,11 @@ class HighLevelAPI:
         if request.validation_metric is None:
             request.validation_metric = request.eval_metric
         for key in ("eval_metric", "validation_metric"):
-            setattr(request, key, create_metric(getattr(request, key), called))
-            check_metric_fits_network(
-                getattr(request, key),
-                self._symbol,
-                self._label_inputs,
-                request.train_data.provide_data,
-                called,
-            )
+            metric = self._metric(getattr(request, key), request.train_data.provide_data, called)
+            setattr(request, key, metric)
+
+    def _metric(self, spec, provide_data, called: str):
+        """The metric ``spec`` names, refused if it cannot measure this network's outputs."""
+        metric = create_metric(spec, called)
+        check_metric_fits_network(metric, self._symbol, self._label_inputs, provide_data, called)
+        return metric

@@ -102,7 +102,6 @@ class ModuleInspection:
         return 1.0 / rows, f"1/{rows} (1 / ({how}))"
 
     def _facts(self) -> ModuleFacts:
-        bound = self.binded
         facts = ModuleFacts(
             type(self).__name__,
             self.state,
@@ -113,7 +112,7 @@ class ModuleInspection:
             life.next_step(self),
             extra_rows=self._extra_summary_rows(),
         )
-        if bound:
+        if self.binded:
             facts.for_training, facts.step = self.for_training, self._lifecycle.describe()
             facts.data_shapes, facts.label_shapes = self._data_shapes, self._label_shapes
             facts.output_shapes = self.output_shapes

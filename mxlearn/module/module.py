@@ -9,6 +9,7 @@ array runs in inference mode (MXNet's runs it in the module's training mode, Dro
 
 from __future__ import annotations
 
+import inspect
 import logging
 import warnings
 
@@ -29,7 +30,6 @@ from ..guards.optimizer_settings import (
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
 from ..states import WeightsFrom
-from . import lifecycle_messages as words
 from . import parameters as P
 from .checkpoints import CheckpointAPI, resume_checkpoint
 from .high_level import HighLevelAPI
@@ -66,7 +66,6 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         group2ctxs=None,
         compression_params=None,
     ):
-        arguments.check_symbol(symbol)
         contexts = check_context(context)
         arguments.check_names(symbol, data_names, label_names, state_names, fixed_param_names)
         arguments.check_work_load(work_load_list, contexts)
@@ -100,7 +99,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self.weights_from: WeightsFrom | None = None
 
     # ------------------------------------------------------------------ MXNet's asserts, explained
-    # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in words.
+    # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in life.
     @property
     def data_shapes(self):
         life.require_bound(self, "mod.data_shapes")
@@ -138,7 +137,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().install_monitor(mon)
 
     def save_optimizer_states(self, fname):
-        life.require_installed_optimizer(self, words.NoOptimizerToSave)
+        life.require_installed_optimizer(self, life.NoOptimizerToSave)
         super().save_optimizer_states(fname)
 
     # ------------------------------------------------------------------ bind
@@ -160,15 +159,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             None if label_shapes is None else arguments.as_descs(label_shapes, "label_shapes")
         )
         asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
-        mxnet_args = (
-            data_shapes,
-            label_shapes,
-            for_training,
-            inputs_need_grad,
-            force_rebind,
-            shared_module,
-            grad_req,
-        )
+        rest = (for_training, inputs_need_grad, force_rebind, shared_module, grad_req)
         if self.binded and not force_rebind:
             now = binding.Binding(
                 self._data_shapes,
@@ -178,26 +169,27 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 self._grad_req,
             )
             binding.check_same_binding(now, asked, self.state_text())
-            return super().bind(*mxnet_args)
+            return super().bind(data_shapes, label_shapes, *rest)
+        asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)
-        with warnings.catch_warnings(), arguments.engine_errors_explained(data_descs, label_descs):
+        with warnings.catch_warnings(), arguments.engine_errors_explained(asked.data, asked.label):
             # MXNet warns that an inference binding has no label shapes: not a problem.
             warnings.filterwarnings("ignore", message="Data provided by label_shapes")
-            super().bind(*mxnet_args)
+            super().bind(asked.data, asked.label, *rest)
+        self._after_bind()
+
+    def _binding_to_make(self, asked: binding.Binding) -> binding.Binding:
+        return asked  # MutableModule binds at the largest shapes instead
+
+    def _after_bind(self) -> None:
+        """After a new binding (MutableModule keeps its executors from here)."""
         self._lifecycle.restart()
         self._auto_bound = False
 
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
-        binding.check_input_names(
-            self._symbol,
-            asked.data,
-            asked.label,
-            self._data_names,
-            self._label_names,
-            self._label_inputs,
-        )
-        binding.check_labels_given(asked, self._label_names, self._label_inputs, life.BIND_CALL)
+        binding.check_input_names(self, asked.data, asked.label)
+        binding.check_labels_given(self, asked)
         if asked.label is not None:
             binding.check_label_shapes(
                 self._symbol, asked.data, asked.label, self._label_names, self._label_inputs
@@ -234,19 +226,19 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             if self._lifecycle.call == "fit":
                 return None  # fit continues from the weights it has: MXNet's warning is noise
             return super().init_params(*mxnet_args)
-        life.require_bound_for(self, "mod.init_params()", words.InitParamsBeforeBind)
+        life.require_bound_for(self, "mod.init_params()", life.InitParamsBeforeBind)
         arguments.check_initializer(initializer)
-        if arg_params is not None or aux_params is not None:
+        given = arg_params is not None or aux_params is not None
+        if given:
             self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
         super().init_params(*mxnet_args)
-        given = arg_params is not None or aux_params is not None
         self.weights_from = WeightsFrom.GIVEN if given else WeightsFrom.INITIALIZER
 
     @public("mod.set_params()", **P.SET_PARAMS)
     def set_params(
         self, arg_params, aux_params, allow_missing=False, force_init=True, allow_extra=False
     ):
-        life.require_bound_for(self, "mod.set_params()", words.SetParamsBeforeBind)
+        life.require_bound_for(self, "mod.set_params()", life.SetParamsBeforeBind)
         self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
         if allow_missing and not self.params_initialized:
             binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
@@ -352,20 +344,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if descs is not None:
             self._check_params_fit(descs, "mod.forward()")
         if training and not batch.label and self._label_names and self._label_shapes is not None:
-            batches.refuse_unlabelled(batch)
+            raise batches.UnlabelledTrainingBatch()
         if state.queued_checks is not None:
             state.queued_checks.queue(batch, self._bound_label_names())
         checked = state.training_batch_checked if training else state.evaluation_batch_checked
         if not (checked or state.rows_checked) and batch.label:
-            bound = self._bound_label_names()
-            batches.check_values(
-                batch,
-                "training" if training else "evaluation",
-                self._data_shapes,
-                bound,
-                self._label_inputs,
-                self.output_shapes,
-            )
+            batches.check_values(self, batch, "training" if training else "evaluation")
             if training:
                 state.training_batch_checked = True
             else:
@@ -380,7 +364,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     # when a cheap test fails, so a correct step costs no extra call.
     def backward(self, out_grads=None):
         if self._lifecycle.step not in life.TRAINING_FORWARD:
-            life.require_training_forward(self, self._lifecycle.step)
+            life.require_training_forward(self)
         super().backward(out_grads)
         self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.BACKWARD, True
 
@@ -397,11 +381,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if step is life.Step.NO_OUTPUTS:
             life.require_params(self, "mod.update_metric()")
         if not isinstance(eval_metric, mx.metric.EvalMetric):
-            arguments.refuse_metric_object(eval_metric)
+            raise arguments.NotAMetric(metric=eval_metric)
         if step is life.Step.NO_OUTPUTS:
-            life.require_outputs(self, step, words.NoOutputsToMeasure)
+            life.require_outputs(self, step, life.NoOutputsToMeasure)
         if labels is None:
-            arguments.refuse_missing_labels()
+            raise arguments.NoLabelsToCompare()
         if self._batch_pad and not pre_sliced:
             update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
             return
@@ -415,41 +399,14 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def get_outputs(self, merge_multi_context=True):
         life.require_params(self, "mod.get_outputs()")
-        life.require_outputs(self, self._lifecycle.step, words.NoOutputsToReturn)
+        life.require_outputs(self, self._lifecycle.step, life.NoOutputsToReturn)
         return super().get_outputs(merge_multi_context)
 
 
-# Every call a student can make on a module goes through the boundary (mxlearn.boundary).
-MODULE_CALLS = [
-    "__init__",
-    "backward",
-    "bind",
-    "borrow_optimizer",
-    "fit",
-    "forward",
-    "forward_backward",
-    "get_input_grads",
-    "get_outputs",
-    "get_params",
-    "get_states",
-    "init_optimizer",
-    "init_params",
-    "install_monitor",
-    "iter_predict",
-    "load",
-    "load_optimizer_states",
-    "load_params",
-    "predict",
-    "prepare",
-    "reshape",
-    "save_checkpoint",
-    "save_optimizer_states",
-    "save_params",
-    "score",
-    "set_params",
-    "set_states",
-    "update",
-    "update_metric",
+# Every call a student can make on a module goes through the boundary (mxlearn.boundary):
+# the constructor and each public method of MXNet's Module (the class method load too).
+MODULE_CALLS = ["__init__"] + [
+    name for name, _ in inspect.getmembers(mx.mod.Module, inspect.isroutine) if name[0] != "_"
 ]
 guard_methods(Module, "mod", MODULE_CALLS)
 

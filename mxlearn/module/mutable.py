@@ -22,7 +22,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import OrderedDict
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .._compat import mx
 from ..boundary import guard_methods, public
@@ -110,13 +110,6 @@ def _max_descs(pairs, kind: str, names) -> list:
     return descs
 
 
-def _names_with(symbol, prefixes) -> list | None:
-    """The network's arguments whose names contain one of ``prefixes`` (the fixed ones)."""
-    if not isinstance(symbol, mx.sym.Symbol):
-        return None  # Module() explains a wrong symbol
-    return [n for n in symbol.list_arguments() if any(p in n for p in prefixes)]
-
-
 def _key(data_descs, label_descs) -> tuple:
     return tuple((d.name, tuple(d.shape)) for d in [*data_descs, *(label_descs or [])])
 
@@ -164,7 +157,8 @@ class MutableModule(Module):
     ):
         if isinstance(fixed_param_prefix, str):
             fixed_param_prefix = [fixed_param_prefix]
-        fixed = _names_with(symbol, fixed_param_prefix or [])
+        prefixes = fixed_param_prefix or []
+        fixed = [n for n in symbol.list_arguments() if any(p in n for p in prefixes)]
         super().__init__(
             symbol,
             data_names,
@@ -177,9 +171,11 @@ class MutableModule(Module):
             group2ctxs=group2ctxs,
             compression_params=compression_params,
         )
-        self._max_data_shapes = _max_descs(max_data_shapes, "data", self._data_names)
-        self._max_label_shapes = _max_descs(max_label_shapes, "label", self._label_names)
-        self._fixed_param_prefix = list(fixed_param_prefix or [])
+        largest = [
+            *_max_descs(max_data_shapes, "data", self._data_names),
+            *_max_descs(max_label_shapes, "label", self._label_names),
+        ]
+        self._largest = {d.name: tuple(d.shape) for d in largest}  # as given, by input name
         self._cache_size = cache_size
         self._groups: OrderedDict = OrderedDict()  # shapes key -> executor group, LRU order
         self._max_group = None
@@ -189,57 +185,24 @@ class MutableModule(Module):
         self.inspector = ShapeInspector()
 
     # ------------------------------------------------------------------ bind at the maximum
-    def bind(
-        self,
-        data_shapes,
-        label_shapes=None,
-        for_training=True,
-        inputs_need_grad=False,
-        force_rebind=False,
-        shared_module=None,
-        grad_req="write",
-        **unknown,
-    ):
-        if unknown:  # a misspelled keyword: Module.bind names the right one
-            super().bind(data_shapes, label_shapes, **unknown)
-        if self.binded and not force_rebind:
-            return super().bind(
-                data_shapes,
-                label_shapes,
-                for_training,
-                inputs_need_grad,
-                force_rebind,
-                shared_module,
-                grad_req,
-            )
-        given_data = _descs(data_shapes)
-        given_label = _descs(label_shapes) if label_shapes is not None else None
-        largest = {
-            d.name: tuple(d.shape) for d in [*self._max_data_shapes, *self._max_label_shapes]
-        }
-        max_data = [
-            mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
-            for d in given_data
-        ]
-        max_label = None
-        if given_label is not None:
-            max_label = [
-                mx.io.DataDesc(d.name, largest.get(d.name, d.shape), d.dtype, d.layout)
-                for d in given_label
+    def _binding_to_make(self, asked):
+        def widened(descs):
+            return [
+                mx.io.DataDesc(d.name, self._largest.get(d.name, tuple(d.shape)), d.dtype, d.layout)
+                for d in descs
             ]
-        self._max_shapes = {d.name: tuple(d.shape) for d in [*max_data, *(max_label or [])]}
-        self._check_within_max(given_data, given_label, "mod.bind()")
-        super().bind(
-            max_data,
-            max_label,
-            for_training,
-            inputs_need_grad,
-            force_rebind,
-            shared_module,
-            grad_req,
+
+        widest = replace(
+            asked, data=widened(asked.data), label=asked.label and widened(asked.label)
         )
+        self._max_shapes = {d.name: d.shape for d in [*widest.data, *(widest.label or [])]}
+        self._check_within_max(asked.data, asked.label, "mod.bind()")
+        return widest
+
+    def _after_bind(self) -> None:
+        super()._after_bind()
         self._max_group = self._exec_group
-        self._current_key = _key(max_data, max_label)
+        self._current_key = _key(self._data_shapes, self._label_shapes)
         self._groups = OrderedDict({self._current_key: self._max_group})
         self.inspector = ShapeInspector()
 
@@ -251,9 +214,10 @@ class MutableModule(Module):
             shape = tuple(desc.shape)
             kind = "label" if label_descs and desc in label_descs else "data"
             facts = dict(called=called, name=desc.name, shape=shape, largest=largest, kind=kind)
-            facts["widest"] = _widest(shape, largest)
             if len(shape) != len(largest):
-                raise OtherDimensions(**facts, dimensions=len(shape), bound=len(largest))
+                facts.update(widest=shape, dimensions=len(shape), bound=len(largest))
+                raise OtherDimensions(**facts)
+            facts["widest"] = tuple(map(max, shape, largest))
             for dim, (size, limit) in enumerate(zip(shape, largest)):
                 if size > limit:
                     raise LargerThanMax(**facts, dimension=dim, size=size, limit=limit)
@@ -354,10 +318,4 @@ class MutableModule(Module):
         return [(say("max shapes"), maximum), (say("shape changes"), self.inspector.text())]
 
 
-def _widest(shape: tuple, largest: tuple) -> tuple:
-    if len(shape) != len(largest):
-        return shape
-    return tuple(max(a, b) for a, b in zip(shape, largest))
-
-
-guard_methods(MutableModule, "mod", ["bind", "forward", "reshape", "install_monitor"])
+guard_methods(MutableModule, "mod", ["forward", "reshape", "install_monitor"])

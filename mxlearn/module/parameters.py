@@ -33,6 +33,19 @@ FLAG = {  # a flag's example is the same call with True or False spelled out
     )
 }
 PARAMS = rules.arrays("arg_params, aux_params = mod.get_params()", optional=True)
+
+
+def _shape_pairs(example: str, optional: bool = False) -> rules.Rule:
+    what = N_("a list of (name, shape) pairs such as [('data', (32, 16))]")
+    return rules.instance((list, tuple), what, example, optional=optional)
+
+
+def _optimizer_params(optional: bool) -> rules.Rule:
+    what = N_("the optimizer's settings, a dict")
+    example = "optimizer_params={'learning_rate': 0.1}"
+    return rules.instance((dict, list, tuple), what, example, optional=optional)
+
+
 CALLBACKS = rules.callbacks(
     "batch_end_callback=mx.callback.Speedometer(32, 50)", left_to_the_call=(Callback,)
 )
@@ -103,26 +116,12 @@ OPTIMIZER = dict(
         rules.instance(mx.optimizer.Optimizer, N_("an optimizer"), "optimizer='sgd'"),
         example="optimizer='sgd'",
     ),
-    optimizer_params=rules.instance(
-        (dict, list, tuple),
-        N_("the optimizer's settings, a dict"),
-        "optimizer_params={'learning_rate': 0.1}",
-    ),
+    optimizer_params=_optimizer_params(optional=False),
 )
 INIT_OPTIMIZER = dict(OPTIMIZER, force_init=FLAG["force_init"])
-SHAPES = rules.instance(
-    (list, tuple),
-    N_("a list of (name, shape) pairs such as [('data', (32, 16))]"),
-    "data_shapes=train_iter.provide_data",
-)
 RESHAPE = dict(
-    data_shapes=SHAPES,
-    label_shapes=rules.instance(
-        (list, tuple),
-        N_("a list of (name, shape) pairs such as [('data', (32, 16))]"),
-        "label_shapes=train_iter.provide_label",
-        optional=True,
-    ),
+    data_shapes=_shape_pairs("data_shapes=train_iter.provide_data"),
+    label_shapes=_shape_pairs("label_shapes=train_iter.provide_label", optional=True),
 )
 FORWARD = dict(
     data_batch=rules.either(
@@ -161,12 +160,7 @@ PREDICT = dict(
 # fit's and lr_find's
 TRAINING = dict(
     optimizer=OPTIMIZER["optimizer"],
-    optimizer_params=rules.instance(
-        (dict, list, tuple),
-        N_("the optimizer's settings, a dict"),
-        "optimizer_params={'learning_rate': 0.1}",
-        optional=True,
-    ),
+    optimizer_params=_optimizer_params(optional=True),
 )
 FIT = dict(
     TRAINING,
@@ -196,18 +190,8 @@ FIT = dict(
 )
 MUTABLE_MODULE = dict(
     {name: rule for name, rule in MODULE.items() if name != "fixed_param_names"},
-    max_data_shapes=rules.instance(
-        (list, tuple),
-        N_("a list of (name, shape) pairs such as [('data', (32, 16))]"),
-        "max_data_shapes=[('data', (16, 1, 32, 32))]",
-        optional=True,
-    ),
-    max_label_shapes=rules.instance(
-        (list, tuple),
-        N_("a list of (name, shape) pairs such as [('data', (32, 16))]"),
-        "max_label_shapes=[('softmax_label', (16,))]",
-        optional=True,
-    ),
+    max_data_shapes=_shape_pairs("max_data_shapes=[('data', (16, 1, 32, 32))]", optional=True),
+    max_label_shapes=_shape_pairs("max_label_shapes=[('softmax_label', (16,))]", optional=True),
     fixed_param_prefix=rules.either(
         rules.text("fixed_param_prefix=['conv1']"),
         rules.names("fixed_param_prefix=['conv1']"),

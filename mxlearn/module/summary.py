@@ -73,7 +73,6 @@ def gradient_scale_text(scale: float, expected: float, why: str) -> str:
 
 
 def _input_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
-    """The data, label and output rows: shapes once bound, names before."""
     if facts.for_training is None:
         return [
             (
@@ -112,7 +111,6 @@ def _parameter_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
 
 
 def summary_rows(facts: ModuleFacts) -> list[tuple[str, str]]:
-    """(label, value) rows shared by the text and HTML summaries."""
     rows = [
         (say("state"), stage_words(facts.state)),
         (say("context"), ", ".join(str(c) for c in facts.contexts)),
