@@ -15,8 +15,8 @@ import numpy as np
 
 from . import network
 from ._compat import mx
+from .boundary import condensed
 from .errors import N_, InputError, did_you_mean
-from .guards.arguments import engine_reason
 
 BYTES_PER_VALUE = 4  # float32, MXNet's default type
 INPUT_OP = "Variable"  # how an input (data or label) is shown: it is made by mx.sym.Variable
@@ -260,7 +260,7 @@ def _inferred(symbol, shapes: dict) -> tuple[dict, dict, dict]:
     try:
         arg_shapes, out_shapes, aux_shapes = internals.infer_shape_partial(**shapes)
     except mx.base.MXNetError as err:
-        reason = engine_reason(err)
+        reason = condensed(err)
         # MXNet: "Input data should be 4D in batch-num_filter-y-x"
         refusal = ImageShapesNotInferred if "4D" in reason.split() else ShapesNotInferred
         call = f"net.infer_shape({', '.join(f'{n}={s}' for n, s in shapes.items())})"

@@ -226,10 +226,6 @@ def shapes_text(descs, empty: str | None = None) -> str:
     return ", ".join(f"{d.name} {tuple(d.shape)}" for d in descs)
 
 
-# network_layers' name for it (it can import boundary.condensed itself)
-engine_reason = condensed
-
-
 def check_initializer(initializer) -> None:
     if isinstance(initializer, type):
         raise InitializerClass(name=initializer.__name__)
