@@ -184,3 +184,22 @@ def check_rescale_grad(optimizer, expected: float, why: str) -> None:
         ),
         TrainingWarning,
     )
+
+
+def warn_rescale_kept(optimizer, expected: float, why: str) -> None:
+    """The batch size changed under a rescale_grad the student set: theirs is kept, and said."""
+    warn(
+        say(
+            "rescale_grad={rescale_grad} was set by hand, and the module's batches are now of "
+            "another size: MXNet would scale them by {why} = {expected}, so each step is now "
+            "{factor} times the average over a batch. Fix: make the optimizer again for this "
+            "batch, mod.init_optimizer(optimizer=..., force_init=True) with "
+            "rescale_grad={expected}, or pass it by name (optimizer='sgd') and mxlearn keeps "
+            "rescale_grad at 1/batch.",
+            rescale_grad=f"{optimizer.rescale_grad:g}",
+            why=why,
+            expected=f"{expected:g}",
+            factor=f"{optimizer.rescale_grad / expected:g}",
+        ),
+        TrainingWarning,
+    )

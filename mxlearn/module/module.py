@@ -26,6 +26,7 @@ from ..guards.optimizer_settings import (
     check_optimizer,
     check_rescale_grad,
     check_same_optimizer,
+    warn_rescale_kept,
 )
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
@@ -91,6 +92,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._batch_pad = 0  # padded rows in the last forward's batch
         self._resume: ResumeState | None = None  # from mxlearn.resume, for the next fit
         self._pending_optimizer_state = None  # (arrays, description) for init_optimizer
+        self._rescale_follows_batch = False  # rescale_grad set by MXNet: 1/batch, kept so
+        self._rescale_said_for: float | None = None  # a hand-set one: said for this 1/batch
         self._trusted_states: str | None = None  # a .states file Module.load was told to trust
         self.history = None  # the MetricHistory of the last fit
         # where the weights come from: None (none yet), 'initializer', 'given' (set_params,
@@ -119,6 +122,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def reshape(self, data_shapes, label_shapes=None):
         life.require_bound(self, "mod.reshape()")
         super().reshape(data_shapes, label_shapes)
+        self._step_for_batch()
 
     def get_input_grads(self, merge_multi_context=True):
         life.require_input_grads(self, "mod.get_input_grads()")
@@ -169,6 +173,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 self._grad_req,
             )
             binding.check_same_binding(now, asked, self.state_text())
+            if asked.data != now.data or (asked.label and asked.label != now.label):
+                # another batch size only (MXNet would keep the old one): the same binding,
+                # reshaped for it
+                return self.reshape(asked.data, asked.label or now.label)
             return super().bind(data_shapes, label_shapes, *rest)
         asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)
@@ -185,6 +193,21 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         """After a new binding (MutableModule keeps its executors from here)."""
         self._lifecycle.restart()
         self._auto_bound = False
+        self._step_for_batch()
+
+    def _step_for_batch(self) -> None:
+        """Keep an optimizer's step a mean over the batch it is given. MXNet sets rescale_grad
+        to 1/batch once, in init_optimizer; a rebinding or reshape to another batch size would
+        otherwise scale every later step by old/new without a word. A rescale_grad the student
+        set is theirs: kept, and said once for each batch size."""
+        if not self.optimizer_initialized:
+            return
+        expected, why = self.gradient_scale()
+        if self._rescale_follows_batch:
+            self._optimizer.rescale_grad = expected
+        elif expected != self._rescale_said_for:
+            self._rescale_said_for = expected
+            warn_rescale_kept(self._optimizer, expected, why)
 
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
@@ -297,6 +320,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             warnings.filterwarnings("ignore", message="Optimizer created manually")
             super().init_optimizer(kvstore, optimizer, optimizer_params, force_init)
         self._optimizer_request = asked
+        by_name = not isinstance(optimizer, mx.optimizer.Optimizer)
+        self._rescale_follows_batch = by_name and "rescale_grad" not in dict(optimizer_params)
+        self._rescale_said_for = self.gradient_scale()[0]
         if isinstance(optimizer, mx.optimizer.Optimizer):
             check_rescale_grad(optimizer, *self.gradient_scale())
         if self._pending_optimizer_state is not None:  # resuming: the checkpoint's state
