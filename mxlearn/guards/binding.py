@@ -79,6 +79,10 @@ class LabelShapeDiffers(InputError):
     fix_says = N_("give one label per example, shaped like the batch: (batch_size,)")
 
 
+class TargetsShapeDiffer(LabelShapeDiffers):
+    fix_says = N_("give each row one target per output value: labels shaped {want}")
+
+
 class SharedModuleNotReady(LifecycleError):
     says = N_("mod.bind(shared_module=...) needs a Module that is bound and has parameters.")
     fix_says = N_(
@@ -238,6 +242,11 @@ def check_label_shapes(
         layer = label_inputs.get(desc.name)
         who = f"{layer.op} '{layer.layer}'" if layer else say("the network")
         facts = dict(called=called, got=got, who=who, name=desc.name, want=want)
+        if layer and layer.op in network.REGRESSION_OUTPUTS:
+            # MXNet's rule (regression_output-inl.h): a target per output value, in rows
+            if got[:1] == want[:1] and np.prod(got) == np.prod(want):
+                continue
+            raise TargetsShapeDiffer(**facts)
         if got == want + (1,):
             raise LabelsOneColumnTooMany(**facts)
         if len(got) == 2 and got[0] == want[0] and len(want) == 1:
