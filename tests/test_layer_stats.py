@@ -144,3 +144,23 @@ def test_a_second_fit_starts_over_and_questions_before_any_fit_are_answered():
     with pytest.raises(NoSuchLayer) as refused:
         stats.series("fc9", "grad_norm")
     assert refused.value.fields["layer"] == "fc9"
+
+
+@pytest.mark.parametrize("shuffle", [False, True], ids=["shape by shape", "shapes mixed"])
+def test_a_mutable_module_whose_shape_changes_is_read_like_any_module(shuffle):
+    """Each batch shape has its own executors (sharing the parameters' memory): the statistics
+    follow the parameters across them, as read by hand."""
+    from mxlearn.shaped_data import ShapeVaryingIter, striped_images
+
+    mxlearn.seed(0)
+    train = ShapeVaryingIter(striped_images(per_size=32), 16, shuffle=shuffle)
+    stats, hand = LayerStats(every=1), ByHand()
+    mod = mxlearn.MutableModule(mxlearn.models.conv_net(), logger=QUIET)
+    mod.fit(train, num_epoch=2, optimizer_params={"learning_rate": 0.05}, callbacks=[stats, hand])
+    assert stats.rows and all(r["batches"] > 0 for r in stats.rows)
+    for row in stats.rows:
+        key = (row["epoch"], row["layer"])
+        assert row["batches"] == len(hand.grads[key])
+        assert row["grad_norm"] == pytest.approx(np.mean(hand.grads[key]), rel=1e-4)
+        assert row["update_ratio"] == pytest.approx(np.mean(hand.ratios[key]), rel=1e-4)
+        assert row["weight_norm"] == pytest.approx(hand.weights[key], rel=1e-6)

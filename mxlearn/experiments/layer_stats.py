@@ -99,7 +99,10 @@ class LayerStats(Callback):
         group = run.module.executor_group
         if group is self._group:
             return
+        same = self._group is not None and group.param_names == self._group.param_names
         self._group = group
+        if same:  # a MutableModule's executors for another shape: the same parameters' memory
+            return
         self.layers: dict[str, list[int]] = {}
         for index, name in enumerate(group.param_names):
             self.layers.setdefault(layer_of(name), []).append(index)
