@@ -30,6 +30,7 @@ from ..errors import N_, DivergenceError, NonFiniteError, TrainingWarning
 from ..language import say, sentences
 from . import rate_probe
 from .callback import Callback, RunContext
+from .nan_source import DOMAIN_FIXES, layer_making_nan
 
 
 # Each is raised with fix= the advice of _advice(): a rate a probe found, or what to try.
@@ -305,9 +306,28 @@ class DivergenceWatchdog(Callback):
         )
 
     def _advice(self) -> dict:
-        """The cause and fix of a stopped run, found once: the data's facts, and a rate a probe
-        found to learn."""
+        """The cause and fix of a stopped run, found once: a layer that makes NaN itself, or
+        the data's facts and a rate a probe found to learn."""
         if self.advice is not None:
+            return self.advice
+        made = self._layer_making_nan()
+        if made is not None:
+            layer, op = made
+            cause = say(
+                "The network itself makes NaN or infinity: its layer '{layer}' ({op}) gives "
+                "them from finite inputs at the initial weights, before any update, so no "
+                "learning rate avoids them.",
+                layer=layer,
+                op=op,
+            )
+            code = DOMAIN_FIXES.get(op)  # only a fix that was tried: none for other ops
+            fix = code and say(
+                "keep the input x of '{layer}' where {op} is defined: {code}",
+                layer=layer,
+                op=op,
+                code=code,
+            )
+            self.advice = {"cause": cause, "fix": fix}
             return self.advice
         cause, rate = self._cause(), self._learning_rate()
         found = self._probe(may_reset=True)  # the run is over: its iterator may be read again
@@ -332,6 +352,18 @@ class DivergenceWatchdog(Callback):
             cause = sentences(cause, found.text())
         self.advice = {"cause": cause, "fix": fix}
         return self.advice
+
+    def _layer_making_nan(self) -> tuple[str, str] | None:
+        """The layer that makes NaN from this batch at the initial weights (nan_source)."""
+        if self.run.initializer is None:
+            return None
+        executor = self.module.executor_group.execs[0]
+        names = [*self.module.data_names, *self.module.label_names]
+        inputs = {n: executor.arg_dict[n].asnumpy() for n in names if n in executor.arg_dict}
+        try:
+            return layer_making_nan(self.module, self.run.initializer, inputs)
+        except Exception:  # noqa: BLE001 - advice must never replace the error it explains
+            return None
 
     def _probe(self, may_reset: bool):
         """A short probe of smaller rates from fresh weights (``rate_probe``), or None."""
