@@ -154,24 +154,62 @@ def test_a_classifier_stuck_on_one_class_gets_one_warning():
     assert mod.history.last("accuracy") < 0.06
 
 
-def test_a_network_without_relus_is_not_told_its_relus_died():
+def _deep(act_type, layers=6):
+    """Notebook 07's deep stack: six hidden layers of 64 units."""
     deep = mx.sym.Variable("data")
-    for i in range(6):  # a deep sigmoid stack: its first layers get almost no gradient
+    for i in range(1, layers + 1):
         deep = mx.sym.FullyConnected(deep, name=f"fc{i}", num_hidden=64)
-        deep = mx.sym.Activation(deep, name=f"sigmoid{i}", act_type="sigmoid")
-    deep = mx.sym.SoftmaxOutput(
-        mx.sym.FullyConnected(deep, num_hidden=26, name="out"), name="softmax"
-    )
+        deep = mx.sym.Activation(deep, name=f"{act_type}{i}", act_type=act_type)
+    deep = mx.sym.FullyConnected(deep, num_hidden=26, name="out")
+    return mx.sym.SoftmaxOutput(deep, name="softmax")
+
+
+def _fit_deep(act_type, **fit_args):
+    """Plain SGD at 0.03, by default from fit's own initializer (MXNet's Uniform(0.01))."""
     seed_all(0)
-    train, _ = _letter_iters()
+    train, val = _letter_iters()
+    mod = mxlearn.Module(_deep(act_type))
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        mxlearn.Module(deep).fit(train, optimizer_params={"learning_rate": 0.03}, num_epoch=1)
-    (warning,) = [w for w in caught if issubclass(w.category, TrainingWarning)]
+        mod.fit(
+            train,
+            eval_data=val,
+            optimizer_params={"learning_rate": 0.03},
+            num_epoch=1,
+            **fit_args,
+        )
+    return mod, [w for w in caught if issubclass(w.category, TrainingWarning)]
+
+
+def test_a_fading_gradient_is_named_with_its_figures_and_the_advice_works():
+    mod, caught = _fit_deep("sigmoid")
+    (warning,) = caught
     text = str(warning.message)
-    assert "ReLU" not in text and "sigmoid or tanh" in text and "LayerStats" in text
-    _, relu = _fit_letters(3.0)
-    assert "pushed the ReLUs where they never fire again" in str(relu[0].message)
+    ratio = float(re.search(r"it is ([0-9.e+-]+) times what it is at the last", text).group(1))
+    assert ratio < 1e-4 and "('fc1')" in text and "('out')" in text
+    assert "ReLU layer" not in text and "learning rate" not in text  # not a rate, not dead units
+    assert "act_type='relu' in place of 'sigmoid'" in text
+    assert "initializer=mx.init.Xavier()" in text
+    # the advice followed: the same stack with ReLU and Xavier's weights, trained the same way,
+    # learns (0.57 after its one epoch)
+    relu, caught = _fit_deep("relu", initializer=mx.init.Xavier())
+    assert caught == []
+    assert (
+        relu.history.last("accuracy", "validation")
+        > 0.3
+        > mod.history.last("accuracy", "validation")
+    )
+
+
+def test_dead_relus_are_counted_and_the_probed_rate_works():
+    mod, caught = _fit_letters(3.0)
+    text = str(caught[0].message)
+    assert re.search(r"The ReLU layer 'relu1' gives 0 for every row in (\d+) of its \1 units", text)
+    # the advice followed: fresh weights at the rate the probe found
+    rate = _suggested_rate(text)
+    followed, caught = _fit_letters(rate)
+    assert caught == []
+    assert followed.history.last("accuracy") > 0.3 > 5 * mod.history.last("accuracy")
 
 
 @pytest.mark.parametrize("learning_rate", [0.1, 0.001])  # a good rate and a slow one

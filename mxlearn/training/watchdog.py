@@ -30,7 +30,7 @@ from ..errors import N_, DivergenceError, NonFiniteError, TrainingWarning
 from ..language import say, sentences
 from . import rate_probe
 from .callback import Callback, RunContext
-from .nan_source import DOMAIN_FIXES, layer_making_nan
+from .layer_outputs import DOMAIN_FIXES, dead_units, layer_making_nan, layer_outputs
 
 
 # Each is raised with fix= the advice of _advice(): a rate a probe found, or what to try.
@@ -54,15 +54,18 @@ class LossDiverging(DivergenceError):
     )
 
 
-def _has_relu(symbol) -> bool:
-    """The network has ReLU units (an Activation or LeakyReLU of that kind)."""
+# A ReLU layer with this share of its units dead (0 for every row) has collapsed; in healthy
+# and slow runs on the letters it is at most 0.36, after a collapse 1.0.
+DEAD_SHARE = 0.9
+# The first layer's gradient norm over the last one's, below which the gradient has faded:
+# about 1 in healthy runs on the letters, 1e-11 in a stack of six sigmoid layers.
+FADED_RATIO = 1e-4
+
+
+def _activations(symbol) -> set[str]:
+    """The act_types of the network's Activation layers."""
     nodes = json.loads(symbol.tojson())["nodes"]
-    return any(
-        n["op"] == "Activation"
-        and n.get("attrs", {}).get("act_type") in ("relu", "softrelu")
-        or n["op"] == "LeakyReLU"
-        for n in nodes
-    )
+    return {n.get("attrs", {}).get("act_type") for n in nodes if n["op"] == "Activation"}
 
 
 def _cross_entropy(outputs: np.ndarray, labels: np.ndarray) -> float | None:
@@ -202,35 +205,16 @@ class DivergenceWatchdog(Callback):
         self.one_class_streak = self.one_class_streak + 1 if one_class else 0
         if self.one_class_streak < self.patience or loss < 0.98 * guessing:
             return
+        if self.one_class_streak % self.patience:
+            return  # the layers are read at the end of each streak of patience checks
+        try:
+            stalled = self._stall_cause()
+        except Exception:  # noqa: BLE001 - a reading that fails says nothing rather than guess
+            stalled = None
+        if stalled is None:
+            return  # no evidence of a collapse: a slow start, left to train
         self.warned = True
-        rate = self._learning_rate()
-        found = self._probe(may_reset=False)  # training goes on: its iterator is left alone
-        if found is not None and found.rate is not None:
-            advice = say(
-                "{probe} Train again from fresh weights with "
-                "optimizer_params={{'learning_rate': {rate:g}}}.",
-                probe=found.text(),
-                rate=found.rate,
-            )
-        else:
-            advice = say(
-                "Train again from fresh weights with a much smaller learning rate; with a small "
-                "rate, training may just be slow."
-            )
-        if _has_relu(self.module.symbol):
-            collapse = say(
-                "With a large learning rate (it is {rate:g}) this is usually a collapse (one step "
-                "too large pushed the ReLUs where they never fire again), and more epochs will "
-                "not fix it.",
-                rate=rate,
-            )
-        else:  # no ReLU to kill: saturated units, or gradients that fade through the layers
-            collapse = say(
-                "With a large learning rate (it is {rate:g}) one step too large may have "
-                "saturated the units; in a deep stack of sigmoid or tanh layers the gradient may "
-                "also fade before it reaches the first layers (mxlearn.LayerStats shows it).",
-                rate=rate,
-            )
+        collapse, advice = stalled
         warn(
             say(
                 "The network predicts the same class for every row at the last {patience} "
@@ -241,7 +225,7 @@ class DivergenceWatchdog(Callback):
                 guessing=guessing,
                 collapse=collapse,
                 advice=advice,
-            ),
+            ).rstrip(),
             TrainingWarning,
         )
 
@@ -357,13 +341,87 @@ class DivergenceWatchdog(Callback):
         """The layer that makes NaN from this batch at the initial weights (nan_source)."""
         if self.run.initializer is None:
             return None
-        executor = self.module.executor_group.execs[0]
-        names = [*self.module.data_names, *self.module.label_names]
-        inputs = {n: executor.arg_dict[n].asnumpy() for n in names if n in executor.arg_dict}
         try:
-            return layer_making_nan(self.module, self.run.initializer, inputs)
+            made = layer_making_nan(
+                layer_outputs(self.module, self._batch_inputs(), self.run.initializer)
+            )
         except Exception:  # noqa: BLE001 - advice must never replace the error it explains
             return None
+        return None if made is None else (made.layer, made.op)
+
+    def _batch_inputs(self) -> dict:
+        """The data and labels of the batch just trained, as the executors hold them."""
+        executor = self.module.executor_group.execs[0]
+        names = [*self.module.data_names, *self.module.label_names]
+        return {n: executor.arg_dict[n].asnumpy() for n in names if n in executor.arg_dict}
+
+    def _stall_cause(self) -> tuple[str, str] | None:
+        """Why a classifier stuck on one class does not learn, as this run shows it: (cause,
+        advice). ReLUs that no longer fire, or a gradient that fades through the layers; None
+        when neither shows (a slow start, which more batches may end: not a collapse)."""
+        for output in layer_outputs(self.module, self._batch_inputs()):
+            dead = dead_units(output)
+            if dead is not None and dead[0] >= DEAD_SHARE * dead[1]:
+                cause = say(
+                    "The ReLU layer '{layer}' gives 0 for every row in {dead} of its {units} "
+                    "units: they no longer fire for any input, so they get no gradient and more "
+                    "epochs will not bring them back.",
+                    layer=output.layer,
+                    dead=dead[0],
+                    units=dead[1],
+                )
+                return cause, self._probed_advice()
+        faded = self._faded_gradient()
+        if faded is None:
+            return None
+        first, last, ratio = faded
+        cause = say(
+            "The gradient fades on its way back through the layers: at the first ('{first}') "
+            "it is {ratio:.1e} times what it is at the last ('{last}'), so the first layers "
+            "hardly learn, as in a deep stack of sigmoid or tanh layers (mxlearn.LayerStats "
+            "shows it layer by layer).",
+            first=first,
+            last=last,
+            ratio=ratio,
+        )
+        squashing = _activations(self.module.symbol) & {"sigmoid", "tanh"}
+        advice = ""
+        if squashing:  # the advice followed in tests/test_watchdog.py
+            advice = say(
+                "Activations that pass the gradient back, with weights scaled to each layer: "
+                "act_type='relu' in place of {acts}, and fit(..., initializer=mx.init.Xavier()).",
+                acts=", ".join(f"'{a}'" for a in sorted(squashing)),
+            )
+        return cause, advice
+
+    def _faded_gradient(self) -> tuple[str, str, float] | None:
+        """(first weight, last weight, first's gradient norm / last's) when it is below
+        FADED_RATIO: the gradient of the batch just trained, still in the executors."""
+        group = self.module.executor_group
+        weights = [
+            (name, grads[0])
+            for name, grads in zip(group.param_names, group.grad_arrays)
+            if name.endswith("_weight") and grads and grads[0] is not None
+        ]
+        if len(weights) < 3:
+            return None
+        (first, g_first), (last, g_last) = weights[0], weights[-1]
+        top = float(mx.nd.norm(g_last).asscalar())
+        ratio = float(mx.nd.norm(g_first).asscalar()) / top if top > 0 else math.nan
+        layers = first.removesuffix("_weight"), last.removesuffix("_weight")
+        return (*layers, ratio) if ratio < FADED_RATIO else None
+
+    def _probed_advice(self) -> str:
+        """A rate a short probe from fresh weights found to learn, or nothing."""
+        found = self._probe(may_reset=False)  # training goes on: its iterator is left alone
+        if found is None or found.rate is None:
+            return ""
+        return say(
+            "{probe} Train again from fresh weights with "
+            "optimizer_params={{'learning_rate': {rate:g}}}.",
+            probe=found.text(),
+            rate=found.rate,
+        )
 
     def _probe(self, may_reset: bool):
         """A short probe of smaller rates from fresh weights (``rate_probe``), or None."""
