@@ -136,9 +136,10 @@ class Checkpoint(Callback):
         # again: the working folder may have changed (os.chdir) since Checkpoint(...) was made
         check_writable_prefix(self.prefix, f"Checkpoint({self.prefix!r})")
         planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
-        # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only
+        # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only;
+        # a save of mxlearn's that a kill cut short (files, no manifest) is no checkpoint
         manifested = set(files.manifested_epochs(self.prefix))
-        existing = manifested | set(files.saved_epochs(self.prefix))
+        existing = manifested | set(files.mxnet_epochs(self.prefix))
         clash = [e for e in planned if e in existing]
         if not clash or self.overwrite:
             return
@@ -191,13 +192,5 @@ class Checkpoint(Callback):
     def _prune(self) -> None:
         keep = set(self.saved[-self.keep :]) | {self.best_epoch}
         for epoch in [e for e in self.saved if e not in keep]:
-            # the manifest first: the checkpoint stops existing before its files go
-            for path in (
-                files.manifest_file(self.prefix, epoch),
-                files.params_file(self.prefix, epoch),
-                files.optimizer_file(self.prefix, epoch),
-                files.random_file(self.prefix, epoch),
-            ):
-                if os.path.exists(path):
-                    os.unlink(path)
+            files.remove(self.prefix, epoch)
             self.saved.remove(epoch)
