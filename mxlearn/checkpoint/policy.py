@@ -54,6 +54,20 @@ class WouldOverwriteSeveral(WouldOverwrite):
     )
 
 
+class MXNetFilesInTheWay(WouldOverwrite):
+    """MXNet's own checkpoint files (a .params file, no manifest) where this fit would save."""
+
+    says = N_(
+        "Epochs {which} of '{prefix}' have MXNet's own checkpoint files (a .params file "
+        "without mxlearn's manifest: mx.callback.do_checkpoint or mod.save_checkpoint); this "
+        "fit (epochs {first}..{last}) would write over them, and would refuse only after "
+        "training an epoch."
+    )
+    fix_says = N_(
+        "save under another prefix, or pass Checkpoint(..., overwrite=True) to replace them"
+    )
+
+
 class Checkpoint(Callback):
     """When and what ``fit`` saves: every ``period`` epochs, the last ``keep``, and the best
     by a validation metric (``best='accuracy'``, any name the metric factory takes, such as
@@ -146,6 +160,8 @@ class Checkpoint(Callback):
         intact = [e for e in clash if e not in manifested or files.verifies(self.prefix, e)]
         if intact:
             kind = WouldOverwrite if len(intact) == 1 else WouldOverwriteSeveral
+            if not manifested.intersection(intact):
+                kind = MXNetFilesInTheWay  # nothing of them verifies: there is no manifest
             which = ", ".join(str(e) for e in intact)
             raise kind(which=which, prefix=self.prefix, first=begin_epoch, last=num_epoch - 1)
         self.replaceable = set(clash)
