@@ -96,7 +96,7 @@ def remove_stale_temporaries(folder: str, is_target: Callable[[str], bool]) -> l
         found = _TEMPORARY.match(name)
         if found and is_target(found["name"]):
             stale = not writer_alive(int(found["pid"]))
-        else:  # no process id: written by mxlearn before #26, so by no process running now
+        else:  # no process id: from an mxlearn before #26 (which named no writer), left over
             found = _BEFORE_PIDS.match(name)
             stale = bool(found and is_target(found["name"]))
         if not stale:
