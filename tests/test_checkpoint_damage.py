@@ -7,6 +7,7 @@ names the file, and a new worker goes on with the rest.
 from __future__ import annotations
 
 import json
+import os
 import random
 import subprocess
 import sys
@@ -140,3 +141,91 @@ def test_kill_during_saves_never_leaves_a_broken_newest_checkpoint(tmp_path):
             symbol, args, auxs = ckpt.load_checkpoint(prefix, epoch)
             assert "fc1_weight" in args
     assert saves >= 50, saves
+
+
+TRAINER = r"""
+import json, os, sys
+import mxlearn
+from mxlearn import checkpoint as ckpt
+from mxlearn import mx
+prefix, trial, last = sys.argv[1], int(sys.argv[2]), sys.argv[3] == "last"
+sys.stdin.readline()  # started while the trial before runs; goes on once it is killed
+folder = os.path.dirname(prefix)
+X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4, seed=3)
+data = mx.io.NDArrayIter(X, y, 32, shuffle=True)
+
+
+class Report(mxlearn.Callback):  # after fit's own Checkpoint: this epoch's save is done
+    def on_epoch_done(self, run, epoch):
+        left = sorted(n for n in os.listdir(folder) if n.endswith(".tmp"))
+        print("@" + json.dumps({"saved": epoch + 1, "tmp": left}), flush=True)
+
+
+if trial == 0:
+    mxlearn.seed(1)
+    mod, begin = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16)), 0
+else:
+    begin = ckpt.latest(prefix)[0]
+    mod = mxlearn.resume(prefix)
+print("@" + json.dumps({"resumed": begin}), flush=True)
+# every other trial keeps 2 checkpoints, so that kills hit the pruning too
+saver = prefix if trial % 2 == 0 else mxlearn.Checkpoint(prefix, keep=2)
+mod.fit(data, num_epoch=begin + 2 if last else 10**6, checkpoint=saver, callbacks=[Report()],
+        optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+"""
+
+
+def _next_report(proc):
+    """The trainer's next report line (the others are fit's and resume's own words)."""
+    for line in proc.stdout:
+        if line.startswith("@"):
+            return json.loads(line[1:])
+    return None
+
+
+def _partial_epochs(prefix: str) -> list[int]:
+    """Checkpoints a kill left without their manifest: files of the epoch, none of it .json."""
+    return sorted(set(ckpt.saved_epochs(prefix)) - set(ckpt.manifested_epochs(prefix)))
+
+
+def test_a_kill_at_any_moment_of_fit_is_resumed_from_the_newest_complete_checkpoint(tmp_path):
+    """20 fits with checkpoint=, each in a fresh process killed (SIGKILL) at a random moment;
+    each next process resumes the prefix with mxlearn.resume and fit(checkpoint=prefix), so
+    it is the resume of the kill before it. Each continues from the newest complete
+    checkpoint, a partial one counts as unwritten, and its first save leaves no .tmp."""
+    import time
+
+    prefix = str(tmp_path / "k")
+    rng = random.Random(26)
+    trials, hit_a_save, partial = 20, 0, 0
+
+    def start(trial):
+        last = "last" if trial == trials else "go"
+        args = [sys.executable, "-c", TRAINER, prefix, str(trial), last]
+        pipes = dict(stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+        return subprocess.Popen(args, text=True, **pipes)
+
+    waiting = start(0)
+    for trial in range(trials + 1):
+        last = trial == trials
+        proc, waiting = waiting, None if last else start(trial + 1)
+        proc.stdin.write("go\n")
+        proc.stdin.flush()
+        first = _next_report(proc)
+        assert first, proc.communicate()[1][-3000:]  # refused: the resume did not continue
+        newest = max(ckpt.manifested_epochs(prefix), default=0)
+        assert first == {"resumed": newest}
+        report = _next_report(proc)
+        assert report == {"saved": newest + 1, "tmp": []}, proc.communicate()[1][-3000:]
+        if last:
+            out, err = proc.communicate(timeout=60)
+            assert proc.returncode == 0, err[-3000:]
+            break
+        time.sleep(rng.uniform(0.0, 0.4))
+        proc.kill()  # SIGKILL: no cleanup of any kind
+        proc.communicate()
+        left = [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]
+        hit_a_save += bool(left or _partial_epochs(prefix))
+        partial += bool(_partial_epochs(prefix))
+    assert hit_a_save >= 5, (hit_a_save, partial)  # the kills did hit saves in progress
+    assert not [n for n in os.listdir(tmp_path) if n.endswith(".tmp")]

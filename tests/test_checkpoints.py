@@ -21,7 +21,7 @@ from mxlearn.checkpoint.files import (
     NotAnEpoch,
 )
 from mxlearn.checkpoint.optimizer_state import PickleAsksForClass, UntrustedStates
-from mxlearn.checkpoint.policy import WouldOverwrite
+from mxlearn.checkpoint.policy import MXNetFilesInTheWay, WouldOverwrite
 from mxlearn.checkpoint.prefixes import PrefixNotAPath
 from mxlearn.errors import ArgumentTypeError, InputError, NonFiniteError
 from mxlearn.guards.binding import ParamsDoNotMatch, ParamsFromOtherLayers, ParamsMissing
@@ -448,6 +448,7 @@ def test_mxnet_checkpoint_files_in_the_way_are_refused_before_training(
     before = (tmp_path / "mx-0001.params").read_bytes()
     with pytest.raises(WouldOverwrite) as refused:
         mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    assert type(refused.value) is MXNetFilesInTheWay  # not "exists already and verifies" (#26)
     assert refused.value.fields["prefix"] == prefix and refused.value.fields["which"] == "1"
     assert (tmp_path / "mx-0001.params").read_bytes() == before
     ours = str(tmp_path / "ours")

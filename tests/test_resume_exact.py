@@ -11,6 +11,8 @@ import textwrap
 
 import pytest
 
+import mxlearn
+
 OPTIMIZERS = [
     "sgd",
     "nag",
@@ -378,3 +380,121 @@ def test_early_stopping_carries_on_across_a_resume(tmp_path):
     assert "Early stopping" in told and resumed == whole
     best = [line for line in told.splitlines() if "Early stopping" in line]
     assert best[0] in printed  # the same best epoch and value
+
+
+CHANGED = textwrap.dedent(
+    """
+    import hashlib, json, sys
+    import mxlearn
+    from mxlearn import mx
+
+    folder, change, mode = sys.argv[1], sys.argv[2], sys.argv[3]
+
+    class Change(mxlearn.Callback):
+        '''Changes the optimizer's settings during the run, as a student's callback would.'''
+
+        def on_epoch_end(self, run, epoch):
+            optimizer = run.module.optimizer
+            if change == "set_learning_rate" and epoch == 0:
+                optimizer.set_learning_rate(0.5)
+            elif change == "halve_lr":  # every epoch, by hand
+                run.module._optimizer.lr = run.module._optimizer.lr * 0.5
+            elif change == "wd_momentum" and epoch == 0:
+                optimizer.wd, optimizer.momentum = 1e-3, 0.5
+            elif change == "lr_mult" and epoch == 0:
+                optimizer.set_lr_mult({"fc1_weight": 0.1})
+
+    mxlearn.seed(99 if mode == "resume" else 5)  # the resumed process: another state
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=128, num_classes=4, seed=3)
+    data = mx.io.NDArrayIter(X, y, 32, shuffle=True)
+    settings = dict(optimizer_params={"learning_rate": 0.1, "momentum": 0.9})
+    if mode == "resume":
+        mod = mxlearn.resume(f"{folder}/{change}-part")
+        mod.fit(data, num_epoch=4, checkpoint=f"{folder}/{change}-part", callbacks=[Change()])
+    else:
+        mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+        epochs, prefix = (4, "whole") if mode == "whole" else (2, "part")
+        mod.fit(data, num_epoch=epochs, checkpoint=f"{folder}/{change}-{prefix}",
+                callbacks=[Change()], **settings)
+    args, _ = mod.get_params()
+    digest = hashlib.sha256(b"".join(args[n].asnumpy().tobytes() for n in sorted(args)))
+    optimizer = mod.optimizer
+    print(json.dumps({"sha256": digest.hexdigest(), "lr": optimizer.lr, "wd": optimizer.wd,
+                      "lr_mult": optimizer.lr_mult, "num_update": optimizer.num_update}))
+    """
+)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("change", ["set_learning_rate", "halve_lr", "wd_momentum", "lr_mult"])
+def test_settings_a_callback_changed_during_the_run_are_restored_exactly(tmp_path, change):
+    """#26: a callback that changed the rate (set_learning_rate, or _optimizer.lr by hand), the
+    weight decay and momentum, or a layer's rate multiplier: the resumed run goes on with the
+    changed settings, byte for byte as an uninterrupted run with the same callback."""
+    whole, _ = _run_random(CHANGED, tmp_path, change, "whole")
+    _run_random(CHANGED, tmp_path, change, "part")
+    resumed, printed = _run_random(CHANGED, tmp_path, change, "resume")
+    assert resumed == whole
+    assert "goes on with them" in printed and "will differ" not in printed
+
+
+class _SetRate(mxlearn.Callback):
+    def __init__(self, rate):
+        self.rate = rate
+
+    def on_epoch_end(self, run, epoch):
+        run.module.optimizer.lr = self.rate
+
+
+def _changed_run(prefix, rate):
+    import mxlearn
+    from mxlearn import mx
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=64, num_classes=4)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    data = mx.io.NDArrayIter(X, y, 32)
+    mod.fit(
+        data,
+        num_epoch=1,
+        checkpoint=prefix,
+        callbacks=[_SetRate(rate)],
+        optimizer_params={"learning_rate": 0.1},
+    )
+    return data
+
+
+def test_a_rate_a_checkpoint_cannot_hold_is_named_on_resume(tmp_path, capsys):
+    import numpy as np
+
+    import mxlearn
+
+    prefix = str(tmp_path / "m")
+    _changed_run(prefix, np.float32(0.5))  # JSON would give it back as another type
+    manifest = mxlearn.checkpoint.read_manifest(prefix, 1)
+    assert manifest["optimizer"]["not_saved"] == ["the optimizer's lr (a float32)"]
+    capsys.readouterr()
+    mxlearn.resume(prefix)
+    assert "uninterrupted one there: the optimizer's lr (a float32)" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("asked, goes_on_at", [(None, 0.5), (0.1, 0.5), (0.2, 0.2)])
+def test_a_rate_changed_during_the_run_yields_only_to_a_new_request(
+    tmp_path, capsys, asked, goes_on_at
+):
+    """Resumed with the checkpoint's settings (left out, or asked again as the run first
+    asked them), the run goes on at the rate its callback set; asked for another rate, at
+    that one."""
+    import mxlearn
+
+    prefix = str(tmp_path / "m")
+    data = _changed_run(prefix, 0.5)
+    mod = mxlearn.resume(prefix)
+    more = {} if asked is None else {"optimizer_params": {"learning_rate": asked}}
+    capsys.readouterr()
+    mod.fit(data, num_epoch=2, **more)
+    assert mod.optimizer.lr == goes_on_at
+    said = capsys.readouterr().out
+    if goes_on_at == 0.5:
+        assert "goes on with them, as an uninterrupted one would: lr 0.1 -> 0.5" in said
+    else:
+        assert "asks for other values, which apply: lr 0.5 -> 0.2" in said

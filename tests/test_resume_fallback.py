@@ -4,12 +4,19 @@ epoch of work; a clash with a checkpoint that verifies is refused before trainin
 
 from __future__ import annotations
 
+import json
+import os
+import shutil
+import subprocess
+import sys
+
 import pytest
 
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn.checkpoint.files import ListedFileDamaged, NoCompleteCheckpoint
 from mxlearn.checkpoint.policy import WouldOverwriteSeveral
+from mxlearn.checkpoint.resume_state import load_resume_state
 from mxlearn.errors import CheckpointExistsError
 
 
@@ -141,3 +148,92 @@ def test_an_unreadable_best_checkpoint_does_not_undo_an_early_stop(tmp_path, cap
     out = capsys.readouterr().out
     assert "best was" in out and "its checkpoint cannot be read" in out, out
     assert mxlearn.checkpoint.manifested_epochs(prefix)[-1] == 3  # stopped after epoch 2
+
+
+def _dead_pid() -> int:
+    """The process id of a process that has ended (and been reaped)."""
+    done = subprocess.run(
+        [sys.executable, "-c", "import os; print(os.getpid())"],
+        text=True,
+        capture_output=True,
+        check=True,
+    )
+    return int(done.stdout)
+
+
+def _as_a_kill_leaves_it(prefix: str, epoch: int, pid: int) -> None:
+    """Checkpoint ``epoch`` as a kill in its save leaves it: marked, its parameter file in
+    place (renamed), its manifest's temporary written and never renamed."""
+    folder, base = os.path.split(prefix)
+    shutil.copy(ckpt.params_file(prefix, epoch - 1), ckpt.params_file(prefix, epoch))
+    with open(f"{prefix}-{epoch:04d}.partial", "w") as f:
+        json.dump({"pid": pid}, f)
+    with open(os.path.join(folder, f".{base}-{epoch:04d}.json.{pid}.ab12cd_x.tmp"), "wb") as f:
+        f.write(b'{"format": "mxlearn.checkp')
+
+
+def test_a_save_a_kill_cut_short_counts_as_unwritten_and_the_next_save_removes_it(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    _as_a_kill_leaves_it(prefix, 3, _dead_pid())
+    assert load_resume_state(prefix).partial == [3]
+    assert ckpt.latest(prefix)[0] == 2
+    mod = mxlearn.resume(prefix)
+    mod.fit(small_iter, num_epoch=4, checkpoint=prefix)  # before #26: WouldOverwrite
+    assert ckpt.manifested_epochs(prefix) == [1, 2, 3, 4] and ckpt.verifies(prefix, 3)
+    left = [n for n in os.listdir(tmp_path) if n.endswith((".tmp", ".partial"))]
+    assert left == []
+
+
+def test_a_save_still_running_in_another_process_is_left_alone(small_iter, small_net, tmp_path):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    writer = subprocess.Popen([sys.executable, "-c", "import time; time.sleep(60)"])
+    try:
+        _as_a_kill_leaves_it(prefix, 2, writer.pid)
+        stale = tmp_path / f".m-0001.params.{_dead_pid()}.zz99zz_z.tmp"
+        stale.write_bytes(b"\0" * 64)
+        ckpt.save(mxlearn.resume(prefix), prefix, 5)
+        left = sorted(n for n in os.listdir(tmp_path) if n.endswith((".tmp", ".partial")))
+        assert left == [f".m-0002.json.{writer.pid}.ab12cd_x.tmp", "m-0002.partial"]
+        assert (tmp_path / "m-0002.params").exists()
+    finally:
+        writer.kill()
+        writer.wait()
+
+
+def test_a_first_save_cut_short_is_named_and_not_taken_for_mxnets_files(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    os.unlink(ckpt.manifest_file(prefix, 1))  # killed before checkpoint 1's manifest
+    with open(f"{prefix}-0001.partial", "w") as f:
+        json.dump({"pid": _dead_pid()}, f)
+    with pytest.raises(NoCompleteCheckpoint) as refused:
+        mxlearn.resume(prefix)
+    assert refused.value.fields["partial"] == [1] and refused.value.fields["mxnet_only"] == []
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)  # starts afresh
+    assert ckpt.manifested_epochs(prefix) == [1]
+    assert not (tmp_path / "m-0001.partial").exists()
+
+
+def test_pruning_cut_short_leaves_no_checkpoint_that_looks_like_mxnets(
+    small_iter, small_net, tmp_path
+):
+    """keep= removes old checkpoints: a kill halfway through leaves files that count as
+    unwritten (marked), not a parameter file that fit would refuse as MXNet's own."""
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=3, checkpoint=prefix)
+    with open(f"{prefix}-0001.partial", "w") as f:  # removal of 1 began: manifest gone
+        json.dump({"pid": _dead_pid()}, f)
+    os.unlink(ckpt.manifest_file(prefix, 1))
+    assert ckpt.partial_epochs(prefix) == [1] and ckpt.mxnet_epochs(prefix) == []
+    mod = mxlearn.resume(prefix)
+    mod.fit(small_iter, num_epoch=4, checkpoint=mxlearn.Checkpoint(prefix, keep=2))
+    assert sorted(os.listdir(tmp_path)) == sorted(
+        [f"m-{e:04d}{s}" for e in (3, 4) for s in (".json", ".params", ".optimizer.params")]
+        + ["m-symbol.json"]
+    )

@@ -14,7 +14,8 @@ as 0003 and resumed with ``begin_epoch=3``):
 
 Every file is written to a temporary name in the same folder, flushed to disk and renamed, so
 an interrupted save leaves the previous checkpoint intact and never a half-written file under a
-final name.
+final name. While a save runs, ``prefix-NNNN.partial`` marks its epoch: files of a killed save
+count as unwritten, and the next save removes them and the temporaries (:mod:`.partial`).
 """
 
 from __future__ import annotations
@@ -40,7 +41,7 @@ from ..errors import (
     closest,
 )
 from ..language import say, sentences
-from . import optimizer_state
+from . import optimizer_state, partial
 from .ndarray_file import check_ndarray_file
 from .prefixes import check_prefix
 
@@ -92,6 +93,29 @@ def saved_epochs(prefix: str) -> list[int]:
 def manifested_epochs(prefix: str) -> list[int]:
     """Epoch numbers with a complete mxlearn checkpoint (a manifest), ascending."""
     return _epochs_with(prefix, ".json")
+
+
+def partial_epochs(prefix: str) -> list[int]:
+    """Epochs whose save was cut short (a kill): marked, without a manifest; unwritten."""
+    complete = set(manifested_epochs(prefix))
+    return [e for e in partial.marked_epochs(prefix) if e not in complete]
+
+
+def mxnet_epochs(prefix: str) -> list[int]:
+    """Epochs with MXNet's own checkpoint only (a parameter file, neither a manifest nor a
+    save of mxlearn's cut short)."""
+    ours = set(manifested_epochs(prefix)) | set(partial.marked_epochs(prefix))
+    return [e for e in saved_epochs(prefix) if e not in ours]
+
+
+def epoch_files(prefix: str, epoch: int) -> list[str]:
+    """Every file a checkpoint of ``epoch`` may have, the manifest first."""
+    return [
+        manifest_file(prefix, epoch),
+        params_file(prefix, epoch),
+        optimizer_file(prefix, epoch),
+        random_file(prefix, epoch),
+    ]
 
 
 # ---------------------------------------------------------------- writing
@@ -147,7 +171,7 @@ def save(
     bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
     if bad:
         raise ParametersNotFinite(epoch=epoch, names=bad[:5])
-    _save_symbol(module.symbol, prefix)
+    _begin_writing(module.symbol, prefix, epoch)
     files = {"symbol": symbol_file(prefix)}
 
     def write(role: str, path: str, arrays: dict) -> None:
@@ -182,7 +206,31 @@ def save(
     }
     data = json.dumps(manifest, indent=1).encode()
     atomic_write_bytes(manifest_file(prefix, epoch), data)  # last: the commit point
+    partial.unmark(prefix, epoch)
     return manifest_file(prefix, epoch)
+
+
+def remove(prefix: str, epoch: int) -> None:
+    """Delete checkpoint ``epoch``: marked first, then the manifest (it stops existing before
+    its files go), so a kill halfway leaves files that count as unwritten."""
+    partial.mark(prefix, epoch)
+    for path in epoch_files(prefix, epoch):
+        if os.path.exists(path):
+            os.unlink(path)
+    partial.unmark(prefix, epoch)
+
+
+def _begin_writing(symbol, prefix: str, epoch: int) -> None:
+    """Clean what killed saves left, write the network, and mark ``epoch`` as being written
+    before any of its files is: a kill from here on leaves it unwritten."""
+    partial.clean_earlier_writes(
+        prefix, lambda e: epoch_files(prefix, e), lambda e: os.path.exists(manifest_file(prefix, e))
+    )
+    _save_symbol(symbol, prefix)
+    partial.mark(prefix, epoch)
+    for path in epoch_files(prefix, epoch):  # replaced (overwrite) or a killed save's
+        if os.path.exists(path):
+            os.unlink(path)
 
 
 def _save_symbol(symbol, prefix: str) -> None:
@@ -240,7 +288,8 @@ class IncompleteManifest(DamagedCheckpointError):
 
 class NoCompleteCheckpoint(CheckpointError):
     """No checkpoint under ``prefix`` verifies; ``skipped``: what is wrong with the ones passed
-    over, ``mxnet_only``: the epochs that have MXNet's own files only."""
+    over, ``mxnet_only``: the epochs that have MXNet's own files only, ``partial``: the epochs
+    whose save a kill cut short."""
 
     says = N_("No complete mxlearn checkpoint under '{prefix}'.")
     fix_says = N_("train with mod.fit(..., checkpoint=prefix) to write resumable checkpoints")
@@ -256,6 +305,13 @@ class NoCompleteCheckpoint(CheckpointError):
                 prefix=fields["prefix"],
                 problems=skipped,
             )
+        if fields.get("partial"):
+            more = say(
+                "Saves of epochs {epochs} were cut short (files without a manifest): they count "
+                "as unwritten.",
+                epochs=fields["partial"],
+            )
+            text = sentences(text, more)
         if fields.get("mxnet_only"):
             more = say(
                 "MXNet-only checkpoints (no manifest) exist for epochs {epochs}: load them with "
@@ -327,10 +383,11 @@ def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
             return epoch, read_manifest(prefix, epoch), skipped
         except (DamagedCheckpointError, CheckpointError) as err:
             skipped.append((epoch, err.problem))
-    # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in skipped)
-    found = [e for e in saved_epochs(prefix) if e not in manifested_epochs(prefix)]
+    # parameter files without a manifest: MXNet's own (a damaged mxlearn one is in skipped),
+    # or a save of mxlearn's that a kill cut short
+    found, cut = mxnet_epochs(prefix), partial_epochs(prefix)
     problems = [problem for _, problem in skipped]
-    raise NoCompleteCheckpoint(prefix=prefix, skipped=problems, mxnet_only=found)
+    raise NoCompleteCheckpoint(prefix=prefix, skipped=problems, mxnet_only=found, partial=cut)
 
 
 class NoParamsFile(CheckpointError):

@@ -162,6 +162,83 @@ EVOLVING = {
 }
 
 
+# An optimizer's attributes that are not settings of the run, or are saved elsewhere: the update
+# counts, the schedule and the evolving state above; the parameters' names and arrays, which the
+# module gives each optimizer it makes; rescale_grad, which the module sets from the batch size
+# it binds; aggregate_num, which MXNet takes from the environment (MXNET_OPTIMIZER_AGGREGATION_SIZE).
+NOT_SETTINGS = {
+    "num_update",
+    "begin_num_update",
+    "_all_index_update_counts",
+    "_index_update_count",
+    "lr_scheduler",
+    "idx2name",
+    "sym_info",
+    "param_dict",
+    "rescale_grad",
+    "aggregate_num",
+}
+PARAM_OF = {"lr": "learning_rate"}  # attribute -> the optimizer_params key that sets it
+
+
+def _plain(value) -> bool:
+    """What JSON writes back as the same Python value: exact types, not NumPy's scalars."""
+    if value is None or type(value) in (bool, int, float, str):
+        return True
+    if type(value) is list:
+        return all(_plain(v) for v in value)
+    if type(value) is dict:
+        return all(type(k) is str and _plain(v) for k, v in value.items())
+    return False
+
+
+def _rate(value) -> float | None:
+    """The rate now, for the reader of the manifest (a callback may have set a NumPy number)."""
+    return float(value) if isinstance(value, numbers.Real) else None
+
+
+def _settings_now(optimizer, not_saved: list) -> dict:
+    """The optimizer's settings as they are now (a callback may have changed the rate, the
+    weight decay, a multiplier during the run); what JSON cannot hold is named in
+    ``not_saved``."""
+    kind = type(optimizer).__name__.lower()
+    now = {}
+    for name, value in vars(optimizer).items():
+        if name in NOT_SETTINGS or name in EVOLVING.get(kind, ()):
+            continue
+        if _plain(value):
+            now[name] = value
+        else:
+            said = say(
+                "the optimizer's {attribute} (a {kind})", attribute=name, kind=type(value).__name__
+            )
+            not_saved.append(said)
+    return now
+
+
+def _restore_settings(optimizer, saved_now: dict, requested: dict | None) -> tuple[list, list]:
+    """Put back the settings the run changed while it trained, unless this fit asks for another
+    value of that setting than the checkpoint's run did: (what was put back, what was not)."""
+    restored, kept, defaults = [], [], None
+    for name, value in saved_now.items():
+        fresh = getattr(optimizer, name, None)
+        if fresh == value:
+            continue
+        if requested is not None and name not in ("lr_mult", "wd_mult"):
+            # the value the checkpoint's run asked for, or its optimizer's default (the
+            # multipliers come from the network's attributes, as in the checkpoint's run)
+            param = PARAM_OF.get(name, name)
+            if param not in requested and defaults is None:
+                defaults = vars(type(optimizer)())
+            start = requested[param] if param in requested else defaults.get(name, fresh)
+            if fresh != start:  # this fit asks for another value: its own choice
+                kept.append(f"{name} {value!r} -> {fresh!r}")
+                continue
+        setattr(optimizer, name, value)
+        restored.append(f"{name} {fresh!r} -> {value!r}")
+    return restored, kept
+
+
 def scheduler_state(scheduler, not_saved: list) -> dict | None:
     """Every attribute of a learning-rate schedule (counters, step lists); what JSON cannot hold
     is named in ``not_saved``."""
@@ -232,9 +309,10 @@ def capture(updater, keys: UpdateKeys) -> tuple[dict, dict]:
         "optimizer": type(optimizer).__name__.lower(),
         "num_update": optimizer.num_update,
         "update_counts": counts,
-        "learning_rate": optimizer.learning_rate,
+        "learning_rate": _rate(optimizer.learning_rate),
         "lr_scheduler": scheduler_state(optimizer.lr_scheduler, not_saved),
         "evolving": _evolving_state(optimizer, arrays, not_saved),
+        "settings_now": _settings_now(optimizer, not_saved),
         "states": states,
         "not_saved": not_saved,  # what a resume cannot restore: its run will differ there
     }
@@ -261,3 +339,22 @@ def restore(updater, arrays: dict, description: dict, keys: UpdateKeys) -> None:
     for attribute, saved in description.get("evolving", {}).items():
         value = saved["value"] if "value" in saved else _rebuild(saved["arrays"], arrays)
         setattr(optimizer, attribute, value)
+    requested = (description.get("settings") or {}).get("params")
+    restored, kept = _restore_settings(optimizer, description.get("settings_now", {}), requested)
+    if restored:
+        print(
+            say(
+                "The checkpoint's run changed its optimizer's settings while it trained; the "
+                "resumed run goes on with them, as an uninterrupted one would: {changes} (pass "
+                "other optimizer_params to choose otherwise).",
+                changes="; ".join(restored),
+            )
+        )
+    if kept:
+        print(
+            say(
+                "The checkpoint's run had changed these settings while it trained, and this fit "
+                "asks for other values, which apply: {changes}.",
+                changes="; ".join(kept),
+            )
+        )

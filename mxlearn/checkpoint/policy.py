@@ -54,6 +54,20 @@ class WouldOverwriteSeveral(WouldOverwrite):
     )
 
 
+class MXNetFilesInTheWay(WouldOverwrite):
+    """MXNet's own checkpoint files (a .params file, no manifest) where this fit would save."""
+
+    says = N_(
+        "Epochs {which} of '{prefix}' have MXNet's own checkpoint files (a .params file "
+        "without mxlearn's manifest: mx.callback.do_checkpoint or mod.save_checkpoint); this "
+        "fit (epochs {first}..{last}) would write over them, and would refuse only after "
+        "training an epoch."
+    )
+    fix_says = N_(
+        "save under another prefix, or pass Checkpoint(..., overwrite=True) to replace them"
+    )
+
+
 class Checkpoint(Callback):
     """When and what ``fit`` saves: every ``period`` epochs, the last ``keep``, and the best
     by a validation metric (``best='accuracy'``, any name the metric factory takes, such as
@@ -136,15 +150,18 @@ class Checkpoint(Callback):
         # again: the working folder may have changed (os.chdir) since Checkpoint(...) was made
         check_writable_prefix(self.prefix, f"Checkpoint({self.prefix!r})")
         planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
-        # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only
+        # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only;
+        # a save of mxlearn's that a kill cut short (files, no manifest) is no checkpoint
         manifested = set(files.manifested_epochs(self.prefix))
-        existing = manifested | set(files.saved_epochs(self.prefix))
+        existing = manifested | set(files.mxnet_epochs(self.prefix))
         clash = [e for e in planned if e in existing]
         if not clash or self.overwrite:
             return
         intact = [e for e in clash if e not in manifested or files.verifies(self.prefix, e)]
         if intact:
             kind = WouldOverwrite if len(intact) == 1 else WouldOverwriteSeveral
+            if not manifested.intersection(intact):
+                kind = MXNetFilesInTheWay  # nothing of them verifies: there is no manifest
             which = ", ".join(str(e) for e in intact)
             raise kind(which=which, prefix=self.prefix, first=begin_epoch, last=num_epoch - 1)
         self.replaceable = set(clash)
@@ -191,13 +208,5 @@ class Checkpoint(Callback):
     def _prune(self) -> None:
         keep = set(self.saved[-self.keep :]) | {self.best_epoch}
         for epoch in [e for e in self.saved if e not in keep]:
-            # the manifest first: the checkpoint stops existing before its files go
-            for path in (
-                files.manifest_file(self.prefix, epoch),
-                files.params_file(self.prefix, epoch),
-                files.optimizer_file(self.prefix, epoch),
-                files.random_file(self.prefix, epoch),
-            ):
-                if os.path.exists(path):
-                    os.unlink(path)
+            files.remove(self.prefix, epoch)
             self.saved.remove(epoch)

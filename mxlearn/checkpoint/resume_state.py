@@ -32,6 +32,7 @@ class ResumeState:
     optimizer_arrays: dict | None
     random_arrays: dict
     skipped: list = field(default_factory=list)  # (epoch, problem) of newer, damaged ones
+    partial: list = field(default_factory=list)  # newer epochs whose save a kill cut short
 
     @property
     def optimizer(self) -> dict | None:
@@ -76,6 +77,14 @@ class ResumeState:
                     problem=problem,
                 )
             )
+        if self.partial:
+            said.append(
+                say(
+                    "The save of epochs {epochs} was cut short (files without a manifest, the "
+                    "run was killed): they count as unwritten, and the next save removes them.",
+                    epochs=self.partial,
+                )
+            )
         if self.not_saved:
             said.append(
                 say(
@@ -95,6 +104,7 @@ def load_resume_state(prefix: str) -> ResumeState:
     if manifest.get("optimizer") is not None:
         arrays = files.load_optimizer_arrays(prefix, epoch)
     random_arrays = files.load_random_arrays(prefix, epoch, manifest)
+    partial = [e for e in files.partial_epochs(prefix) if e > epoch]
     return ResumeState(
-        prefix, epoch, manifest, arg_params, aux_params, arrays, random_arrays, skipped
+        prefix, epoch, manifest, arg_params, aux_params, arrays, random_arrays, skipped, partial
     )
