@@ -2,9 +2,13 @@
 
 One short run from fresh copies of the weights raises the learning rate exponentially, batch
 by batch, from ``start`` to ``stop`` (Leslie Smith's range test, fast.ai's ``lr_find``). The
-loss first barely moves (the rate is too small), then falls, then explodes (the rate is too
-large). The rate where the smoothed loss falls fastest is a good first choice: large enough to
-learn quickly, still well below the rates where training breaks down.
+loss first barely moves (the rate is too small), then falls, then explodes or collapses (the
+rate is too large). The suggestion is a tenth of the rate where the smoothed loss reaches the
+floor of its valley (within its noise of its lowest; fast.ai's lr_min / 10), not the rate of
+its steepest fall: on raw features (the letters' 0 to 15) the steepest fall is the network
+unlearning its large first logits, at rates far too small to learn in 3 epochs (#26). When
+the curve cannot tell (no fall, a fall within the noise, a breakdown at the first rates, a loss
+still falling at ``stop``), no rate is suggested and the reason says why.
 
 (``training.rate_probe``, after a run diverged, trains one fresh module per candidate rate.)
 lr_find's values are checked by fit's rules where fit has them (the iterator, the optimizer);
@@ -34,23 +38,25 @@ from ..guards.optimizer_settings import check_optimizer, settings_dict
 from ..metrics.smoothing import weight_for_lag
 from ..module import Module
 from ..module import parameters as P
-from .rate_finder_plot import SKIP_START, RateFinding, Smoothed, steepest_descent
+from .rate_finder_plot import SKIP_START, RateFinding, Reading, Smoothed
 
 CALLED = "mxlearn.lr_find()"
 EXAMPLE = "mxlearn.lr_find(mod, train_iter, start=1e-6, stop=10, num_batches=300)"
 # Both the loss and its average trail the rate, and by a number of batches: what matters is
 # how far the rate grew meanwhile. Momentum 0.9 (and Adam's first moment) averages the last
 # ~10 gradients; at 100 batches over 1e-6..10 (14 a decade) that is 0.7 of a decade, and on the
-# scaled letters SGD with momentum gave suggestions of 0.33 to 2, where 3-epoch fits reached
-# 0.05 to 0.8 accuracy (3 seeds of 5 below 0.1). At 300 batches (43 a decade) it gave 0.11 to
-# 0.26, where they reach 0.82 to 0.87; the whole test takes about 0.1 s there.
+# scaled letters SGD with momentum the former rule (steepest descent) gave 0.33 to 2, where
+# 3-epoch fits reached 0.05 to 0.8 accuracy. At 300 batches (43 a decade) the loss follows the
+# rate within a quarter of a decade; the whole test takes about 0.2 s there.
 NUM_BATCHES = 300
 # fast.ai's beta=0.98 makes the average trail by 49 batches: 3.5 decades at 100 batches, which
-# put the steepest descent near the rates where the raw loss already exploded. By default beta
+# put the reading near the rates where the raw loss already exploded. By default beta
 # is chosen from the batches per decade so that the average trails by a quarter of a decade,
 # whatever num_batches, start and stop (at the defaults: beta 0.914, about 22 batches averaged).
 LAG_DECADES = 0.25
 CHECK_EVERY = 10  # batches between two reads of the losses from the device
+COLLAPSE_BATCHES = 10  # one class for every row this many batches in a row: collapsed
+EXPLODED, COLLAPSED = "exploded", "collapsed"
 RULES = dict(
     mod_or_symbol=rules.instance(
         (mx.sym.Symbol, mx.mod.BaseModule), N_("a Module or a network (an mx.sym Symbol)"), EXAMPLE
@@ -163,7 +169,11 @@ def lr_find(
 ) -> RateFinding:
     """Train fresh copies of the weights for ``num_batches`` batches of ``train_iter`` while
     the learning rate grows exponentially from ``start`` to ``stop``; stop early when the
-    smoothed loss passes 4 times its lowest value or turns NaN.
+    smoothed loss passes 4 times its lowest value or turns NaN (it exploded), or when the
+    network predicts one class for every row of 10 batches in a row with its loss back to
+    guessing, ln(classes) (it collapsed: ``finding.collapsed``). ``finding.suggested`` is a
+    tenth of the rate where the smoothed loss comes within its noise of its lowest, or None
+    with ``finding.no_suggestion`` saying why and ``finding.retry`` the arguments to change.
 
     ``mod_or_symbol``: a bound, initialized Module (its weights are copied; the module itself,
     its weights and its optimizer are left as they were), or a network (an mx.sym Symbol, or
@@ -191,14 +201,16 @@ def lr_find(
     if beta is None:
         beta = weight_for_lag(LAG_DECADES * (num_batches - 1) / math.log10(stop / start))
     trial = _fresh_module(mod_or_symbol, source, train_iter, context, seed, optimizer, params)
-    losses, smoothed, exploded = _measure(trial, train_iter, rates, CrossEntropy(source), beta)
-    rates = rates[: len(losses)]
-    diverged = float(rates[-1]) if exploded else None
-    # the first values of the average lean on few losses (its correction for the start at 0
-    # divides their noise by a small number): no slope is read before it spans its own lag
+    loss_of = CrossEntropy(source)
+    losses, smoothed, broke, at = _measure(trial, train_iter, rates, loss_of, beta)
+    rates, diverged = rates[: len(losses)], (float(rates[at]) if broke else None)
+    # no value is read before the average spans its own lag (its first values are noise)
     skip = max(SKIP_START, math.ceil(beta / (1 - beta)))
-    suggested = steepest_descent(rates, smoothed, skip)
-    finding = RateFinding(rates, losses, smoothed, suggested, diverged)
+    reading = Reading(rates[: at + 1], losses[: at + 1], smoothed[: at + 1], beta, skip, broke)
+    collapsed = broke == COLLAPSED
+    finding = RateFinding(
+        rates, losses, smoothed, reading, diverged, collapsed, loss_of.classes_loss
+    )
     if plot:
         finding.plot()
     return finding
@@ -287,7 +299,7 @@ def _told_as_lr_find():
         raise RefusedInTheTrial(called=CALLED, problem=error.problem, fix=error.fix) from error
 
 
-def _measure(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, bool]:
+def _measure(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, str | None, int]:
     """:func:`_train` on ``train_iter``'s batches, the iterator and NumPy's random state left
     as they were (see :func:`lr_find`)."""
     own = _own_reader(train_iter)
@@ -336,6 +348,23 @@ class CrossEntropy:
         use_ignore = flag.get("use_ignore", False)
         self.ignore = float(attrs.get("ignore_label", "-1")) if use_ignore else None
 
+        self.classes_loss = None  # ln(classes), once a batch was read
+
+    def guessing(self, logits) -> float | None:
+        """The loss of giving every class the same probability, ln(classes)."""
+        axis = -1 if self.preserve_shape else 1
+        self.classes_loss = math.log(logits.shape[axis]) if logits.shape[axis] > 1 else None
+        return self.classes_loss
+
+    def one_class(self, logits, pad: int):
+        """1 when every row of the batch is predicted as one class, else 0 (an NDArray of one
+        value); a network with several outputs a row counts as never one class."""
+        rows = logits.shape[0] - pad
+        if self.preserve_shape or self.multi_output or rows < 2:
+            return mx.nd.zeros((1,), ctx=logits.context)
+        predicted = mx.nd.argmax(logits[:rows].reshape((rows, -1)), axis=1)
+        return mx.nd.broadcast_equal(predicted, predicted[0:1]).min().reshape((1,))
+
     def __call__(self, logits, label, pad: int):
         rows = logits.shape[0] - pad  # rows an iterator repeated to fill its last batch
         if pad:
@@ -349,15 +378,19 @@ class CrossEntropy:
             axis, logits, label = 1, logits.reshape((rows, -1)), label.reshape((rows,))
         losses = -mx.nd.pick(mx.nd.log_softmax(logits, axis=axis), label, axis=axis)
         if self.ignore is None:
-            return losses.mean()  # NaN stays NaN: that is an explosion too
+            return losses.mean().reshape((1,))  # NaN stays NaN: an explosion too
         kept = label != self.ignore  # 1 where the row counts, else 0
-        return (losses * kept).sum() / mx.nd.maximum(kept.sum(), 1)
+        return ((losses * kept).sum() / mx.nd.maximum(kept.sum(), 1)).reshape((1,))
 
 
-def _train(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, bool]:
-    """(raw losses, smoothed losses, exploded): one batch per rate, until the loss explodes."""
+def _train(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, str | None, int]:
+    """(raw losses, smoothed losses, how training broke down: EXPLODED, COLLAPSED or None, and
+    the batch it broke down at): one batch per rate, until it breaks down. A collapse: one
+    class predicted for every row of COLLAPSE_BATCHES batches in a row, each with a loss back
+    to guessing (0.9 to 1.5 times ln(classes): a batch's labels move it; a network that starts with a loss far
+    above guessing, as one of raw features does, has not collapsed)."""
     smoother = Smoothed(beta)
-    losses, smoothed, pending = [], [], []
+    losses, smoothed, pending, streak = [], [], [], 0
     batches = _cycle(train_iter)
     for step, rate in enumerate(rates):
         batch = next(batches)
@@ -365,17 +398,25 @@ def _train(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, bool]:
         trial.forward_backward(batch)
         trial.update()
         logits = trial.get_outputs()[1]
-        pending.append(loss_of(logits, batch.label[0], int(batch.pad or 0)))
-        if len(pending) < CHECK_EVERY and step < len(rates) - 1:
+        pad = int(batch.pad or 0)
+        pending.append(loss_of(logits, batch.label[0], pad))
+        pending.append(loss_of.one_class(logits, pad))
+        if len(pending) < 2 * CHECK_EVERY and step < len(rates) - 1:
             continue
-        for loss in mx.nd.concat(*pending, dim=0).asnumpy():  # the one wait on the device
+        read = mx.nd.concat(*pending, dim=0).asnumpy()  # the one wait on the device
+        for loss, one_class in zip(read[0::2], read[1::2]):
             value, exploded = smoother.add(float(loss))
             losses.append(float(loss))
             smoothed.append(value)
             if exploded:
-                return losses, smoothed, True
+                return losses, smoothed, EXPLODED, len(losses) - 1
+            guessing = loss_of.guessing(logits)
+            back = guessing is not None and 0.9 * guessing <= loss <= 1.5 * guessing
+            streak = streak + 1 if back and one_class == 1 else 0
+            if streak >= COLLAPSE_BATCHES:
+                return losses, smoothed, COLLAPSED, len(losses) - streak
         pending = []
-    return losses, smoothed, False
+    return losses, smoothed, None, len(losses)
 
 
 def _cycle(train_iter):

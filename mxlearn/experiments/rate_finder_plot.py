@@ -1,5 +1,6 @@
-"""What the range test found, and how it is shown: how the smoothed loss is read (where it
-falls fastest, where it exploded), the :class:`RateFinding`, its sentence, and its figure (the
+"""What the range test found, and how it is shown: how the smoothed loss is read (where its
+valley's floor begins, its noise, why no rate can be told), the :class:`RateFinding`, its
+sentence, and its figure (the
 loss against the learning rate, on a log axis, with the suggested rate and the rate where the
 loss diverged marked).
 
@@ -27,21 +28,59 @@ EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate 
 # A loss that never fell by this share of its level after the first batches did not fall:
 # wandering within a few percent (a rate too small to move it, a dead network) suggests nothing.
 MIN_FALL = 0.05
+# The floor of the valley: the first smoothed value within FLOOR noise deviations of the lowest
+# (a minimum on a flat floor lies anywhere along it). The suggestion is a tenth of its rate
+# (fast.ai's lr_min / 10); a fall of less than NOISE deviations is the noise's own (#26).
+FLOOR, NOISE, FRACTION = 1.0, 5.0, 10.0
+
+# Why no rate is suggested (RateFinding.no_suggestion); the reason says it in words.
+NO_DESCENT = "no_descent"
+NOISE_OVER_FALL = "noise_over_fall"
+DIVERGED_AT_START = "diverged_at_start"
+STILL_FALLING = "still_falling"
 
 
-def steepest_descent(rates, smoothed, skip: int = SKIP_START) -> float | None:
-    """The rate where ``smoothed`` falls fastest against log(rate), looked for before its
-    minimum (past it the loss rises) and after its first ``skip`` values (they average a few
-    batches only: their slopes are noise). None when the loss never fell."""
-    smoothed = np.asarray(smoothed, dtype=np.float64)
-    lowest = int(np.argmin(np.where(np.isfinite(smoothed), smoothed, np.inf)))
-    first = skip  # a minimum among the first values has no slope worth reading
-    if lowest - first < 1 or smoothed[lowest] > (1 - MIN_FALL) * smoothed[first]:
-        return None
-    part = slice(first, lowest + 1)
-    slopes = np.gradient(smoothed[part], np.log(np.asarray(rates, dtype=np.float64)[part]))
-    steepest = int(np.argmin(slopes))
-    return float(rates[first + steepest]) if slopes[steepest] < 0 else None
+class Reading:
+    """How the smoothed loss is read: where its valley's floor begins, the suggestion (a tenth of
+    that rate) or why there is none, the fall and the noise it was compared with."""
+
+    def __init__(self, rates, losses, smoothed, beta: float, skip: int, diverged: bool):
+        rates = np.asarray(rates, dtype=np.float64)
+        smoothed = np.asarray(smoothed, dtype=np.float64)
+        self.floor_at = self.suggested = self.why_none = None
+        self.fall = self.noise = 0.0
+        # up to the last value before the breakdown: the breakdown's own values are not a valley
+        end = len(smoothed) - 1 if diverged else len(smoothed)
+        kept = np.where(np.isfinite(smoothed[:end]), smoothed[:end], np.inf)
+        if end - skip < 2 or not np.isfinite(kept[skip:]).any():
+            self.why_none = DIVERGED_AT_START if diverged else NO_DESCENT
+            return
+        self.noise = smoothed_noise(np.asarray(losses, dtype=np.float64)[skip:end], beta)
+        lowest = skip + int(np.argmin(kept[skip:]))
+        floor = skip + int(np.argmax(kept[skip:] <= kept[lowest] + FLOOR * self.noise))
+        self.fall = float(np.max(kept[skip : floor + 1]) - kept[lowest])
+        if floor <= skip and diverged:  # lowest at once, then up: the start is too large
+            self.why_none = DIVERGED_AT_START
+        elif self.fall < MIN_FALL * abs(kept[skip]):
+            self.why_none = DIVERGED_AT_START if diverged else NO_DESCENT
+        elif self.fall < NOISE * self.noise:
+            self.why_none = NOISE_OVER_FALL
+        elif not diverged and floor >= end - 1 - math.ceil(beta / (1 - beta)):
+            self.why_none = STILL_FALLING  # its lowest may lie past stop
+        else:
+            self.floor_at = float(rates[floor])
+            self.suggested = self.floor_at / FRACTION
+
+
+def smoothed_noise(losses, beta: float) -> float:
+    """The deviation of the smoothed loss's noise: the raw losses' (from their differences from
+    batch to batch, robust to spikes: 1.4826 times the median absolute deviation, over sqrt 2)
+    times the share of it an exponential average keeps, sqrt((1 - beta) / (1 + beta))."""
+    steps = np.diff(losses[np.isfinite(losses)])
+    if steps.size < 2:
+        return 0.0
+    raw = 1.4826 * float(np.median(np.abs(steps - np.median(steps)))) / math.sqrt(2)
+    return raw * math.sqrt((1 - beta) / (1 + beta))
 
 
 class Smoothed:
@@ -66,45 +105,92 @@ class Smoothed:
 
 
 class RateFinding:
-    """What :func:`lr_find` measured: per batch the rate, the loss and its smoothed value."""
+    """What :func:`lr_find` measured: per batch the rate, the loss and its smoothed value; the
+    suggested rate or why there is none (``no_suggestion``: one of NO_DESCENT,
+    NOISE_OVER_FALL, DIVERGED_AT_START, STILL_FALLING), and where training broke down
+    (``diverged_at``: the loss exploded there, or, ``collapsed``, the network came to predict
+    one class for every row with its loss back to guessing, ``guessing``)."""
 
-    def __init__(self, rates, losses, smoothed, suggested, diverged_at) -> None:
+    def __init__(
+        self, rates, losses, smoothed, reading, diverged_at, collapsed=False, guessing=None
+    ) -> None:
         self.rates = np.asarray(rates, dtype=np.float64)
         self.losses = np.asarray(losses, dtype=np.float64)  # raw, one per batch
         self.smoothed = np.asarray(smoothed, dtype=np.float64)
-        self.suggested: float | None = suggested
+        self.suggested: float | None = reading.suggested
+        self.no_suggestion: str | None = reading.why_none
+        self.floor_at: float | None = reading.floor_at  # where the valley's floor begins
+        self.fall, self.noise = reading.fall, reading.noise
         self.diverged_at: float | None = diverged_at
+        self.collapsed = bool(collapsed)
+        self.guessing: float | None = guessing
+
+    @property
+    def retry(self) -> dict | None:
+        """The arguments of lr_find the reason advises changing, when it advises one: a start
+        1000 times lower after a breakdown at the first rates, a stop 1000 times higher when the
+        loss was still falling at the last rate."""
+        if self.no_suggestion == DIVERGED_AT_START:
+            return {"start": float(f"{self.rates[0] / 1000:.0e}")}
+        if self.no_suggestion == STILL_FALLING:
+            return {"stop": float(f"{self.rates[-1] * 1000:.0e}")}
+        return None
 
     @property
     def reason(self) -> str:
-        """Why this rate, in the language mxlearn speaks now."""
-        last = float(self.rates[-1])
-        if self.suggested is None and self.diverged_at is None:
+        """Why this rate, or why none, and where training broke down, in the language mxlearn
+        speaks now."""
+        return say(
+            "{suggestion} {breakdown}", suggestion=self._suggestion(), breakdown=self._breakdown()
+        )
+
+    def _suggestion(self) -> str:
+        start, last = float(self.rates[0]), float(self.rates[-1])
+        if self.suggested is not None:
             return say(
-                "The smoothed loss did not fall between lr {start:.3g} and lr {last:.3g}: no "
-                "rate to suggest; the loss did not diverge either.",
-                start=float(self.rates[0]),
-                last=last,
-            )
-        if self.suggested is None:
-            return say(
-                "The smoothed loss did not fall before it diverged at lr {diverged:.3g}: no "
-                "rate to suggest; try a smaller start.",
-                diverged=self.diverged_at,
-            )
-        if self.diverged_at is None:
-            return say(
-                "Steepest descent of the smoothed loss at lr {suggested:.3g}; the loss did not "
-                "diverge up to lr {last:.3g}.",
+                "The smoothed loss reaches its lowest from lr {floor:.3g} on; a tenth of that, "
+                "lr {suggested:.3g}, is the suggestion.",
+                floor=self.floor_at,
                 suggested=self.suggested,
+            )
+        if self.no_suggestion == NOISE_OVER_FALL:
+            return say(
+                "The smoothed loss fell by {fall:.3g}, within its noise ({noise:.3g} a value): "
+                "no rate to suggest; larger batches average the noise out.",
+                fall=self.fall,
+                noise=self.noise,
+            )
+        if self.no_suggestion == DIVERGED_AT_START:
+            return say(
+                "The loss did not fall before training broke down: no rate to suggest; start "
+                "lower, e.g. start={lower:.0e}.",
+                lower=self.retry["start"],
+            )
+        if self.no_suggestion == STILL_FALLING:
+            return say(
+                "The smoothed loss was still falling at lr {last:.3g}, the last rate, so its "
+                "lowest may lie beyond: no rate to suggest; raise stop, e.g. stop={higher:g}.",
                 last=last,
+                higher=self.retry["stop"],
             )
         return say(
-            "Steepest descent of the smoothed loss at lr {suggested:.3g}; the loss diverged at "
-            "lr {diverged:.3g}.",
-            suggested=self.suggested,
-            diverged=self.diverged_at,
+            "The smoothed loss did not fall between lr {start:.3g} and lr {last:.3g}: no rate "
+            "to suggest.",
+            start=start,
+            last=last,
         )
+
+    def _breakdown(self) -> str:
+        if self.collapsed:
+            return say(
+                "At lr {rate:.3g} the network collapsed: it predicts one class for every row "
+                "and its loss is back to guessing ({guessing:.3g}).",
+                rate=self.diverged_at,
+                guessing=self.guessing,
+            )
+        if self.diverged_at is not None:
+            return say("The loss diverged at lr {rate:.3g}.", rate=self.diverged_at)
+        return say("The loss did not diverge up to lr {last:.3g}.", last=float(self.rates[-1]))
 
     def figure(self) -> Figure:
         """The loss against the rate (log axis), raw and smoothed, the two rates marked, as a
@@ -126,7 +212,11 @@ class RateFinding:
                 self.diverged_at,
                 color="tab:red",
                 ls=":",
-                label=say_drawn("diverged at lr {rate:.3g}", rate=self.diverged_at),
+                label=(
+                    say_drawn("collapsed at lr {rate:.3g}", rate=self.diverged_at)
+                    if self.collapsed
+                    else say_drawn("diverged at lr {rate:.3g}", rate=self.diverged_at)
+                ),
             )
         ax.set_xscale("log")
         finite = smoothed[np.isfinite(smoothed)]
@@ -156,7 +246,8 @@ class RateFinding:
     def __repr__(self) -> str:
         return (
             f"RateFinding(suggested={_short(self.suggested)}, "
-            f"diverged_at={_short(self.diverged_at)}, batches={len(self.rates)})"
+            f"diverged_at={_short(self.diverged_at)}, collapsed={self.collapsed}, "
+            f"batches={len(self.rates)})"
         )
 
     def __str__(self) -> str:
