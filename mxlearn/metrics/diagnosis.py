@@ -28,12 +28,37 @@ from dataclasses import dataclass
 from ..errors import N_, InputError
 from ..language import current_language
 from . import findings
+from .directions import improves
 from .findings import Finding
 
 
 class NotAHistory(InputError):
     says = N_("diagnose() reads a MetricHistory (mod.history after fit); got {kind}.")
     fix_code = "mod.history.diagnose()"
+
+
+class NotJudgeable(InputError):
+    says = N_(
+        "diagnose(metric={metric!r}): mxlearn does not know whether a larger '{name}' is "
+        "better, so it cannot judge the run by it; it can by {judgeable}."
+    )
+    fix_code = "mod.history.describe({name!r}, higher_is_better=False)"
+
+
+def judged_metric(history, metric, train: dict, validation: dict) -> str | None:
+    """The metric the student judges the run by: ``metric`` (any name fit understands), else
+    the first one fit was given (its eval_metric, the one EarlyStopping judges by default)
+    that has a known direction, its validation curve first."""
+    if metric is not None:
+        name = history.metric_name(metric, "diagnose()")
+        if name not in validation and name not in train:
+            judgeable = list(dict.fromkeys([*validation, *train]))
+            raise NotJudgeable(metric=metric, name=name, judgeable=judgeable)
+        return name
+    order = history.metrics()
+    return next((m for m in order if m in validation), None) or next(
+        (m for m in order if m in train), None
+    )
 
 
 # A validation value has to stay worse than its best for this many epochs: the healthy letters
@@ -130,12 +155,20 @@ class Run:
     validation: dict[str, Curve]
     batches: dict[str, list]
     losses: dict[str, list]
+    judged: str | None = None  # the metric the student judges the run by
 
     @classmethod
-    def of(cls, history) -> Run:
+    def of(cls, history, metric: str | None = None) -> Run:
         batches = first_batches(history)
         losses = {m: rows for m, rows in batches.items() if not history.facts(m).higher_is_better}
-        return cls(curves(history, "train"), curves(history, "validation"), batches, losses)
+        train, validation = curves(history, "train"), curves(history, "validation")
+        return cls(
+            train, validation, batches, losses, judged_metric(history, metric, train, validation)
+        )
+
+    def judged_curve(self) -> Curve | None:
+        """The curve "best" is said of: the judged metric's validation, else its training."""
+        return self.validation.get(self.judged) or self.train.get(self.judged)
 
 
 @dataclass(frozen=True)
@@ -149,10 +182,11 @@ class Detector:
     suppresses: tuple[str, ...] = ()
 
 
-def diagnose(history, lang: str | None = None) -> list[Finding]:
+def diagnose(history, lang: str | None = None, metric: str | None = None) -> list[Finding]:
     """What the curves of ``history`` (a MetricHistory) show, as a list of findings: empty for
     a run that went well, or one the history cannot judge. ``lang``: 'en', 'zh' or None (the
-    language mxlearn speaks now).
+    language mxlearn speaks now). ``metric``: the one the run is judged by (any name fit
+    understands; None: the first fit was given), whose best epoch an advice to restore names.
 
     Examples
     --------
@@ -169,7 +203,7 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
     if not isinstance(getattr(history, "records", None), list):
         raise NotAHistory(kind=type(history).__name__)
     with findings.speaking(lang):
-        language, run = current_language(), Run.of(history)
+        language, run = current_language(), Run.of(history, metric)
         found: list[Finding] = []
         suppressed: set[str] = set()
         for detector in DETECTORS:
@@ -247,8 +281,76 @@ def overfitting(run: Run) -> Finding | None:
     if not seen:
         return None
     best_epoch, metric, numbers, epochs = min(seen, key=lambda s: s[0])
-    text, step = findings.overfitting_words(metric, **numbers)
+    stop = restoring_stop(run.judged_curve())
+    if stop:  # what following the advice gives, for a test to check by following it
+        numbers = dict(numbers, **{f"stop_{k}": v for k, v in stop.items() if k != "latest"})
+    # #26: checked against the run's other curves. A validation loss rising while validation
+    # accuracy still improves is a network ever surer of the rows it gets wrong while it gets
+    # more of them right: said as such, with both, not as "worse since epoch N".
+    others = sorted(
+        (c for m, c in validation.items() if m != metric),
+        key=lambda c: c.metric != run.judged,
+    )
+    improving = [c for c in others if _kept_improving(c, best_epoch, numbers["latest_epoch"])]
+    if improving:
+        other = improving[0]
+        numbers = dict(
+            numbers,
+            other_then=other.value_at(best_epoch),
+            other_now=other.value_at(numbers["latest_epoch"]),
+        )
+        text, step = findings.overconfidence_words(
+            metric, other.metric, run.judged, stop, **numbers
+        )
+        return Finding("overconfidence", metric, epochs, numbers, text, step)
+    text, step = findings.overfitting_words(metric, run.judged, stop, **numbers)
     return Finding("overfitting", metric, epochs, numbers, text, step)
+
+
+def _kept_improving(curve: Curve, since: int, until: int) -> bool:
+    """Better at ``until`` than at ``since``, and at ``until`` still as good as its best: a
+    curve that improved, then turned in its turn, is overfitting too (later)."""
+    then, now = curve.value_at(since), curve.value_at(until)
+    if then is None or now is None:
+        return False
+    best = curve.values[curve.best_index()]
+    return curve.gain(now, then) > curve.noise(then) and curve.gain(now, best) > -curve.noise(best)
+
+
+def early_stop(curve: Curve, patience: int) -> tuple[int, float] | None:
+    """(best epoch, its value) that EarlyStopping(curve.metric, patience) puts back on this
+    curve, as its on_epoch_done judges it (any gain counts, min_delta 0); None: it would not
+    stop, and the run would end with its last weights."""
+    best = best_epoch = None
+    waited = 0
+    for epoch, value in zip(curve.epochs, curve.values):
+        if improves(curve.higher_is_better, value, best):
+            best, best_epoch, waited = value, epoch, 0
+            continue
+        waited += 1
+        if waited >= patience:
+            return best_epoch, best
+    return None
+
+
+def restoring_stop(curve: Curve | None) -> dict | None:
+    """The early stopping that helps this run, by the metric it is judged by: the smallest
+    patience (from EarlyStopping's default, 3) whose stop puts back weights better than the
+    run's last by more than noise; None when none would (#26: "restore the best epoch" was
+    advised by the loss, putting back an epoch with a worse accuracy). A seeded run trained
+    again follows the same curve up to the stop, so the stop on this curve is the one the
+    advice gives (tests/test_diagnosis.py follows it)."""
+    if curve is None:
+        return None
+    latest = curve.values[-1]
+    for patience in range(PATIENCE, len(curve.values)):
+        stop = early_stop(curve, patience)
+        if stop is None:
+            return None  # a larger patience would not stop either
+        epoch, value = stop
+        if curve.gain(value, latest) > curve.noise(latest):
+            return dict(patience=patience, epoch=epoch, value=value, latest=latest)
+    return None
 
 
 # Memorising fits the training rows clearly better than unseen ones: a validation loss 1.5
@@ -489,6 +591,6 @@ FLAT = ("plateau", "underfitting")
 DETECTORS = (
     Detector(learning_rate_too_high, ("learning_rate_too_high",), ("not_learning", *FLAT)),
     Detector(not_learning, ("not_learning",), FLAT),
-    Detector(overfitting, ("overfitting",)),
+    Detector(overfitting, ("overfitting", "overconfidence")),
     Detector(plateau_or_underfitting, FLAT),
 )

@@ -249,14 +249,16 @@ class MetricHistory:
             raise NotInHistory(called=called, metric=metric, held=held, suggestion=suggestion)
         return name
 
-    def diagnose(self, lang: str | None = None) -> list:
+    def diagnose(self, lang: str | None = None, metric: str | None = None) -> list:
         """What the curves show: overfitting, a learning rate too high, a plateau, underfitting
-        or no learning, each with its epochs, numbers and one next step (an empty list for a run
-        that went well, or one the history cannot judge). ``lang``: 'en', 'zh' or None (the
-        language mxlearn speaks now). See :mod:`mxlearn.metrics.diagnosis`."""
+        or no learning, each with its epochs, numbers and the next step that its curves show
+        would help (an empty list for a run that went well, or one the history cannot judge).
+        ``lang``: 'en', 'zh' or None (the language mxlearn speaks now). ``metric``: the one you
+        judge the run by (the first fit was given when None): "the best epoch" is the best by
+        it. See :mod:`mxlearn.metrics.diagnosis`."""
         from .diagnosis import diagnose  # imported when asked: reading curves is rarely needed
 
-        return diagnose(self, lang)
+        return diagnose(self, lang, metric)
 
     # ---------------------------------------------------------------- export
     def to_pandas(self):
