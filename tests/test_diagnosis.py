@@ -223,7 +223,7 @@ def test_spikes_in_batch_losses_mean_a_learning_rate_too_high():
     found = _only(h, "learning_rate_too_high")
     assert found.numbers["count"] == 2 and found.numbers["largest"] == 12.0
     assert found.numbers["start"] == LN_26 and found.epochs == (0,)  # the first 5's lowest
-    assert "10 times smaller" in found.next_step
+    assert "10, 100 and 1,000 times smaller" in found.next_step
 
 
 def test_an_oscillating_or_falling_back_training_loss_means_a_learning_rate_too_high():
@@ -479,6 +479,22 @@ def test_a_real_run_whose_accuracy_turns_too_is_told_the_stop_that_makes_it_bett
     found = next(f for f in diagnose(history) if f.kind == "overfitting")
     assert "overconfidence" not in _kinds(history)
     _follow_early_stopping(found, "accuracy", history, _wide_net(), data, **fit_args)
+    # the rate too high (the loss falls back, or oscillates) it shows too, its step followed
+    too_high = _only_kind(history, "learning_rate_too_high")
+    assert "3 times smaller" in too_high.next_step
+    rate = fit_args["optimizer_params"]["learning_rate"] / 3
+    smaller = dict(
+        fit_args, optimizer_params=dict(fit_args["optimizer_params"], learning_rate=rate)
+    )
+    again = _fit(_wide_net(), data, **smaller)
+    assert "learning_rate_too_high" not in _kinds(again)
+    assert again.last("ce", "train") < history.last("ce", "train") / 2
+    assert again.last("acc", "val") > history.last("acc", "val") + 0.01
+
+
+def _only_kind(history, kind: str) -> Finding:
+    (found,) = [f for f in diagnose(history) if f.kind == kind]
+    return found
 
 
 @pytest.mark.parametrize("rate", [5.0, 10.0])
@@ -489,6 +505,21 @@ def test_a_real_run_at_learning_rate_5_or_10_has_a_learning_rate_too_high(rate):
     found = _only(history, "learning_rate_too_high")
     assert found.metric == "cross-entropy" and found.numbers["largest"] > 2 * LN_26
     _same_in_chinese(history, "learning_rate_too_high")
+    # the next step followed: 2 epochs at 10, 100 and 1,000 times smaller (10 times smaller
+    # collapses too), the one whose training loss falls most learns
+    assert "10, 100 and 1,000 times smaller" in found.next_step
+    best = _best_of_sweep(_letters(), [rate / f for f in (10, 100, 1000)])
+    assert best.last("acc", "val") > history.last("acc", "val") + 0.3
+
+
+def _best_of_sweep(data, rates, **fit_args):
+    """The history whose training cross-entropy fell most in 2 epochs, of runs at ``rates``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        runs = [
+            _fit(mxlearn.models.mlp(), data, num_epoch=2, **_rate(r), **fit_args) for r in rates
+        ]
+    return min(runs, key=lambda h: h.last("ce", "train"))
 
 
 def test_a_real_run_stopped_by_the_watchdog_is_diagnosed_from_what_it_recorded():
@@ -504,6 +535,8 @@ def test_a_real_run_stopped_by_the_watchdog_is_diagnosed_from_what_it_recorded()
         )
     found = _only(mod.history, "learning_rate_too_high")
     assert found.numbers["largest"] > 2 * found.numbers["level"]
+    best = _best_of_sweep(_letters(rows=4000), [10.0, 1.0, 0.1])  # the next step, followed
+    assert best.last("acc", "train") > 0.1 and best.last("ce", "train") < 0.97 * LN_26
 
 
 @pytest.mark.parametrize("cause", ["learning rate 1e-6", "shuffled labels"])
@@ -516,6 +549,17 @@ def test_a_real_run_that_cannot_learn_is_not_learning(cause):
     found = _only(history, "not_learning")
     assert found.metric == "cross-entropy" and "ln(26)" in found.text
     _same_in_chinese(history, "not_learning")
+    # the next step, followed: at 1e-6 the weights are frozen, and only a far larger rate
+    # moves them (10 times larger does not); shuffled labels move at no rate, as it says
+    if tiny_rate:
+        assert "100,000 times larger" in found.next_step and "labels" not in found.next_step
+        best = _best_of_sweep(data, [1e-6 * 10**k for k in range(1, 6)])
+        assert best.last("ce", "train") < (1 - diagnosis.STILL_LOSS_SHARE) * LN_26
+    else:
+        assert "labels" in found.next_step
+        for rate in (1.0, 0.01):
+            tried = _best_of_sweep(data, [rate])
+            assert tried.last("ce", "train") > (1 - diagnosis.STILL_LOSS_SHARE) * LN_26
 
 
 def test_a_real_run_with_2_hidden_units_underfits():
@@ -525,6 +569,11 @@ def test_a_real_run_with_2_hidden_units_underfits():
     found = _only(history, "underfitting")
     assert found.numbers["after"] < 0.35 and abs(found.numbers["validation"] - 0.25) < 0.05
     _same_in_chinese(history, "underfitting")
+    # the next step, followed: 4 times as many hidden units, the same settings
+    wider = _fit(
+        mxlearn.models.mlp(num_hidden=8), _letters(), batch_size=200, num_epoch=20, **_rate(0.1)
+    )
+    assert wider.last("acc", "train") > found.numbers["after"] + 0.2
 
 
 def test_a_real_run_at_a_tiny_learning_rate_is_on_a_plateau():
@@ -539,6 +588,15 @@ def test_a_real_run_at_a_tiny_learning_rate_is_on_a_plateau():
     found = _only(history, "plateau")
     assert found.numbers["after"] < 0.1 and "3 times larger" in found.next_step
     _same_in_chinese(history, "plateau")
+    faster = _fit(  # the next step, followed: 3 times larger, the same number of epochs
+        mxlearn.models.mlp(),
+        _letters(standardised=True),
+        initializer=mx.init.Xavier(),
+        batch_size=200,
+        num_epoch=10,
+        **_rate(0.003),
+    )
+    assert faster.last("acc", "train") > 2 * history.last("acc", "train")
 
 
 def test_a_history_diagnoses_itself():

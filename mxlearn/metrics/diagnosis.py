@@ -93,6 +93,10 @@ DECLINE_EPOCHS = 2  # ...at each of the last 2 epochs: not one bad epoch
 # measured. A slow start (lr 0.01: the loss 1.6% lower after 3 epochs, the accuracy from 0.05
 # to 0.13) is learning; shuffled labels (accuracy from 0.02 to 0.045 by memorising) are not.
 STILL_LOSS_SHARE = 0.03
+# Frozen: no epoch's loss 0.02% away from the start. At lr 1e-6 the letters MLP's stays within
+# 0.01% (its weights hardly move); shuffled labels at lr 0.1 move it 0.06% (memorising). Only
+# a rate 10^5 times larger (0.1) learns there: 10 times larger would not move it either (#26).
+FROZEN_SHARE = 0.0002
 STILL_ACCURACY = 0.05
 NOT_LEARNING_EPOCHS = 3  # "for the whole run" means little before 3 epochs
 # Plateau and underfitting judge accuracy-like values in [0, 1], where "poor" has a meaning:
@@ -308,8 +312,7 @@ def overfitting(run: Run) -> Finding | None:
 
 
 def _kept_improving(curve: Curve, since: int, until: int) -> bool:
-    """Better at ``until`` than at ``since``, and at ``until`` still as good as its best: a
-    curve that improved, then turned in its turn, is overfitting too (later)."""
+    """Better at ``until`` than at ``since``, and still at its best (else it turned too)."""
     then, now = curve.value_at(since), curve.value_at(until)
     if then is None or now is None:
         return False
@@ -334,12 +337,10 @@ def early_stop(curve: Curve, patience: int) -> tuple[int, float] | None:
 
 
 def restoring_stop(curve: Curve | None) -> dict | None:
-    """The early stopping that helps this run, by the metric it is judged by: the smallest
-    patience (from EarlyStopping's default, 3) whose stop puts back weights better than the
-    run's last by more than noise; None when none would (#26: "restore the best epoch" was
-    advised by the loss, putting back an epoch with a worse accuracy). A seeded run trained
-    again follows the same curve up to the stop, so the stop on this curve is the one the
-    advice gives (tests/test_diagnosis.py follows it)."""
+    """The early stopping that helps this run by the metric it is judged by: the smallest
+    patience from 3 whose stop puts back weights better than the last by more than noise, or
+    None (#26: the loss's best epoch was advised, with a worse accuracy). A seeded run trained
+    again follows this curve up to the stop (tests/test_diagnosis.py follows the advice)."""
     if curve is None:
         return None
     latest = curve.values[-1]
@@ -513,8 +514,10 @@ def not_learning(run: Run) -> Finding | None:
         latest=curve.values[-1],
     )
     is_loss = not curve.higher_is_better
+    start = numbers["start"]
+    frozen = is_loss and all(abs(v - start) <= FROZEN_SHARE * start for v in curve.values)
     text, step = findings.not_learning_words(
-        curve.metric, is_loss, share=STILL_LOSS_SHARE, **numbers
+        curve.metric, is_loss, frozen, share=STILL_LOSS_SHARE, **numbers
     )
     return Finding("not_learning", curve.metric, tuple(curve.epochs), numbers, text, step)
 

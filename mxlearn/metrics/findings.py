@@ -133,7 +133,13 @@ def spikes_words(metric: str, **numbers) -> tuple[str, str]:
         metric=metric,
         **numbers,
     )
-    return text, say("Train again from fresh weights with a learning rate 10 times smaller.")
+    # #26: at lr 5 and 10 on the letters, 10 times smaller collapses too; 100 times learns
+    return text, say(
+        "Train 2 epochs each from fresh weights with learning rates 10, 100 and 1,000 times "
+        "smaller, and keep the one whose training {metric} falls most: steps that overshoot "
+        "this far can overshoot at 10 times smaller too.",
+        metric=metric,
+    )
 
 
 def decline_words(metric: str, **numbers) -> tuple[str, str]:
@@ -205,7 +211,7 @@ def wider_network_step(metric: str, reached: float) -> str:
     )
 
 
-def not_learning_words(metric: str, is_loss: bool, **numbers) -> tuple[str, str]:
+def not_learning_words(metric: str, is_loss: bool, frozen: bool, **numbers) -> tuple[str, str]:
     if is_loss:
         text = say(
             "Not learning: training {metric} has stayed within {share:.0%} of its level at the "
@@ -232,6 +238,14 @@ def not_learning_words(metric: str, is_loss: bool, **numbers) -> tuple[str, str]
             "latest {latest:.4g}): no better than the network was before training.",
             metric=metric,
             **numbers,
+        )
+    if frozen:  # the weights hardly move: "check the labels" would send the student astray
+        return text, say(
+            "Training {metric} has not moved at all: the steps are far too small to change the "
+            "weights. Train 2 epochs each from fresh weights with learning rates 10, 100, "
+            "1,000, 10,000 and 100,000 times larger, and keep the one whose training {metric} "
+            "falls most.",
+            metric=metric,
         )
     step = say(
         "Train 2 epochs each with a learning rate 10 times larger and 10 times smaller: a rate "
