@@ -8,6 +8,7 @@ import pytest
 
 from mxlearn import MetricHistory
 from mxlearn.live.throttle import NotABudget, Throttle
+from mxlearn.metrics.catalogue import MetricFacts
 from mxlearn.metrics.history import (
     NoSuchColumn,
     NoSuchKind,
@@ -269,3 +270,16 @@ def test_a_kind_or_column_it_does_not_know_is_refused():
 def test_an_empty_history_has_no_value_yet_of_any_curve():
     assert MetricHistory().last("acc", "val") is None
     assert MetricHistory().series("accuracy", "validation", "epoch") == ([], [])
+
+
+def test_facts_and_describe_take_fits_names_too():
+    h = _history()
+    h.know("accuracy", MetricFacts(True, (0.0, 1.0)))
+    assert h.facts("acc") == h.facts("accuracy") == MetricFacts(True, (0.0, 1.0))
+    with pytest.raises(NotInHistory) as refused:
+        h.facts("mse")
+    assert refused.value.fields["called"] == "history.facts()"
+    custom = MetricHistory()
+    custom.record("my_error", "train", "epoch", epoch=0, batch=1, samples=1, time=0.0, value=1.0)
+    custom.describe("MY_ERROR", higher_is_better=False)
+    assert custom.facts("my_error") == MetricFacts(False, None)

@@ -173,6 +173,9 @@ class MetricHistory:
         """Say what a custom metric measures, so that ``diagnose`` and ``compare`` can judge it:
         ``mod.history.describe('my_error', higher_is_better=False)``. ``value_range``: the
         (low, high) its values lie in, when bounded (an accuracy's is (0, 1))."""
+        held = [*self.known, *self.metrics()]
+        if isinstance(metric, str) and metric not in held:
+            metric = _alias_of(metric, held) or metric  # else described() refuses it
         self.know(metric, described(self, metric, higher_is_better, value_range))
 
     def know(self, metric: str, facts: MetricFacts | None) -> None:
@@ -187,7 +190,8 @@ class MetricHistory:
         before this one), MXNet's own metric of that name; else None (not known)."""
         if metric in self.known:
             return self.known[metric]
-        return facts_of_name(metric)
+        metric = self.metric_name(metric, "history.facts()")  # 'acc' is fit's 'accuracy'
+        return self.known[metric] if metric in self.known else facts_of_name(metric)
 
     def metrics(self) -> list[str]:
         """Metric names in the order they first appeared."""
