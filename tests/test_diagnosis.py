@@ -237,6 +237,18 @@ def test_an_oscillating_or_falling_back_training_loss_means_a_learning_rate_too_
     assert "3 times smaller" in found.next_step
 
 
+def test_a_falling_back_loss_while_accuracy_keeps_improving_is_no_rate_too_high():
+    # #26: checked against the run's other training curve, which is at its best at the end
+    loss = [2.0, 1.0, 0.5, 0.3, 0.2, 0.3, 0.35]
+    still_better = [0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85]
+    assert _kinds(_history({"cross-entropy": loss})) == ["learning_rate_too_high"]
+    h = _history({"cross-entropy": loss, "accuracy": still_better})
+    assert "learning_rate_too_high" not in _kinds(h)
+    fell_too = [0.3, 0.5, 0.6, 0.7, 0.75, 0.7, 0.68]
+    found = _only(_history({"cross-entropy": loss, "accuracy": fell_too}), "learning_rate_too_high")
+    assert found.metric == "cross-entropy" and found.numbers["best_epoch"] == 4
+
+
 def test_a_loss_flat_at_the_first_batchs_value_is_not_learning():
     flat = [3.2582, 3.2581, 3.2580, 3.2580, 3.2579]
     h = _history(

@@ -28,8 +28,8 @@ from dataclasses import dataclass
 from ..errors import N_, InputError
 from ..language import current_language
 from . import findings
-from .directions import improves
 from .findings import Finding
+from .stopping import early_stop, restoring_stop  # noqa: F401 (early_stop: for the tests)
 
 
 class NotAHistory(InputError):
@@ -320,40 +320,6 @@ def _kept_improving(curve: Curve, since: int, until: int) -> bool:
     return curve.gain(now, then) > curve.noise(then) and curve.gain(now, best) > -curve.noise(best)
 
 
-def early_stop(curve: Curve, patience: int) -> tuple[int, float] | None:
-    """(best epoch, its value) that EarlyStopping(curve.metric, patience) puts back on this
-    curve, as its on_epoch_done judges it (any gain counts, min_delta 0); None: it would not
-    stop, and the run would end with its last weights."""
-    best = best_epoch = None
-    waited = 0
-    for epoch, value in zip(curve.epochs, curve.values):
-        if improves(curve.higher_is_better, value, best):
-            best, best_epoch, waited = value, epoch, 0
-            continue
-        waited += 1
-        if waited >= patience:
-            return best_epoch, best
-    return None
-
-
-def restoring_stop(curve: Curve | None) -> dict | None:
-    """The early stopping that helps this run by the metric it is judged by: the smallest
-    patience from 3 whose stop puts back weights better than the last by more than noise, or
-    None (#26: the loss's best epoch was advised, with a worse accuracy). A seeded run trained
-    again follows this curve up to the stop (tests/test_diagnosis.py follows the advice)."""
-    if curve is None:
-        return None
-    latest = curve.values[-1]
-    for patience in range(PATIENCE, len(curve.values)):
-        stop = early_stop(curve, patience)
-        if stop is None:
-            return None  # a larger patience would not stop either
-        epoch, value = stop
-        if curve.gain(value, latest) > curve.noise(latest):
-            return dict(patience=patience, epoch=epoch, value=value, latest=latest)
-    return None
-
-
 # Memorising fits the training rows clearly better than unseen ones: a validation loss 1.5
 # times the training loss (0.08 against 1.2 in notebook 07) or accuracy 5 points below. A
 # healthy letters MLP ends within 1.25 times and 4 points, its validation swings that much.
@@ -420,9 +386,20 @@ def learning_rate_too_high(run: Run) -> Finding | None:
     ordered = sorted(run.train.values(), key=lambda c: c.higher_is_better)  # losses first
     for curve in ordered:
         finding = _decline(curve) or _oscillation(curve)
-        if finding:
+        if finding and not _contradicted(finding, run.train):
             return finding
     return None
+
+
+def _contradicted(finding: Finding, train: dict[str, Curve]) -> bool:
+    """A training value that fell back, while another training curve of the run kept
+    improving over the same epochs to its best: the run did not lose what it had learned
+    (#26: a finding from one curve is checked against the others)."""
+    if "best_epoch" not in finding.numbers:  # an oscillation: each step back is its own
+        return False
+    since, until = finding.numbers["best_epoch"], finding.numbers["latest_epoch"]
+    others = (c for m, c in train.items() if m != finding.metric)
+    return any(_kept_improving(c, since, until) for c in others)
 
 
 def _spikes(rows: list) -> dict | None:
