@@ -191,6 +191,8 @@ def best_epoch_recorded(tracker, mod) -> None:
 
 
 def _validation_accuracy(mod) -> tuple[list, list]:
+    if "accuracy" not in mod.history.metrics():  # series would refuse the name
+        raise NoValidationAccuracy()
     epochs, values = mod.history.series("accuracy", "validation", "epoch")
     if not values:
         raise NoValidationAccuracy()

@@ -15,8 +15,9 @@ import mxlearn
 from mxlearn import MetricHistory, mx
 from mxlearn.errors import DivergenceError, TrainingWarning
 from mxlearn.metrics import diagnosis
-from mxlearn.metrics.diagnosis import NotAHistory, diagnose
+from mxlearn.metrics.diagnosis import NotAHistory, NotJudgeable, diagnose
 from mxlearn.metrics.findings import KINDS, Finding, NotADiagnosisLanguage, speaking
+from mxlearn.metrics.history import NotInHistory
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 NUMBER = re.compile(r"\d+(?:\.\d+)?(?:e-?\d+)?")
@@ -69,11 +70,15 @@ def _same_in_chinese(history, kind: str) -> None:
     chinese = next(f for f in diagnose(history, lang="zh") if f.kind == kind)
     assert mxlearn.current_language() == "en"  # the language asked for was only borrowed
     assert chinese.language == "zh" and english.language == "en"
-    assert CJK.search(chinese.text) and CJK.search(chinese.next_step)
-    assert not CJK.search(english.text)
+    assert CJK.search(chinese.text) and not CJK.search(english.text)
     assert _numbers(chinese.text) == _numbers(english.text)
     assert chinese.numbers == english.numbers and chinese.epochs == english.epochs
-    assert "下一步" in str(chinese) and "Next step" in str(english)
+    if english.next_step:  # a finding without an advice that helps has no next step (#26)
+        assert CJK.search(chinese.next_step) and "下一步" in str(chinese)
+        assert _numbers(chinese.next_step) == _numbers(english.next_step)
+        assert "Next step" in str(english)
+    else:
+        assert chinese.next_step == "" and str(chinese) == chinese.text
 
 
 # A healthy run: accuracy rising briskly, validation close behind, loss falling from ln(26).
@@ -109,6 +114,85 @@ def test_overfitting_names_the_metric_the_best_epoch_and_the_latest():
     assert "EarlyStopping('cross-entropy', patience=3)" in found.next_step
 
 
+# #26, notebook 07's memorising network (500 rows): the loss turns at epoch 18 while validation
+# accuracy improves to the end (0.689 -> 0.713); restoring epoch 18 cost accuracy.
+RISING_VAL_CE = [3.1, 2.47, 1.85, 1.50, 1.32, 1.24, 1.19, 1.16, 1.13, 1.11, 1.15, 1.14, 1.16, 1.18,
+                 1.20, 1.23]  # fmt: skip
+FALLING_TRAIN_CE = [3.2, 2.4, 1.7, 1.2, 0.9, 0.7, 0.55, 0.45, 0.37, 0.30, 0.25, 0.20, 0.16, 0.13,
+                    0.10, 0.08]  # fmt: skip
+RISING_TRAIN_ACC = [0.1, 0.4, 0.55, 0.65, 0.72, 0.78, 0.83, 0.87, 0.9, 0.93, 0.95, 0.97, 0.98,
+                    0.99, 0.995, 0.998]  # fmt: skip
+
+
+def _memorising(val_acc) -> MetricHistory:
+    return _history(
+        {"accuracy": RISING_TRAIN_ACC, "cross-entropy": FALLING_TRAIN_CE},
+        {"accuracy": val_acc, "cross-entropy": RISING_VAL_CE},
+    )
+
+
+def test_a_rising_loss_while_accuracy_improves_is_said_with_both_and_no_restore():
+    still_better = [0.2, 0.38, 0.5, 0.55, 0.6, 0.63, 0.65, 0.66, 0.67, 0.69, 0.68, 0.69, 0.70,
+                    0.70, 0.71, 0.713]  # fmt: skip
+    found = _only(_memorising(still_better), "overconfidence")
+    assert found.metric == "cross-entropy" and found.numbers["best_epoch"] == 9
+    assert found.numbers["other_then"] == 0.69 and found.numbers["other_now"] == 0.713
+    assert "accuracy" in found.text and "cross-entropy" in found.text
+    # judged by accuracy (fit's first metric) no early stopping helps: no advice to restore
+    assert found.next_step == "" and "Next step" not in str(found)
+    # judged by the loss, stopping puts back its best epoch: 1.11 instead of 1.23
+    by_loss = diagnose(_memorising(still_better), metric="ce")[0]
+    assert "EarlyStopping('cross-entropy', patience=3)" in by_loss.next_step
+    assert "epoch 9" in by_loss.next_step and "1.11" in by_loss.next_step
+    _same_in_chinese(_memorising(still_better), "overconfidence")
+
+
+def test_the_epoch_to_restore_is_the_best_by_the_metric_the_run_is_judged_by():
+    # the loss is best at epoch 9, the accuracy at epoch 11, and both are worse at the end
+    turned = [0.2, 0.38, 0.5, 0.55, 0.6, 0.63, 0.65, 0.66, 0.67, 0.69, 0.695, 0.71, 0.69, 0.68,
+              0.67, 0.66]  # fmt: skip
+    found = _only(_memorising(turned), "overfitting")
+    assert found.numbers["best_epoch"] == 9  # the loss turned first
+    assert "EarlyStopping('accuracy', patience=3)" in found.next_step
+    assert "epoch 11" in found.next_step and "0.71 " in found.next_step
+    by_loss = diagnose(_memorising(turned), metric="cross-entropy")[0]
+    assert "EarlyStopping('cross-entropy', patience=3)" in by_loss.next_step
+    assert "epoch 9" in by_loss.next_step
+
+
+def test_early_stopping_is_advised_with_the_patience_that_reaches_the_best():
+    # accuracy waits 3 epochs once (epochs 6-8) before its best at 11: patience 3 would stop at 8
+    # with 0.66, worse than the end (0.68); patience 4 reaches 0.74
+    waits = [0.2, 0.38, 0.5, 0.55, 0.6, 0.66, 0.65, 0.655, 0.66, 0.7, 0.72, 0.74, 0.72, 0.71,
+             0.70, 0.68]  # fmt: skip
+    found = _only(_memorising(waits), "overfitting")
+    assert "EarlyStopping('accuracy', patience=4)" in found.next_step
+    assert "epoch 11" in found.next_step
+    run = diagnosis.Run.of(_memorising(waits))
+    assert diagnosis.early_stop(run.validation["accuracy"], 3) == (5, 0.66)
+    assert diagnosis.early_stop(run.validation["accuracy"], 4) == (11, 0.74)
+
+
+def test_no_restore_is_advised_when_the_judged_metric_ends_as_good_as_its_best():
+    level = [0.2, 0.38, 0.5, 0.55, 0.6, 0.63, 0.65, 0.66, 0.67, 0.69, 0.69, 0.695, 0.69, 0.69,
+             0.688, 0.69]  # fmt: skip
+    found = _only(_memorising(level), "overfitting")  # the loss turned; accuracy did not gain
+    assert found.next_step == "" and str(found) == found.text
+
+
+def test_diagnose_judges_by_a_name_fit_understands_and_refuses_others():
+    turned = _history({"accuracy": RISING_TRAIN_ACC}, {"accuracy": [0.5] * 16})
+    assert diagnosis.Run.of(turned, "acc").judged == "accuracy"
+    assert diagnosis.Run.of(turned).judged == "accuracy"
+    with pytest.raises(NotInHistory) as refused:
+        diagnose(turned, metric="mse")
+    assert refused.value.fields["held"] == ["accuracy"]
+    custom = _history({"accuracy": [0.5] * 4, "my-score": [1.0] * 4})
+    with pytest.raises(NotJudgeable) as refused:
+        custom.diagnose(metric="my-score")
+    assert refused.value.fields["judgeable"] == ["accuracy"]
+
+
 def test_no_overfitting_without_validation_or_with_too_few_epochs_since_the_best():
     train_ce = [2.6, 1.7, 1.2, 0.9, 0.7, 0.5, 0.35]
     assert "overfitting" not in _kinds(_history({"cross-entropy": train_ce}))
@@ -139,7 +223,7 @@ def test_spikes_in_batch_losses_mean_a_learning_rate_too_high():
     found = _only(h, "learning_rate_too_high")
     assert found.numbers["count"] == 2 and found.numbers["largest"] == 12.0
     assert found.numbers["start"] == LN_26 and found.epochs == (0,)  # the first 5's lowest
-    assert "10 times smaller" in found.next_step
+    assert "10, 100 and 1,000 times smaller" in found.next_step
 
 
 def test_an_oscillating_or_falling_back_training_loss_means_a_learning_rate_too_high():
@@ -151,6 +235,18 @@ def test_an_oscillating_or_falling_back_training_loss_means_a_learning_rate_too_
     found = _only(_history({"accuracy": falling_back}), "learning_rate_too_high")
     assert found.numbers["best"] == 0.62 and found.numbers["best_epoch"] == 3
     assert "3 times smaller" in found.next_step
+
+
+def test_a_falling_back_loss_while_accuracy_keeps_improving_is_no_rate_too_high():
+    # #26: checked against the run's other training curve, which is at its best at the end
+    loss = [2.0, 1.0, 0.5, 0.3, 0.2, 0.3, 0.35]
+    still_better = [0.3, 0.5, 0.6, 0.7, 0.75, 0.8, 0.85]
+    assert _kinds(_history({"cross-entropy": loss})) == ["learning_rate_too_high"]
+    h = _history({"cross-entropy": loss, "accuracy": still_better})
+    assert "learning_rate_too_high" not in _kinds(h)
+    fell_too = [0.3, 0.5, 0.6, 0.7, 0.75, 0.7, 0.68]
+    found = _only(_history({"cross-entropy": loss, "accuracy": fell_too}), "learning_rate_too_high")
+    assert found.metric == "cross-entropy" and found.numbers["best_epoch"] == 4
 
 
 def test_a_loss_flat_at_the_first_batchs_value_is_not_learning():
@@ -207,13 +303,15 @@ def test_a_poor_leveled_off_accuracy_close_to_validation_is_underfitting():
 
 def test_each_kind_in_chinese_holds_the_same_numbers():
     assert set(KINDS) == {
-        "overfitting", "learning_rate_too_high", "plateau", "underfitting", "not_learning"
+        "overfitting", "overconfidence", "learning_rate_too_high", "plateau", "underfitting",
+        "not_learning",
     }  # fmt: skip
     val_ce = [2.5, 1.8, 1.4, 1.2, 1.1, 1.15, 1.25, 1.3, 1.4]
     train_ce = [2.6, 1.7, 1.2, 0.9, 0.7, 0.5, 0.35, 0.25, 0.18]
     leveled = [0.04, 0.13, 0.18, 0.20, 0.21, 0.22, 0.225, 0.227, 0.23, 0.232]
     cases = {
         "overfitting": _history({"cross-entropy": train_ce}, {"cross-entropy": val_ce}),
+        "overconfidence": _memorising([0.2 + 0.033 * e for e in range(16)]),
         "learning_rate_too_high": _history({"cross-entropy": [3.0, 2.5, 2.7, 2.2, 2.5, 2.0]}),
         "plateau": _history({"accuracy": leveled}),
         "underfitting": _history({"accuracy": leveled}, {"accuracy": leveled}),
@@ -288,7 +386,13 @@ def _letters(rows: int | None = None, standardised: bool = False, shuffled: bool
 
 
 def _fit(net, data, batch_size=100, eval_metric=("acc", "ce"), initializer=None, **fit_args):
-    mxlearn.seed(0)
+    return _fit_module(net, data, batch_size, eval_metric, initializer, **fit_args)[0].history
+
+
+def _fit_module(net, data, batch_size=100, eval_metric=("acc", "ce"), initializer=None, seed=0,
+                **fit_args):  # fmt: skip
+    """The trained module and its validation iterator."""
+    mxlearn.seed(seed)
     train_X, train_y, val_X, val_y = data
     train = mx.io.NDArrayIter(train_X, train_y, batch_size, shuffle=True)
     validation = mx.io.NDArrayIter(val_X, val_y, 500)
@@ -300,7 +404,23 @@ def _fit(net, data, batch_size=100, eval_metric=("acc", "ce"), initializer=None,
         initializer=initializer or mx.init.Uniform(0.01),  # fit's own default
         **fit_args,
     )
-    return mod.history
+    return mod, validation
+
+
+def _follow_early_stopping(found: Finding, judged: str, history, net, data, **fit_args):
+    """The run trained again as the finding's next step says: its restored weights measured on
+    the validation rows are the stop's value, better than the first run's end."""
+    assert f"EarlyStopping('{judged}', patience={found.numbers['stop_patience']})" in (
+        found.next_step
+    )
+    stopping = mxlearn.EarlyStopping(judged, patience=found.numbers["stop_patience"])
+    mod, validation = _fit_module(net, data, early_stopping=stopping, **fit_args)
+    assert stopping.best_epoch == found.numbers["stop_epoch"]
+    validation.reset()
+    ((_, measured),) = mod.score(validation, {"cross-entropy": "ce"}.get(judged, judged))
+    assert measured == pytest.approx(found.numbers["stop_value"], rel=1e-4)
+    curve = diagnosis.Run.of(history).validation[history.metric_name(judged)]
+    assert curve.gain(measured, history.last(judged, "validation")) > curve.noise(measured)
 
 
 def _rate(lr: float, momentum: float = 0.0):
@@ -325,20 +445,68 @@ def _wide_net(hidden=512, layers=2):
     return mx.sym.SoftmaxOutput(net, name="softmax")
 
 
-def test_a_real_run_on_500_rows_with_a_wide_network_overfits():
-    history = _fit(
-        _wide_net(),
-        _letters(rows=500, standardised=True),
-        initializer=mx.init.Xavier(),
-        num_epoch=30,
-        **_rate(0.1, momentum=0.9),
-    )
-    found = _only(history, "overfitting")
+def test_a_real_wide_network_on_500_rows_grows_overconfident_while_its_accuracy_improves():
+    # #26: this run was reported as overfitting, advising to restore epoch 15 by the loss
+    fit_args = dict(initializer=mx.init.Xavier(), num_epoch=30, **_rate(0.1, momentum=0.9))
+    data = _letters(rows=500, standardised=True)
+    history = _fit(_wide_net(), data, **fit_args)
+    found = _only(history, "overconfidence")
     assert found.metric == "cross-entropy"
     assert found.numbers["best_epoch"] + 3 <= found.numbers["latest_epoch"] == 29
     assert found.numbers["latest"] > found.numbers["best"] * 1.05
-    assert found.numbers["train_now"] < found.numbers["train_then"] / 2
-    _same_in_chinese(history, "overfitting")
+    assert found.numbers["other_now"] > found.numbers["other_then"] + 0.01  # accuracy
+    assert found.next_step == ""  # by accuracy, fit's first metric, no stop would help
+    _same_in_chinese(history, "overconfidence")
+    # judged by the loss, the advice to stop early is followed: the loss is better for it
+    by_loss = diagnose(history, metric="ce")[0]
+    _follow_early_stopping(by_loss, "cross-entropy", history, _wide_net(), data, **fit_args)
+
+
+def test_notebook_07s_memorising_network_is_not_told_to_restore_a_worse_epoch():
+    # the issue's run: notebook 07 section 4 (its seed, batches and rate)
+    fit_args = dict(initializer=mx.init.Xavier(), num_epoch=40, **_rate(0.03, momentum=0.9))
+    mod, _ = _fit_module(
+        _wide_net(), _letters(rows=500, standardised=True), batch_size=64, seed=1, **fit_args
+    )
+    found = _only(mod.history, "overconfidence")
+    loss_best = found.numbers["best_epoch"]
+    accuracy = dict(zip(*mod.history.series("acc", "val", "epoch")))
+    assert accuracy[loss_best] < mod.history.last("acc", "val") - 0.01  # restoring it would cost
+    assert found.numbers["other_then"] == accuracy[loss_best] and found.next_step == ""
+
+
+@pytest.mark.parametrize(
+    "rows, fit_args",
+    [
+        (500, dict(optimizer="adam", optimizer_params={"learning_rate": 0.01}, num_epoch=30)),
+        (1000, dict(num_epoch=30, **_rate(0.3, momentum=0.9))),
+    ],
+)
+def test_a_real_run_whose_accuracy_turns_too_is_told_the_stop_that_makes_it_better(rows, fit_args):
+    fit_args = dict(initializer=mx.init.Xavier(), **fit_args)
+    data = _letters(rows=rows, standardised=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        history = _fit(_wide_net(), data, **fit_args)
+    found = next(f for f in diagnose(history) if f.kind == "overfitting")
+    assert "overconfidence" not in _kinds(history)
+    _follow_early_stopping(found, "accuracy", history, _wide_net(), data, **fit_args)
+    # the rate too high (the loss falls back, or oscillates) it shows too, its step followed
+    too_high = _only_kind(history, "learning_rate_too_high")
+    assert "3 times smaller" in too_high.next_step
+    rate = fit_args["optimizer_params"]["learning_rate"] / 3
+    smaller = dict(
+        fit_args, optimizer_params=dict(fit_args["optimizer_params"], learning_rate=rate)
+    )
+    again = _fit(_wide_net(), data, **smaller)
+    assert "learning_rate_too_high" not in _kinds(again)
+    assert again.last("ce", "train") < history.last("ce", "train") / 2
+    assert again.last("acc", "val") > history.last("acc", "val") + 0.01
+
+
+def _only_kind(history, kind: str) -> Finding:
+    (found,) = [f for f in diagnose(history) if f.kind == kind]
+    return found
 
 
 @pytest.mark.parametrize("rate", [5.0, 10.0])
@@ -349,6 +517,21 @@ def test_a_real_run_at_learning_rate_5_or_10_has_a_learning_rate_too_high(rate):
     found = _only(history, "learning_rate_too_high")
     assert found.metric == "cross-entropy" and found.numbers["largest"] > 2 * LN_26
     _same_in_chinese(history, "learning_rate_too_high")
+    # the next step followed: 2 epochs at 10, 100 and 1,000 times smaller (10 times smaller
+    # collapses too), the one whose training loss falls most learns
+    assert "10, 100 and 1,000 times smaller" in found.next_step
+    best = _best_of_sweep(_letters(), [rate / f for f in (10, 100, 1000)])
+    assert best.last("acc", "val") > history.last("acc", "val") + 0.3
+
+
+def _best_of_sweep(data, rates, **fit_args):
+    """The history whose training cross-entropy fell most in 2 epochs, of runs at ``rates``."""
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", TrainingWarning)
+        runs = [
+            _fit(mxlearn.models.mlp(), data, num_epoch=2, **_rate(r), **fit_args) for r in rates
+        ]
+    return min(runs, key=lambda h: h.last("ce", "train"))
 
 
 def test_a_real_run_stopped_by_the_watchdog_is_diagnosed_from_what_it_recorded():
@@ -364,6 +547,8 @@ def test_a_real_run_stopped_by_the_watchdog_is_diagnosed_from_what_it_recorded()
         )
     found = _only(mod.history, "learning_rate_too_high")
     assert found.numbers["largest"] > 2 * found.numbers["level"]
+    best = _best_of_sweep(_letters(rows=4000), [10.0, 1.0, 0.1])  # the next step, followed
+    assert best.last("acc", "train") > 0.1 and best.last("ce", "train") < 0.97 * LN_26
 
 
 @pytest.mark.parametrize("cause", ["learning rate 1e-6", "shuffled labels"])
@@ -376,6 +561,17 @@ def test_a_real_run_that_cannot_learn_is_not_learning(cause):
     found = _only(history, "not_learning")
     assert found.metric == "cross-entropy" and "ln(26)" in found.text
     _same_in_chinese(history, "not_learning")
+    # the next step, followed: at 1e-6 the weights are frozen, and only a far larger rate
+    # moves them (10 times larger does not); shuffled labels move at no rate, as it says
+    if tiny_rate:
+        assert "100,000 times larger" in found.next_step and "labels" not in found.next_step
+        best = _best_of_sweep(data, [1e-6 * 10**k for k in range(1, 6)])
+        assert best.last("ce", "train") < (1 - diagnosis.STILL_LOSS_SHARE) * LN_26
+    else:
+        assert "labels" in found.next_step
+        for rate in (1.0, 0.01):
+            tried = _best_of_sweep(data, [rate])
+            assert tried.last("ce", "train") > (1 - diagnosis.STILL_LOSS_SHARE) * LN_26
 
 
 def test_a_real_run_with_2_hidden_units_underfits():
@@ -385,6 +581,11 @@ def test_a_real_run_with_2_hidden_units_underfits():
     found = _only(history, "underfitting")
     assert found.numbers["after"] < 0.35 and abs(found.numbers["validation"] - 0.25) < 0.05
     _same_in_chinese(history, "underfitting")
+    # the next step, followed: 4 times as many hidden units, the same settings
+    wider = _fit(
+        mxlearn.models.mlp(num_hidden=8), _letters(), batch_size=200, num_epoch=20, **_rate(0.1)
+    )
+    assert wider.last("acc", "train") > found.numbers["after"] + 0.2
 
 
 def test_a_real_run_at_a_tiny_learning_rate_is_on_a_plateau():
@@ -399,6 +600,15 @@ def test_a_real_run_at_a_tiny_learning_rate_is_on_a_plateau():
     found = _only(history, "plateau")
     assert found.numbers["after"] < 0.1 and "3 times larger" in found.next_step
     _same_in_chinese(history, "plateau")
+    faster = _fit(  # the next step, followed: 3 times larger, the same number of epochs
+        mxlearn.models.mlp(),
+        _letters(standardised=True),
+        initializer=mx.init.Xavier(),
+        batch_size=200,
+        num_epoch=10,
+        **_rate(0.003),
+    )
+    assert faster.last("acc", "train") > 2 * history.last("acc", "train")
 
 
 def test_a_history_diagnoses_itself():

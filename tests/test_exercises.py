@@ -25,6 +25,7 @@ from mxlearn.run_checks import (
     NoSuchFindingKind,
     NotForPredictionOnly,
     NotStoppedEarly,
+    NoValidationAccuracy,
     OtherBestEpoch,
     OtherCheckpointsKept,
     OtherDevices,
@@ -350,6 +351,46 @@ def test_best_epoch_recorded_compares_a_callback_with_the_history():
     assert other.value.fields["right"] == best and other.value.fields["epoch"] == 0
     tracker.best_epoch, tracker.best_accuracy = best, max(values)
     checks.best_epoch_recorded(tracker, mod)
+
+
+@pytest.mark.parametrize(
+    "metric, phase", [("acc", "val"), ("accuracy", "validation"), ("acc", "eval")]
+)
+def test_a_tracker_written_with_fits_names_passes_the_check_of_02_3(metric, phase):
+    # #26: history.last('acc', 'val') read nothing, and this answer to 02.3 failed on None
+    class BestEpoch(mxlearn.Callback):
+        def __init__(self):
+            self.best_epoch, self.best_accuracy = None, None
+
+        def on_validation_end(self, run, epoch):
+            accuracy = run.history.last(metric, phase)
+            if self.best_accuracy is None or accuracy > self.best_accuracy:
+                self.best_epoch, self.best_accuracy = epoch, accuracy
+
+    mxlearn.seed(1)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256)
+    it = mx.io.NDArrayIter(X, y, batch_size=32)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4), context=mx.cpu())
+    tracker = BestEpoch()
+    mod.fit(it, eval_data=it, num_epoch=4, optimizer_params={"learning_rate": 0.01},
+            callbacks=[tracker])  # fmt: skip
+    checks.best_epoch_recorded(tracker, mod)
+
+
+def test_best_epoch_recorded_without_accuracy_says_there_is_none():
+    history = mxlearn.MetricHistory()
+    history.record("cross-entropy", "validation", "epoch", epoch=0, batch=1, samples=1, time=0.0,
+                   value=1.0)  # fmt: skip
+    mod = type("Trained", (), {"history": history})()
+
+    class Keeper(mxlearn.Callback):
+        best_epoch, best_accuracy = 0, 1.0
+
+        def on_validation_end(self, run, epoch):
+            pass
+
+    with pytest.raises(NoValidationAccuracy):
+        checks.best_epoch_recorded(Keeper(), mod)
 
 
 def test_for_prediction_only_wants_no_labels_and_no_gradients():

@@ -8,7 +8,15 @@ import pytest
 
 from mxlearn import MetricHistory
 from mxlearn.live.throttle import NotABudget, Throttle
-from mxlearn.metrics.history import NotASavedHistory, SavedHistoryUnreadable
+from mxlearn.metrics.catalogue import MetricFacts
+from mxlearn.metrics.history import (
+    NoSuchColumn,
+    NoSuchKind,
+    NoSuchPhase,
+    NotASavedHistory,
+    NotInHistory,
+    SavedHistoryUnreadable,
+)
 
 
 def _history() -> MetricHistory:
@@ -193,3 +201,85 @@ def test_a_hand_edited_history_is_explained(tmp_path):
         MetricHistory.load(tmp_path / "h.json")
     assert refused.value.fields["kind"] == "ValueError"
     assert "'half'" in str(refused.value.fields["error"])  # Python's own words, naming the value
+
+
+# ---------------------------------------------------------------- names and phases (#26)
+@pytest.mark.parametrize(
+    "metric, phase",
+    [("acc", "validation"), ("accuracy", "val"), ("Accuracy", "eval"), ("acc", "VAL")],
+)
+def test_a_curve_is_read_by_fits_names_and_the_phase_names_students_use(metric, phase):
+    h = _history()
+    assert h.last(metric, phase) == h.last("accuracy", "validation") == pytest.approx(0.65)
+    assert h.series(metric, phase, "epoch") == ([0, 1], [0.55, 0.65])
+    assert h.last_record(metric, phase).value == pytest.approx(0.65)
+    assert h.series("ce", "training", "epoch")[1][0] == 2.5  # MXNet's alias of cross-entropy
+    assert math.isnan(h.last("crossentropy", "training"))
+
+
+def test_top_k_acc_reads_the_runs_one_top_k_accuracy():
+    h = MetricHistory()
+    h.record(
+        "top_3_accuracy", "validation", "epoch", epoch=0, batch=1, samples=1, time=0, value=0.9
+    )
+    assert h.last("top_k_acc", "val") == 0.9 and h.last("TOP_3_ACCURACY", "val") == 0.9
+
+
+@pytest.mark.parametrize(
+    "question",
+    [
+        lambda h: h.last("acc", "valid"),
+        lambda h: h.series("accuracy", "test", "epoch"),
+        lambda h: h.last_record("accuracy", None),
+    ],
+)
+def test_a_phase_it_does_not_know_is_refused_naming_the_ones_it_knows(question):
+    with pytest.raises(NoSuchPhase) as refused:
+        question(_history())
+    assert refused.value.fields["phase"] in ("valid", "test", None)
+    assert isinstance(refused.value, ValueError)
+
+
+@pytest.mark.parametrize(
+    "metric, near",
+    [("accurcy", "accuracy"), ("mse", None), ("f1", None), ("cross_entropy", "cross-entropy")],
+)
+def test_a_metric_the_run_did_not_measure_is_refused_naming_those_it_did(metric, near):
+    h = _history()
+    with pytest.raises(NotInHistory) as refused:
+        h.last(metric, "validation")
+    fields = refused.value.fields
+    assert fields["metric"] == metric and fields["called"] == "history.last()"
+    assert fields["held"] == ["accuracy", "cross-entropy"]
+    assert (repr(near) in fields["suggestion"]) if near else fields["suggestion"] == ""
+    with pytest.raises(NotInHistory):
+        h.series(metric, "train", "epoch")
+
+
+def test_a_kind_or_column_it_does_not_know_is_refused():
+    with pytest.raises(NoSuchKind) as refused:
+        _history().series("accuracy", "train", "epochs")
+    assert refused.value.fields["kind"] == "epochs"
+    with pytest.raises(NoSuchColumn) as refused:
+        _history().series("accuracy", "train", "epoch", x="sample")
+    assert (
+        refused.value.fields["x"] == "sample" and "'samples'" in refused.value.fields["suggestion"]
+    )
+
+
+def test_an_empty_history_has_no_value_yet_of_any_curve():
+    assert MetricHistory().last("acc", "val") is None
+    assert MetricHistory().series("accuracy", "validation", "epoch") == ([], [])
+
+
+def test_facts_and_describe_take_fits_names_too():
+    h = _history()
+    h.know("accuracy", MetricFacts(True, (0.0, 1.0)))
+    assert h.facts("acc") == h.facts("accuracy") == MetricFacts(True, (0.0, 1.0))
+    with pytest.raises(NotInHistory) as refused:
+        h.facts("mse")
+    assert refused.value.fields["called"] == "history.facts()"
+    custom = MetricHistory()
+    custom.record("my_error", "train", "epoch", epoch=0, batch=1, samples=1, time=0.0, value=1.0)
+    custom.describe("MY_ERROR", higher_is_better=False)
+    assert custom.facts("my_error") == MetricFacts(False, None)

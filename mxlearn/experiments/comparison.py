@@ -48,6 +48,8 @@ class RunComparison:
         """(run label, phase) -> (epochs completed, values): what the figure draws."""
         found = {}
         for run in self.runs:
+            if metric not in run.history.metrics():  # another run's metric: nothing to draw
+                continue
             for phase in PHASE_STYLE:
                 epochs, values = run.history.series(metric, phase, "epoch")
                 if values:
@@ -163,6 +165,8 @@ def compare(*runs, labels=None, show: bool = True, backend: str | None = None) -
 
 def _by_epoch(history, metric: str, phase: str) -> dict[int, float]:
     """Epoch -> value, in epoch order; an epoch recorded twice (a resumed run's) by its latest."""
+    if metric not in history.metrics():  # measured by another run of the comparison
+        return {}
     latest = dict(zip(*history.series(metric, phase, "epoch")))
     return {epoch: latest[epoch] for epoch in sorted(latest)}
 

@@ -29,11 +29,36 @@ from ..errors import N_, InputError
 from ..language import current_language
 from . import findings
 from .findings import Finding
+from .stopping import early_stop, restoring_stop  # noqa: F401 (early_stop: for the tests)
 
 
 class NotAHistory(InputError):
     says = N_("diagnose() reads a MetricHistory (mod.history after fit); got {kind}.")
     fix_code = "mod.history.diagnose()"
+
+
+class NotJudgeable(InputError):
+    says = N_(
+        "diagnose(metric={metric!r}): mxlearn does not know whether a larger '{name}' is "
+        "better, so it cannot judge the run by it; it can by {judgeable}."
+    )
+    fix_code = "mod.history.describe({name!r}, higher_is_better=False)"
+
+
+def judged_metric(history, metric, train: dict, validation: dict) -> str | None:
+    """The metric the student judges the run by: ``metric`` (any name fit understands), else
+    the first one fit was given (its eval_metric, the one EarlyStopping judges by default)
+    that has a known direction, its validation curve first."""
+    if metric is not None:
+        name = history.metric_name(metric, "diagnose()")
+        if name not in validation and name not in train:
+            judgeable = list(dict.fromkeys([*validation, *train]))
+            raise NotJudgeable(metric=metric, name=name, judgeable=judgeable)
+        return name
+    order = history.metrics()
+    return next((m for m in order if m in validation), None) or next(
+        (m for m in order if m in train), None
+    )
 
 
 # A validation value has to stay worse than its best for this many epochs: the healthy letters
@@ -68,6 +93,10 @@ DECLINE_EPOCHS = 2  # ...at each of the last 2 epochs: not one bad epoch
 # measured. A slow start (lr 0.01: the loss 1.6% lower after 3 epochs, the accuracy from 0.05
 # to 0.13) is learning; shuffled labels (accuracy from 0.02 to 0.045 by memorising) are not.
 STILL_LOSS_SHARE = 0.03
+# Frozen: no epoch's loss 0.02% away from the start. At lr 1e-6 the letters MLP's stays within
+# 0.01% (its weights hardly move); shuffled labels at lr 0.1 move it 0.06% (memorising). Only
+# a rate 10^5 times larger (0.1) learns there: 10 times larger would not move it either (#26).
+FROZEN_SHARE = 0.0002
 STILL_ACCURACY = 0.05
 NOT_LEARNING_EPOCHS = 3  # "for the whole run" means little before 3 epochs
 # Plateau and underfitting judge accuracy-like values in [0, 1], where "poor" has a meaning:
@@ -130,12 +159,20 @@ class Run:
     validation: dict[str, Curve]
     batches: dict[str, list]
     losses: dict[str, list]
+    judged: str | None = None  # the metric the student judges the run by
 
     @classmethod
-    def of(cls, history) -> Run:
+    def of(cls, history, metric: str | None = None) -> Run:
         batches = first_batches(history)
         losses = {m: rows for m, rows in batches.items() if not history.facts(m).higher_is_better}
-        return cls(curves(history, "train"), curves(history, "validation"), batches, losses)
+        train, validation = curves(history, "train"), curves(history, "validation")
+        return cls(
+            train, validation, batches, losses, judged_metric(history, metric, train, validation)
+        )
+
+    def judged_curve(self) -> Curve | None:
+        """The curve "best" is said of: the judged metric's validation, else its training."""
+        return self.validation.get(self.judged) or self.train.get(self.judged)
 
 
 @dataclass(frozen=True)
@@ -149,10 +186,11 @@ class Detector:
     suppresses: tuple[str, ...] = ()
 
 
-def diagnose(history, lang: str | None = None) -> list[Finding]:
+def diagnose(history, lang: str | None = None, metric: str | None = None) -> list[Finding]:
     """What the curves of ``history`` (a MetricHistory) show, as a list of findings: empty for
     a run that went well, or one the history cannot judge. ``lang``: 'en', 'zh' or None (the
-    language mxlearn speaks now).
+    language mxlearn speaks now). ``metric``: the one the run is judged by (any name fit
+    understands; None: the first fit was given), whose best epoch an advice to restore names.
 
     Examples
     --------
@@ -169,7 +207,7 @@ def diagnose(history, lang: str | None = None) -> list[Finding]:
     if not isinstance(getattr(history, "records", None), list):
         raise NotAHistory(kind=type(history).__name__)
     with findings.speaking(lang):
-        language, run = current_language(), Run.of(history)
+        language, run = current_language(), Run.of(history, metric)
         found: list[Finding] = []
         suppressed: set[str] = set()
         for detector in DETECTORS:
@@ -247,8 +285,39 @@ def overfitting(run: Run) -> Finding | None:
     if not seen:
         return None
     best_epoch, metric, numbers, epochs = min(seen, key=lambda s: s[0])
-    text, step = findings.overfitting_words(metric, **numbers)
+    stop = restoring_stop(run.judged_curve())
+    if stop:  # what following the advice gives, for a test to check by following it
+        numbers = dict(numbers, **{f"stop_{k}": v for k, v in stop.items() if k != "latest"})
+    # #26: checked against the run's other curves. A validation loss rising while validation
+    # accuracy still improves is a network ever surer of the rows it gets wrong while it gets
+    # more of them right: said as such, with both, not as "worse since epoch N".
+    others = sorted(
+        (c for m, c in validation.items() if m != metric),
+        key=lambda c: c.metric != run.judged,
+    )
+    improving = [c for c in others if _kept_improving(c, best_epoch, numbers["latest_epoch"])]
+    if improving:
+        other = improving[0]
+        numbers = dict(
+            numbers,
+            other_then=other.value_at(best_epoch),
+            other_now=other.value_at(numbers["latest_epoch"]),
+        )
+        text, step = findings.overconfidence_words(
+            metric, other.metric, run.judged, stop, **numbers
+        )
+        return Finding("overconfidence", metric, epochs, numbers, text, step)
+    text, step = findings.overfitting_words(metric, run.judged, stop, **numbers)
     return Finding("overfitting", metric, epochs, numbers, text, step)
+
+
+def _kept_improving(curve: Curve, since: int, until: int) -> bool:
+    """Better at ``until`` than at ``since``, and still at its best (else it turned too)."""
+    then, now = curve.value_at(since), curve.value_at(until)
+    if then is None or now is None:
+        return False
+    best = curve.values[curve.best_index()]
+    return curve.gain(now, then) > curve.noise(then) and curve.gain(now, best) > -curve.noise(best)
 
 
 # Memorising fits the training rows clearly better than unseen ones: a validation loss 1.5
@@ -317,9 +386,20 @@ def learning_rate_too_high(run: Run) -> Finding | None:
     ordered = sorted(run.train.values(), key=lambda c: c.higher_is_better)  # losses first
     for curve in ordered:
         finding = _decline(curve) or _oscillation(curve)
-        if finding:
+        if finding and not _contradicted(finding, run.train):
             return finding
     return None
+
+
+def _contradicted(finding: Finding, train: dict[str, Curve]) -> bool:
+    """A training value that fell back, while another training curve of the run kept
+    improving over the same epochs to its best: the run did not lose what it had learned
+    (#26: a finding from one curve is checked against the others)."""
+    if "best_epoch" not in finding.numbers:  # an oscillation: each step back is its own
+        return False
+    since, until = finding.numbers["best_epoch"], finding.numbers["latest_epoch"]
+    others = (c for m, c in train.items() if m != finding.metric)
+    return any(_kept_improving(c, since, until) for c in others)
 
 
 def _spikes(rows: list) -> dict | None:
@@ -411,8 +491,10 @@ def not_learning(run: Run) -> Finding | None:
         latest=curve.values[-1],
     )
     is_loss = not curve.higher_is_better
+    start = numbers["start"]
+    frozen = is_loss and all(abs(v - start) <= FROZEN_SHARE * start for v in curve.values)
     text, step = findings.not_learning_words(
-        curve.metric, is_loss, share=STILL_LOSS_SHARE, **numbers
+        curve.metric, is_loss, frozen, share=STILL_LOSS_SHARE, **numbers
     )
     return Finding("not_learning", curve.metric, tuple(curve.epochs), numbers, text, step)
 
@@ -489,6 +571,6 @@ FLAT = ("plateau", "underfitting")
 DETECTORS = (
     Detector(learning_rate_too_high, ("learning_rate_too_high",), ("not_learning", *FLAT)),
     Detector(not_learning, ("not_learning",), FLAT),
-    Detector(overfitting, ("overfitting",)),
+    Detector(overfitting, ("overfitting", "overconfidence")),
     Detector(plateau_or_underfitting, FLAT),
 )

@@ -16,7 +16,14 @@ from ..errors import N_, InputError
 from ..language import current_language, say, sentences, set_language
 
 # each found by one detector of diagnosis.DETECTORS, said by its *_words function below
-KINDS = ("overfitting", "learning_rate_too_high", "plateau", "underfitting", "not_learning")
+KINDS = (
+    "overfitting",
+    "overconfidence",
+    "learning_rate_too_high",
+    "plateau",
+    "underfitting",
+    "not_learning",
+)
 LANGUAGES = (None, "en", "zh")
 
 
@@ -34,7 +41,9 @@ class Finding:
 
     ``kind`` is one of :data:`KINDS`; ``epochs`` the epochs it concerns (numbered as fit logs
     them, from 0); ``numbers`` the values that show it; ``text`` says what is seen, with those
-    numbers, and ``next_step`` the one experiment to try next, both in ``language``.
+    numbers, and ``next_step`` the one experiment to try next, both in ``language``: empty
+    when the curves show no change that would make this run better (#26: advice is given only
+    when following it on the run that provoked it helps).
     """
 
     kind: str
@@ -46,6 +55,8 @@ class Finding:
     language: str = field(default="en")
 
     def __str__(self) -> str:
+        if not self.next_step:
+            return self.text
         with speaking(self.language):  # the label in the language of the text it introduces
             return say("{text}\n  Next step: {step}", text=self.text, step=self.next_step)
 
@@ -74,7 +85,7 @@ def speaking(lang: str | None):
 # ---------------------------------------------------------------- the words of each kind
 # Each returns (what is seen, the next step); the numbers come as fields, named as in the
 # templates, so that the English and the Chinese hold the same numbers.
-def overfitting_words(metric: str, **numbers) -> tuple[str, str]:
+def overfitting_words(metric: str, judged: str | None, stop: dict | None, **numbers):
     text = say(
         "Overfitting from epoch {first}: validation {metric} was best at epoch {best_epoch} "
         "({best:.4g}) and is {latest:.4g} at epoch {latest_epoch}, while training {metric} kept "
@@ -82,14 +93,35 @@ def overfitting_words(metric: str, **numbers) -> tuple[str, str]:
         metric=metric,
         **numbers,
     )
-    step = say(
-        "Train again with early_stopping=mxlearn.EarlyStopping('{metric}', patience=3): it "
-        "stops once validation {metric} has not improved for 3 epochs and puts back the "
-        "weights of the best epoch (epoch {best_epoch} here).",
+    return text, early_stopping_step(judged, stop)
+
+
+def overconfidence_words(metric: str, other: str, judged, stop, **numbers) -> tuple[str, str]:
+    text = say(
+        "Validation {metric} has risen since epoch {best_epoch} ({best:.4g} -> {latest:.4g} at "
+        "epoch {latest_epoch}) while training {metric} kept improving ({train_then:.4g} -> "
+        "{train_now:.4g}), but validation {other} kept improving too ({other_then:.4g} -> "
+        "{other_now:.4g}): the network grows surer of the rows it gets wrong while it gets more "
+        "of them right. By {other}, it is not overfitting yet.",
         metric=metric,
+        other=other,
         **numbers,
     )
-    return text, step
+    return text, early_stopping_step(judged, stop)
+
+
+def early_stopping_step(judged: str | None, stop: dict | None) -> str:
+    """The early stopping that makes this run better by the metric it is judged by (found by
+    diagnosis.restoring_stop), or nothing when none would."""
+    if stop is None:
+        return ""
+    return say(
+        "Train again with early_stopping=mxlearn.EarlyStopping('{metric}', patience={patience}): "
+        "on this run it stops {patience} epochs after epoch {epoch} and puts back that epoch's "
+        "weights, with validation {metric} {value:.4g} instead of {latest:.4g} at the end.",
+        metric=judged,
+        **stop,
+    )
 
 
 def spikes_words(metric: str, **numbers) -> tuple[str, str]:
@@ -101,7 +133,13 @@ def spikes_words(metric: str, **numbers) -> tuple[str, str]:
         metric=metric,
         **numbers,
     )
-    return text, say("Train again from fresh weights with a learning rate 10 times smaller.")
+    # #26: at lr 5 and 10 on the letters, 10 times smaller collapses too; 100 times learns
+    return text, say(
+        "Train 2 epochs each from fresh weights with learning rates 10, 100 and 1,000 times "
+        "smaller, and keep the one whose training {metric} falls most: steps that overshoot "
+        "this far can overshoot at 10 times smaller too.",
+        metric=metric,
+    )
 
 
 def decline_words(metric: str, **numbers) -> tuple[str, str]:
@@ -173,7 +211,7 @@ def wider_network_step(metric: str, reached: float) -> str:
     )
 
 
-def not_learning_words(metric: str, is_loss: bool, **numbers) -> tuple[str, str]:
+def not_learning_words(metric: str, is_loss: bool, frozen: bool, **numbers) -> tuple[str, str]:
     if is_loss:
         text = say(
             "Not learning: training {metric} has stayed within {share:.0%} of its level at the "
@@ -200,6 +238,14 @@ def not_learning_words(metric: str, is_loss: bool, **numbers) -> tuple[str, str]
             "latest {latest:.4g}): no better than the network was before training.",
             metric=metric,
             **numbers,
+        )
+    if frozen:  # the weights hardly move: "check the labels" would send the student astray
+        return text, say(
+            "Training {metric} has not moved at all: the steps are far too small to change the "
+            "weights. Train 2 epochs each from fresh weights with learning rates 10, 100, "
+            "1,000, 10,000 and 100,000 times larger, and keep the one whose training {metric} "
+            "falls most.",
+            metric=metric,
         )
     step = say(
         "Train 2 epochs each with a learning rate 10 times larger and 10 times smaller: a rate "

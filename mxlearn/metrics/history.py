@@ -20,14 +20,15 @@ import csv
 import json
 import math
 import os
+import re
 from dataclasses import asdict
 from typing import NamedTuple
 
 from ..atomic_write import atomic_write_bytes
-from ..errors import N_, InputError
+from ..errors import N_, InputError, closest, did_you_mean
 from ..language import say
 from ..states import Phase
-from .catalogue import MetricFacts, facts_of_name
+from .catalogue import KNOWN_METRICS, MetricFacts, facts_of_name
 from .directions import described, is_range
 
 PHASES = tuple(phase.value for phase in Phase)
@@ -35,10 +36,41 @@ KINDS = ("batch", "epoch")
 # a Record's fields, in order: the writers below write the tuples as they are
 COLUMNS = ("metric", "phase", "kind", "epoch", "batch", "samples", "time", "value")
 FORMAT = "mxlearn.MetricHistory/1"
+# The names students give a phase (fit's own words and Keras' 'val'), each meaning one phase.
+PHASE_NAMES = {
+    "train": "train",
+    "training": "train",
+    "validation": "validation",
+    "val": "validation",
+    "eval": "validation",
+}
 
 
 class NoSuchPhaseOrKind(InputError):
     says = N_("phase must be one of {phases} and kind one of {kinds}")
+
+
+class NotInHistory(InputError):
+    says = N_(
+        "{called}: this history holds no metric {metric!r} (by that name or an alias of "
+        "it); it holds {held}. {suggestion}"
+    )
+
+
+class NoSuchPhase(InputError):
+    says = N_(
+        "{called}: there is no phase {phase!r}; a history has 'train' (or 'training') and "
+        "'validation' (or 'val', 'eval'). {suggestion}"
+    )
+
+
+class NoSuchKind(InputError):
+    says = N_("{called}: there is no kind {kind!r}; a value is a 'batch' or an 'epoch' one.")
+    fix_code = "history.series('accuracy', 'train', 'epoch')"
+
+
+class NoSuchColumn(InputError):
+    says = N_("{called}: there is no column {x!r}. {suggestion}")
 
 
 class NotASavedHistory(InputError):
@@ -141,6 +173,9 @@ class MetricHistory:
         """Say what a custom metric measures, so that ``diagnose`` and ``compare`` can judge it:
         ``mod.history.describe('my_error', higher_is_better=False)``. ``value_range``: the
         (low, high) its values lie in, when bounded (an accuracy's is (0, 1))."""
+        held = [*self.known, *self.metrics()]
+        if isinstance(metric, str) and metric not in held:
+            metric = _alias_of(metric, held) or metric  # else described() refuses it
         self.know(metric, described(self, metric, higher_is_better, value_range))
 
     def know(self, metric: str, facts: MetricFacts | None) -> None:
@@ -155,7 +190,8 @@ class MetricHistory:
         before this one), MXNet's own metric of that name; else None (not known)."""
         if metric in self.known:
             return self.known[metric]
-        return facts_of_name(metric)
+        metric = self.metric_name(metric, "history.facts()")  # 'acc' is fit's 'accuracy'
+        return self.known[metric] if metric in self.known else facts_of_name(metric)
 
     def metrics(self) -> list[str]:
         """Metric names in the order they first appeared."""
@@ -169,29 +205,64 @@ class MetricHistory:
         return grouped
 
     def series(self, metric: str, phase: str, kind: str, x: str = "epoch"):
-        """(xs, values) of one curve; ``x`` is any column name, e.g. 'epoch' or 'samples'."""
+        """(xs, values) of one curve; ``x`` is any column name, e.g. 'epoch' or 'samples'.
+        ``metric`` and ``phase`` are understood as fit understands them: 'acc' is 'accuracy',
+        'val' is 'validation' (see :meth:`curve`)."""
+        metric, phase, kind = self.curve(metric, phase, kind, "history.series()")
+        if x not in COLUMNS:
+            raise NoSuchColumn(called="history.series()", x=x, suggestion=did_you_mean(x, COLUMNS))
         rows = [r for r in self.records if (r.metric, r.phase, r.kind) == (metric, phase, kind)]
         return [getattr(r, x) for r in rows], [r.value for r in rows]
 
     def last_record(self, metric: str, phase: str = "train", kind: str = "epoch") -> Record | None:
+        return self._latest(metric, phase, kind, "history.last_record()")
+
+    def last(self, metric: str, phase: str = "train", kind: str = "epoch") -> float | None:
+        """The latest value of one curve, e.g. ``history.last('accuracy', 'validation')``;
+        None while that curve has no value yet."""
+        r = self._latest(metric, phase, kind, "history.last()")
+        return None if r is None else r.value
+
+    def _latest(self, metric, phase, kind, called: str) -> Record | None:
+        metric, phase, kind = self.curve(metric, phase, kind, called)
         for r in reversed(self.records):
             if (r.metric, r.phase, r.kind) == (metric, phase, kind):
                 return r
         return None
 
-    def last(self, metric: str, phase: str = "train", kind: str = "epoch") -> float | None:
-        """The latest value of one curve, e.g. ``history.last('accuracy', 'validation')``."""
-        r = self.last_record(metric, phase, kind)
-        return None if r is None else r.value
+    def curve(self, metric, phase, kind="epoch", called: str = "history.curve()"):
+        """(metric, phase, kind) as the history records them, from the names a student gives:
+        a metric by its recorded name or by any name MXNet's factory makes it from, in any
+        case ('acc' and 'Accuracy' are 'accuracy', 'ce' is 'cross-entropy', 'top_k_acc' the
+        run's one top-k accuracy); a phase as 'train'/'training' or 'validation'/'val'/'eval'.
+        Anything else is refused, naming what the history holds (#26: 'acc' and 'val' used to
+        read an empty curve without a word)."""
+        return self.metric_name(metric, called), phase_name(phase, called), kind_name(kind, called)
 
-    def diagnose(self, lang: str | None = None) -> list:
+    def metric_name(self, metric, called: str = "history.curve()") -> str:
+        """The recorded name of ``metric`` (see :meth:`curve`)."""
+        if isinstance(metric, str) and metric in self.known:
+            return metric  # fit knew it by this name: the per-epoch questions take this path
+        held = list(dict.fromkeys([*self.known, *self.metrics()]))
+        if not held and isinstance(metric, str):
+            return metric  # nothing recorded yet: every curve is empty, whatever its name
+        name = _alias_of(metric, held) if isinstance(metric, str) else None
+        if name is None:
+            near = closest(str(metric), held)
+            suggestion = did_you_mean(str(metric), held) if near else ""
+            raise NotInHistory(called=called, metric=metric, held=held, suggestion=suggestion)
+        return name
+
+    def diagnose(self, lang: str | None = None, metric: str | None = None) -> list:
         """What the curves show: overfitting, a learning rate too high, a plateau, underfitting
-        or no learning, each with its epochs, numbers and one next step (an empty list for a run
-        that went well, or one the history cannot judge). ``lang``: 'en', 'zh' or None (the
-        language mxlearn speaks now). See :mod:`mxlearn.metrics.diagnosis`."""
+        or no learning, each with its epochs, numbers and the next step that its curves show
+        would help (an empty list for a run that went well, or one the history cannot judge).
+        ``lang``: 'en', 'zh' or None (the language mxlearn speaks now). ``metric``: the one you
+        judge the run by (the first fit was given when None): "the best epoch" is the best by
+        it. See :mod:`mxlearn.metrics.diagnosis`."""
         from .diagnosis import diagnose  # imported when asked: reading curves is rarely needed
 
-        return diagnose(self, lang)
+        return diagnose(self, lang, metric)
 
     # ---------------------------------------------------------------- export
     def to_pandas(self):
@@ -257,6 +328,34 @@ class MetricHistory:
         epochs = len({r.epoch for r in self.records if r.kind == "epoch"})
         counts = say("{values} values, {epochs} epochs", values=len(self.records), epochs=epochs)
         return f"MetricHistory({counts}{': ' + last if last else ''})"
+
+
+def _alias_of(metric: str, held: list[str]) -> str | None:
+    """The one name of ``held`` that ``metric`` means, case aside or as an alias of MXNet's."""
+    same = [name for name in held if name.lower() == metric.lower()]
+    if len(same) == 1:
+        return same[0]
+    row = next((row for row in KNOWN_METRICS if metric.lower() in row.names), None)
+    if row is None:
+        row = next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, metric)), None)
+    reported = [name for name in held if row is not None and re.fullmatch(row.reports, name)]
+    return reported[0] if len(reported) == 1 else None
+
+
+def phase_name(phase, called: str) -> str:
+    """'train' or 'validation', from any of :data:`PHASE_NAMES` in any case."""
+    if phase in PHASES:
+        return phase
+    if isinstance(phase, str) and phase.lower() in PHASE_NAMES:
+        return PHASE_NAMES[phase.lower()]
+    suggestion = did_you_mean(str(phase), PHASE_NAMES)
+    raise NoSuchPhase(called=called, phase=phase, suggestion=suggestion)
+
+
+def kind_name(kind, called: str) -> str:
+    if isinstance(kind, str) and kind.lower() in KINDS:
+        return kind.lower()
+    raise NoSuchKind(called=called, kind=kind)
 
 
 def _saved_event(saved: dict) -> Event:
