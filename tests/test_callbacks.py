@@ -10,7 +10,7 @@ import mxlearn
 import mxlearn.training.callback
 from mxlearn import mx
 from mxlearn.errors import ArgumentTypeError
-from mxlearn.guards.fit_arguments import CallbackClass, NotACallback
+from mxlearn.guards.fit_arguments import CallbackClass, NotACallback, SameCallbackTwice
 from mxlearn.guards.lifecycle import NestedFit
 from mxlearn.metrics.directions import NotMeasuredNear
 from mxlearn.training.callback import NotAHook
@@ -380,3 +380,39 @@ def test_a_refusal_at_train_begin_after_resume_keeps_the_checkpoint_pending(
     )
     assert recorder.seen[0] == ("train_begin", 2, 4)
     assert mxlearn.checkpoint.manifested_epochs(prefix) == [1, 2, 3, 4]
+
+
+def test_the_same_callback_twice_in_callbacks_is_refused_before_training(small_iter, small_net):
+    """A callback keeps its own state (a count, samples, a best value): run twice per hook it
+    would count double, so the repeat is named, not run."""
+    recorder, stats = Recorder(), mxlearn.LayerStats(every=1)
+    for given, repeated in (([recorder, recorder], recorder), ([stats, recorder, stats], stats)):
+        mod = mxlearn.Module(small_net)
+        with pytest.raises(SameCallbackTwice) as refused:
+            mod.fit(small_iter, num_epoch=1, callbacks=given)
+        assert refused.value.fields["what"] == type(repeated).__name__
+        assert not mod.binded and recorder.seen == []  # refused before anything ran
+    # the advice followed: each callback once
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, callbacks=[stats, recorder])
+    assert [s[0] for s in recorder.seen].count("epoch_end") == 1
+
+
+def test_a_callback_given_as_fits_argument_and_in_callbacks_runs_once(
+    small_iter, small_net, small_data
+):
+    counted = []
+
+    class Counting(mxlearn.EarlyStopping):
+        def on_epoch_end(self, run, epoch):
+            counted.append(epoch)
+            super().on_epoch_end(run, epoch)
+
+    stopper = Counting(patience=5)
+    mxlearn.Module(small_net).fit(
+        small_iter,
+        eval_data=_val_iter(small_data),
+        num_epoch=3,
+        early_stopping=stopper,
+        callbacks=[stopper],
+    )
+    assert counted == [0, 1, 2]

@@ -81,6 +81,15 @@ class CallbackClass(NotACallback):
     )
 
 
+class SameCallbackTwice(InputError):
+    says = N_(
+        "mod.fit(callbacks=[...]): the same {what} is given more than once. A callback keeps "
+        "its own state (counts, samples, a best value), so it runs once at each step: twice, "
+        "it would count everything twice."
+    )
+    fix_says = N_("give it once: callbacks=[...] with each callback in it one time")
+
+
 class EmptyTrainData(InputError):
     says = N_(
         "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer rows than "
@@ -202,6 +211,9 @@ def check_callbacks(callbacks, callback_class) -> list:
             if isinstance(item, type):
                 raise CallbackClass(what=item.__name__)
             raise NotACallback(what=type(item).__name__)
+    for place, item in enumerate(given):
+        if any(item is earlier for earlier in given[:place]):
+            raise SameCallbackTwice(what=type(item).__name__)
     return given
 
 
