@@ -3,12 +3,15 @@ module stays usable after data of another shape, and no rows or no labels are ex
 
 from __future__ import annotations
 
+import re
+
 import numpy as np
 import pytest
 
 import mxlearn
 from mxlearn import mx
 from mxlearn.guards.arguments import NoLabelsToScore, NoRows
+from mxlearn.guards.binding import LabelTakenForAParameter, ParamsDoNotMatch
 
 
 def _dropout_net(num_classes=4):
@@ -48,3 +51,67 @@ def test_predict_and_score_without_rows_or_labels_are_explained(ready_module, sm
     assert refused.value.fields == {"called": "mod.predict()", "shape": (0, X.shape[1])}
     with pytest.raises(NoLabelsToScore):
         ready_module.score(mx.io.NDArrayIter(X, None, 32), "acc")
+
+
+def _trained(small_data, small_net):
+    X, y = small_data
+    mod = mxlearn.Module(small_net)
+    mod.fit(mx.io.NDArrayIter(X, y, 32), num_epoch=1, optimizer_params={"learning_rate": 0.1})
+    return mod
+
+
+def test_a_predictor_without_label_names_takes_trained_weights_as_in_mxnets_idiom(
+    small_data, small_net
+):
+    """Module(net, label_names=None): MXNet takes the loss layer's label for a parameter, and
+    its idiom is set_params(..., allow_missing=True); the label is never read to predict."""
+    X, _ = small_data
+    trained = _trained(small_data, small_net)
+    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor.bind([("data", (32, 16))], for_training=False)
+    with pytest.raises(LabelTakenForAParameter) as refused:
+        predictor.set_params(*trained.get_params())
+    assert refused.value.fields["name"] == "softmax_label"
+    assert "allow_missing=True" in refused.value.fix
+    # the advice followed: the predictions are the trained module's (at the bound batch size:
+    # the label taken for a parameter has the batch's shape)
+    predictor.set_params(*trained.get_params(), allow_missing=True)
+    rows = mx.io.NDArrayIter(X[:64], batch_size=32)
+    expected = trained.predict(X[:64]).asnumpy()
+    np.testing.assert_allclose(predictor.predict(rows).asnumpy(), expected, rtol=1e-6)
+
+
+def test_a_predictor_without_label_names_cannot_start_from_an_initializer(small_net):
+    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor.bind([("data", (32, 16))], for_training=False)
+    with pytest.raises(LabelTakenForAParameter) as refused:
+        predictor.init_params()
+    assert refused.value.fields["name"] == "softmax_label"
+    # the advice followed: a module that keeps its label starts from the initializer
+    call = re.search(r"mxlearn\.Module\(net\)", refused.value.fix).group(0)
+    fixed = eval(call, {"mxlearn": mxlearn, "net": small_net})
+    fixed.bind([("data", (32, 16))], for_training=False)
+    fixed.init_params()
+    assert fixed.predict(np.zeros((3, 16), "float32")).shape == (3, 4)
+
+
+def test_other_missing_parameters_are_still_named_beside_the_label(small_data, small_net):
+    trained = _trained(small_data, small_net)
+    arg_params, aux_params = trained.get_params()
+    del arg_params["fc1_weight"]
+    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor.bind([("data", (32, 16))], for_training=False)
+    with pytest.raises(ParamsDoNotMatch) as refused:
+        predictor.set_params(arg_params, aux_params)
+    assert "fc1_weight" in refused.value.fields["problems"]
+
+
+def test_a_module_bound_without_labels_predicts_arrays_of_any_number_of_rows(small_net):
+    """Exercise 01.2's predictor: bound with the data shapes only, for_training=False."""
+    mod = mxlearn.Module(small_net)
+    mod.bind([("data", (32, 16))], for_training=False)
+    mod.init_params()
+    rows = np.random.RandomState(0).rand(50, 16).astype("float32")
+    whole = mod.predict(rows).asnumpy()
+    for n in (3, 32, 7):
+        np.testing.assert_allclose(mod.predict(rows[:n]).asnumpy(), whole[:n], rtol=1e-6)

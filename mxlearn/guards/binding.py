@@ -159,6 +159,31 @@ class ParamsDoNotMatch(InputError):
     )
 
 
+class LabelTakenForAParameter(InputError):
+    """Module(net, label_names=None): MXNet takes the loss layer's label for a parameter."""
+
+
+class LabelNotInGivenParams(LabelTakenForAParameter):
+    says = N_(
+        "{called}: '{name}' is the label {layer} reads; with label_names=None MXNet takes it for "
+        "a parameter, and the given values do not hold it. For a module that only predicts, "
+        "MXNet's idiom leaves it out: the label is never read to predict."
+    )
+    fix_code = "mod.set_params(arg_params, aux_params, allow_missing=True)"
+
+
+class LabelNotInitializable(LabelTakenForAParameter):
+    says = N_(
+        "mod.init_params(): '{name}' is the label {layer} reads; with label_names=None MXNet "
+        "takes it for a parameter, and no initializer makes a label."
+    )
+    fix_says = N_(
+        "to start from an initializer, keep the label: mxlearn.Module(net) reads it as the "
+        "network does; a module that only predicts takes trained weights: "
+        "mod.set_params(arg_params, aux_params, allow_missing=True)"
+    )
+
+
 @dataclass(frozen=True)
 class Binding:
     """What a bind call asks for (or what a module is bound with)."""
@@ -315,10 +340,11 @@ def check_complete_params(arg_params, aux_params, param_names, aux_names) -> Non
         raise ParamsMissing(missing=missing)
 
 
-def refuse_missing_left_as_zeros(arg_params, aux_params, own_args: dict) -> None:
+def refuse_missing_left_as_zeros(arg_params, aux_params, own_args: dict, labels=()) -> None:
     """set_params(allow_missing=True) keeps the missing arrays as they are: on a module whose
-    parameters were never initialized, that is zeros."""
-    missing = sorted(set(own_args) - set(arg_params))
+    parameters were never initialized, that is zeros (a label taken for a parameter, never
+    read to predict, may stay so)."""
+    missing = sorted(set(own_args) - set(arg_params) - set(labels))
     if missing:
         raise MissingLeftAsZeros(missing=missing)
 
@@ -337,13 +363,17 @@ def check_given_params(
     allow_missing: bool,
     called: str,
     state: str,
+    labels: dict | None = None,
 ) -> None:
-    """Values given to init_params or set_params must be this network's, shape for shape."""
-    problems, extra = [], []
+    """Values given to init_params or set_params must be this network's, shape for shape;
+    ``labels`` are the loss layers' labels MXNet takes for parameters (label_names=None)."""
+    problems, extra, labels = [], [], labels or {}
     for auxiliary, given, own in ((False, arg_params, own_args), (True, aux_params, own_auxs)):
         given = given or {}
         extra += [f"'{n}' {tuple(given[n].shape)}" for n in sorted(set(given) - set(own))]
         for name, arr in sorted(own.items()):
+            if name not in given and name in labels:
+                continue  # said below, if nothing else is wrong
             if name not in given:
                 if not allow_missing:
                     problems.append(_missing(auxiliary, name, tuple(arr.shape)))
@@ -363,3 +393,8 @@ def check_given_params(
             problems.append(say("not in this network: {extra}", extra=", ".join(extra)))
         said = say("; ").join(problems)
         raise ParamsDoNotMatch(called=called, problems=said, state=state)
+    left_out = [n for n in labels if n not in (arg_params or {})]
+    if left_out and not allow_missing:
+        label = labels[left_out[0]]
+        layer = f"{label.op} '{label.layer}'"
+        raise LabelNotInGivenParams(called=called, name=label.name, layer=layer, state=state)

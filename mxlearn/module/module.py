@@ -254,6 +254,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         given = arg_params is not None or aux_params is not None
         if given:
             self._check_given(arg_params, aux_params, allow_missing, "mod.init_params()")
+        taken = [
+            li for n, li in self._labels_taken_for_params().items() if n not in (arg_params or {})
+        ]
+        if taken and initializer is not None:  # MXNet's initializers know no pattern for a label
+            layer = f"{taken[0].op} '{taken[0].layer}'"
+            raise binding.LabelNotInitializable(name=taken[0].name, layer=layer)
         super().init_params(*mxnet_args)
         self.weights_from = WeightsFrom.GIVEN if given else WeightsFrom.INITIALIZER
 
@@ -264,7 +270,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         life.require_bound_for(self, "mod.set_params()", life.SetParamsBeforeBind)
         self._check_given(arg_params, aux_params, allow_missing, "mod.set_params()")
         if allow_missing and not self.params_initialized:
-            binding.refuse_missing_left_as_zeros(arg_params, aux_params, self._arg_params)
+            binding.refuse_missing_left_as_zeros(
+                arg_params, aux_params, self._arg_params, self._labels_taken_for_params()
+            )
         before = self.weights_from
         super().set_params(arg_params, aux_params, allow_missing, force_init, allow_extra)
         # (MXNet's set_params goes through init_params.) fit puts its own trained weights back
@@ -280,7 +288,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             allow_missing,
             called,
             self.state_text(),
+            self._labels_taken_for_params(),
         )
+
+    def _labels_taken_for_params(self) -> dict:
+        """Loss layers' labels MXNet made parameters (Module(net, label_names=None))."""
+        return {n: li for n, li in self._label_inputs.items() if n in self._param_names}
 
     def get_params(self):
         life.require_initialized_params(self, "mod.get_params()")
