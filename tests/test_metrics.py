@@ -293,3 +293,27 @@ def test_two_metrics_of_one_name_are_refused_before_training(small_iter, small_n
     assert "name=" in info.value.fix and mod.state == "created"
     mod.fit(small_iter, num_epoch=1, eval_metric=["acc", mx.metric.Accuracy(name="acc_again")])
     assert {"accuracy", "acc_again"} <= set(mod.history.metrics())
+
+
+def test_perplexity_by_name_is_made_with_the_networks_ignore_label():
+    """MXNet's Perplexity requires ignore_label; by name mxlearn gives it the loss layer's, so
+    the rows the network leaves out of its loss are left out of the perplexity too."""
+    rng = np.random.RandomState(0)
+    X = rng.rand(128, 8).astype("float32")
+    y = rng.randint(0, 3, 128).astype("float32")
+    y[::4] = -1  # rows the network ignores
+    for use_ignore, ignore_label in ((False, None), (True, -1.0)):
+        hidden = mx.sym.FullyConnected(mx.sym.var("data"), num_hidden=3, name="fc")
+        net = mx.sym.SoftmaxOutput(hidden, name="softmax", use_ignore=use_ignore, ignore_label=-1)
+        labels = y if use_ignore else np.abs(y)
+        it = mx.io.NDArrayIter(X, labels, 32)
+        mod = mxlearn.Module(net)
+        mod.fit(it, num_epoch=1, eval_metric="perplexity")
+        ((name, value),) = mod.score(it, "perplexity")
+        by_hand = mx.metric.Perplexity(ignore_label=ignore_label)
+        it.reset()
+        for batch in it:
+            mod.forward(batch, is_train=False)
+            by_hand.update(batch.label, mod.get_outputs())
+        assert name == "perplexity" and value == pytest.approx(by_hand.get()[1], rel=1e-6)
+    assert mxlearn.create_metric("perplexity").ignore_label is None

@@ -282,11 +282,15 @@ def facts_of_name(name: str) -> MetricFacts | None:
 
 
 @public("mxlearn.create_metric()")
-def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
+def create_metric(
+    spec, called: str = "mxlearn.create_metric()", *, network_ignore_label=None, **kwargs
+):
     """Like ``mx.metric.create``, with the seed tutorial's names made to work, case-insensitive:
     ``'top_k_acc'`` (k=5 unless ``top_k=`` is given; named ``top_5_accuracy``), ``'f1'`` for
     any number of classes (``average='macro'`` or ``'micro'``), ``'mse'``, ``'rmse'`` and
-    ``'mae'`` over every value rather than per batch, and unknown names or settings explained.
+    ``'mae'`` over every value rather than per batch, ``'perplexity'`` without its required
+    ``ignore_label`` (``network_ignore_label``, the one of the network's loss layer, when a
+    module creates it), and unknown names or settings explained.
 
     Examples
     --------
@@ -301,7 +305,9 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
     if isinstance(spec, (list, tuple)):
         composite = mx.metric.CompositeEvalMetric()
         for item in spec:
-            composite.add(create_metric(item, called, **kwargs))
+            composite.add(
+                create_metric(item, called, network_ignore_label=network_ignore_label, **kwargs)
+            )
         return composite
     if isinstance(spec, str):
         spec = spec.lower()
@@ -313,6 +319,9 @@ def create_metric(spec, called: str = "mxlearn.create_metric()", **kwargs):
             metric = mx.metric.TopKAccuracy(top_k=k)
             metric.name = f"top_{k}_accuracy"  # MXNet names it top_k_accuracy_5
             return metric
+        if row is not None and row.cls is mx.metric.Perplexity and "ignore_label" not in kwargs:
+            # MXNet's requires ignore_label; by name it is the network's (rows it leaves out)
+            return mx.metric.Perplexity(ignore_label=network_ignore_label, **kwargs)
         if row is not None and row.whole_set is F1:
             return F1(average=kwargs.get("average", "macro"))
         if row is not None and row.whole_set is not None:
