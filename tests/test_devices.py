@@ -13,6 +13,7 @@ import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
 from mxlearn.errors import TrainingWarning
+from mxlearn.guards.binding import BatchSmallerThanDevices
 
 TWO_CPUS = [mx.cpu(0), mx.cpu(1)]
 
@@ -80,3 +81,20 @@ def test_a_hand_made_optimizer_with_the_wrong_gradient_scale_is_explained():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         right.init_optimizer(optimizer=mx.optimizer.SGD(learning_rate=0.1, rescale_grad=1 / 32))
+
+
+@pytest.mark.parametrize("rows, devices", [(2, 3), (1, 2), (3, 4)])
+def test_a_batch_smaller_than_the_devices_is_refused_and_the_advice_works(rows, devices):
+    X = np.random.RandomState(0).rand(12, 16).astype("float32")
+    y = (X[:, 0] > 0.5).astype("float32")
+    contexts = [mx.cpu(i) for i in range(devices)]
+    small = mx.io.NDArrayIter(X[:rows], y[:rows], rows)
+    with pytest.raises(BatchSmallerThanDevices) as refused:
+        mxlearn.Module(mxlearn.models.mlp(num_classes=2), context=contexts).fit(small, num_epoch=1)
+    assert refused.value.fields["rows"] == rows and refused.value.fields["devices"] == devices
+    # the advice followed, both ways: a batch of one row per device, or one device per row
+    enough = mx.io.NDArrayIter(X, y, devices)
+    mxlearn.Module(mxlearn.models.mlp(num_classes=2), context=contexts).fit(enough, num_epoch=1)
+    fewer = mxlearn.Module(mxlearn.models.mlp(num_classes=2), context=contexts[:rows])
+    fewer.fit(small, num_epoch=1)
+    assert fewer.score(small, "acc")[0][1] >= 0

@@ -83,6 +83,17 @@ class TargetsShapeDiffer(LabelShapeDiffers):
     fix_says = N_("give each row one target per output value: labels shaped {want}")
 
 
+class BatchSmallerThanDevices(InputError):
+    says = N_(
+        "mod.bind(): a batch of {rows} rows ('{name}' {shape}) cannot be split over {devices} "
+        "devices: each device computes a slice of the batch, at least one row."
+    )
+    fix_says = N_(
+        "a batch of at least {devices} rows (batch_size={devices} or more), or as many devices "
+        "as it has rows: context=[...] with at most {rows}"
+    )
+
+
 class SharedModuleNotReady(LifecycleError):
     says = N_("mod.bind(shared_module=...) needs a Module that is bound and has parameters.")
     fix_says = N_(
@@ -218,6 +229,15 @@ def check_same_binding(now: Binding, asked: Binding, state: str) -> None:
     bound = dict(bound_data=shapes_text(now.data), bound_mode=_mode(now.for_training))
     asked_for = dict(asked_data=shapes_text(asked.data), asked_mode=_mode(asked.for_training))
     raise AlreadyBound(**bound, **asked_for, state=state)
+
+
+def check_rows_per_device(data_descs, devices: int) -> None:
+    """Every device gets a slice of the batch (MXNet: "Too many slices. Some splits are empty")."""
+    for desc in data_descs:
+        rows = desc.shape[mx.io.DataDesc.get_batch_axis(desc.layout)]
+        if 0 < rows < devices:  # no rows at all: MXNet's own error, explained at the boundary
+            facts = dict(name=desc.name, shape=tuple(desc.shape), rows=rows, devices=devices)
+            raise BatchSmallerThanDevices(**facts)
 
 
 def check_request(asked: Binding) -> None:

@@ -211,6 +211,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
+        binding.check_rows_per_device(asked.data, len(self._context))
         binding.check_input_names(self, asked.data, asked.label)
         binding.check_labels_given(self, asked)
         if asked.label is not None:
