@@ -317,3 +317,15 @@ def test_perplexity_by_name_is_made_with_the_networks_ignore_label():
             by_hand.update(batch.label, mod.get_outputs())
         assert name == "perplexity" and value == pytest.approx(by_hand.get()[1], rel=1e-6)
     assert mxlearn.create_metric("perplexity").ignore_label is None
+
+
+@pytest.mark.parametrize("recorded, mxnets", [("cross-entropy", "ce"), ("nll-loss", "nll_loss")])
+def test_a_metric_is_made_by_the_name_fit_records_it_under(recorded, mxnets):
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=128)
+    it = mx.io.NDArrayIter(X, y, 32)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4))
+    mod.fit(it, num_epoch=1, eval_metric=recorded)
+    assert mod.history.last(recorded) is not None
+    ((name, by_recorded),) = mod.score(it, recorded)
+    ((_, by_mxnets),) = mod.score(it, mxnets)
+    assert name == recorded and by_recorded == by_mxnets

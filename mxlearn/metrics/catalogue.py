@@ -66,7 +66,8 @@ class TopKCountsAll(InputError):
 
 
 def metric_names() -> list[str]:
-    return sorted(mx.registry.get_registry(mx.metric.EvalMetric))
+    """The names a metric can be made by: MXNet's, and those fit records values under."""
+    return sorted({*mx.registry.get_registry(mx.metric.EvalMetric), *_BY_REPORTED})
 
 
 def check_metric_spec(spec, called: str) -> None:
@@ -266,6 +267,12 @@ LEFT_OUT = (
 )
 
 _BY_NAME = {name: row for row in KNOWN_METRICS for name in row.names}
+# The names metrics report, as fit records them ('cross-entropy'), where MXNet's own differ
+_BY_REPORTED = {
+    row.reports: row
+    for row in KNOWN_METRICS
+    if re.fullmatch(r"[a-z0-9-]+", row.reports) and row.reports not in _BY_NAME
+}
 _BY_CLASS = {cls: row for row in KNOWN_METRICS for cls in row.classes}
 
 
@@ -312,6 +319,8 @@ def create_metric(
     if isinstance(spec, str):
         spec = spec.lower()
         row = _BY_NAME.get(spec)
+        if row is None and spec in _BY_REPORTED:  # read back as fit recorded it
+            row, spec = _BY_REPORTED[spec], _BY_REPORTED[spec].names[0]
         if row is not None and row.cls is mx.metric.TopKAccuracy:
             k = int(kwargs.get("top_k", DEFAULT_TOP_K))
             if k < 2:
