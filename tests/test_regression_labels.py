@@ -92,3 +92,22 @@ def test_a_classifier_still_refuses_a_column_of_class_numbers():
     it = mx.io.NDArrayIter(ROWS, np.zeros((200, 1), "float32"), 20)
     with pytest.raises(LabelsOneColumnTooMany):
         mxlearn.Module(net).bind(it.provide_data, it.provide_label)
+
+
+def test_accuracy_of_a_logistic_output_is_refused_with_the_metric_that_fits():
+    """LogisticRegressionOutput gives a probability per row: a class only at a threshold, which
+    'acc' does not apply; the fix is accuracy at 0.5, and it measures the run."""
+    from mxlearn.metrics.catalogue import ClassMetricOfProbabilities
+
+    net = _net("LogisticRegressionOutput", 1)
+    labels = (ROWS[:, 0] + ROWS[:, 1] > 1).astype("float32")  # about half of each class
+    it = mx.io.NDArrayIter(ROWS, labels, batch_size=20, label_name="reg_label")
+    mod = mxlearn.Module(net, label_names=["reg_label"])
+    with pytest.raises(ClassMetricOfProbabilities) as refused:
+        mod.fit(it, num_epoch=1, eval_metric="acc")
+    advised = eval(refused.value.fix.removeprefix("eval_metric="), {"mx": mx})
+    with contextlib.redirect_stdout(io.StringIO()):
+        mod.fit(it, num_epoch=20, eval_metric=advised, optimizer_params={"learning_rate": 0.5})
+    ((name, accuracy),) = mod.score(it, advised)
+    guessing = max(labels.mean(), 1 - labels.mean())
+    assert name == "accuracy_at_0.5" and accuracy > guessing + 0.05

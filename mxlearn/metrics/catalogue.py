@@ -58,6 +58,16 @@ class ClassMetricOfNumbers(InputError):
     fix_says = N_("for a regression: eval_metric='mse' (or 'rmse', 'mae')")
 
 
+class ClassMetricOfProbabilities(ClassMetricOfNumbers):
+    """LogisticRegressionOutput: a probability per row, a class only at a threshold."""
+
+    fix_says = None  # the fix is code: accuracy at a threshold
+    fix_code = (
+        "eval_metric=mx.metric.np(lambda label, pred: ((pred.ravel() > 0.5) == label.ravel())"
+        ".mean(), name='accuracy_at_0.5')"
+    )
+
+
 class TopKCountsAll(InputError):
     says = N_(
         "{called}: '{metric}' with {classes} classes counts every prediction as "
@@ -349,13 +359,18 @@ def metric_kind(leaf) -> str | None:
     )
 
 
-def check_metric_fits(metric, output_kind: str | None, classes: int | None, called: str) -> None:
-    """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier)."""
+def check_metric_fits(
+    metric, output_kind: str | None, classes: int | None, called: str, op: str | None = None
+) -> None:
+    """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier);
+    ``op`` is the loss layer's (a LogisticRegressionOutput's numbers are probabilities)."""
     for leaf in leaf_metrics(metric):
         kind = metric_kind(leaf)
         if output_kind == "classification" and kind == "regression":
             raise RegressionMetricOfClasses(called=called, metric=leaf.name)
         if output_kind == "regression" and kind == "classification":
+            if op == "LogisticRegressionOutput":
+                raise ClassMetricOfProbabilities(called=called, metric=leaf.name)
             raise ClassMetricOfNumbers(called=called, metric=leaf.name)
         if isinstance(leaf, mx.metric.TopKAccuracy) and classes and leaf.top_k >= classes:
             # the fix's top_k is a smaller one than the metric's own

@@ -147,4 +147,4 @@ def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, ca
     kind = layer_kind(layers[0]) if layers else None
     first = next(iter(out_shapes.values()), None)
     classes = first[1] if kind == "classification" and first and len(first) == 2 else None
-    check_metric_fits(metric, kind, classes, called)
+    check_metric_fits(metric, kind, classes, called, layers[0].op if layers else None)
