@@ -12,6 +12,7 @@ import mxlearn
 from mxlearn import mx
 from mxlearn.boundary import CallFailed, condensed
 from mxlearn.errors import MXLearnError
+from mxlearn.guards.binding import EmptyDimension
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ENGINE_NOISE = ("Stack trace", "[bt]", ".cc:", ".h:", "Traceback")
@@ -60,15 +61,27 @@ def test_a_kernel_larger_than_its_input_in_fit(language):
     _explained(caught.value, language, "mod.bind()")
 
 
-def test_a_zero_sized_batch_at_bind(language):
+def test_a_zero_sized_batch_at_bind_is_refused_before_mxnet_slices_it(language):
     mod = mxlearn.Module(_net())
-    with pytest.raises(CallFailed) as caught:
+    with pytest.raises(EmptyDimension) as caught:  # MXNet's own: "Too many slices"
         mod.bind([("data", (0, 16))], [("softmax_label", (0,))])
     _explained(caught.value, language, "mod.bind()")
+
+
+def test_a_raw_python_error_inside_mxnet_keeps_its_family():
+    with pytest.raises(CallFailed) as caught:
+        _top_9_of_4_classes()
     assert caught.value.fields["where"] == "MXNet"
     assert caught.value.state  # the module's state, as every module error gives it
     assert isinstance(caught.value, ValueError)  # the family MXNet's error was
     assert isinstance(caught.value.__cause__, ValueError)  # and the raw one kept for %tb
+
+
+def _top_9_of_4_classes():
+    mod, train = _bound()
+    batch = next(iter(train))
+    mod.forward(batch, is_train=False)
+    mod.update_metric(mx.metric.TopKAccuracy(top_k=9), batch.label)
 
 
 def test_a_zero_sized_dimension_in_forward(language):
@@ -245,7 +258,7 @@ def test_errors_cross_a_process_boundary():
     with pytest.raises(MXLearnError) as refused:
         mod.forward(next(iter(train)), is_train="yes")
     with pytest.raises(CallFailed) as failed:
-        mxlearn.Module(_net()).bind([("data", (0, 16))], [("softmax_label", (0,))])
+        _top_9_of_4_classes()
     for error in (refused.value, failed.value):
         again = pickle.loads(pickle.dumps(error))
         assert type(again).__name__ == type(error).__name__

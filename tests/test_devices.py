@@ -98,3 +98,34 @@ def test_a_batch_smaller_than_the_devices_is_refused_and_the_advice_works(rows, 
     fewer = mxlearn.Module(mxlearn.models.mlp(num_classes=2), context=contexts[:rows])
     fewer.fit(small, num_epoch=1)
     assert fewer.score(small, "acc")[0][1] >= 0
+
+
+def test_uneven_work_loads_ask_for_the_rows_mxnet_needs_to_give_each_device_one():
+    X = np.random.RandomState(0).rand(24, 16).astype("float32")
+    y = (X[:, 0] > 0.5).astype("float32")
+    uneven = dict(context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1, 9])
+    with pytest.raises(BatchSmallerThanDevices) as refused:
+        mxlearn.Module(mxlearn.models.mlp(num_classes=2), **uneven).fit(
+            mx.io.NDArrayIter(X, y, 4), num_epoch=1
+        )
+    needed = refused.value.fields["needed"]
+    assert needed > 4
+    # the advice followed: batch_size=needed trains on both devices
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=2), **uneven)
+    mod.fit(mx.io.NDArrayIter(X, y, needed), num_epoch=1)
+    assert min(len(range(*s.indices(needed))) for s in mod._exec_group.slices) >= 1
+
+
+def test_the_rows_each_device_needs_are_counted_as_mxnet_splits_a_batch():
+    from mxlearn.guards.binding import _splits
+
+    pick = np.random.RandomState(0)
+    for _ in range(2000):
+        work_load = list(pick.choice([0.5, 1, 2, 3, 9, 10], size=pick.randint(1, 6)))
+        rows = int(pick.randint(1, 41))
+        try:
+            mx.executor_manager._split_input_slice(rows, work_load)
+            mxnet_splits = True
+        except ValueError:
+            mxnet_splits = False
+        assert _splits(rows, work_load) == mxnet_splits, (rows, work_load)

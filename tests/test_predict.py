@@ -11,7 +11,7 @@ import pytest
 import mxlearn
 from mxlearn import mx
 from mxlearn.guards.arguments import NoLabelsToScore, NoRows
-from mxlearn.guards.binding import LabelTakenForAParameter, ParamsDoNotMatch
+from mxlearn.guards.binding import LabelParamKeepsItsRows, LabelTakenForAParameter, ParamsDoNotMatch
 
 
 def _dropout_net(num_classes=4):
@@ -115,3 +115,43 @@ def test_a_module_bound_without_labels_predicts_arrays_of_any_number_of_rows(sma
     whole = mod.predict(rows).asnumpy()
     for n in (3, 32, 7):
         np.testing.assert_allclose(mod.predict(rows[:n]).asnumpy(), whole[:n], rtol=1e-6)
+
+
+@pytest.mark.parametrize("rows", [3, 50])
+def test_a_predictor_without_label_names_at_another_batch_size_names_the_label(
+    small_data, small_net, rows
+):
+    """MXNet cannot reshape a label taken for a parameter ("Shape of unspecified array arg
+    softmax_label changed"): refused naming it, with MXNet's way to predict at any size."""
+    X, _ = small_data
+    trained = _trained(small_data, small_net)
+    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor.bind([("data", (32, 16))], for_training=False)
+    predictor.set_params(*trained.get_params(), allow_missing=True)
+    with pytest.raises(LabelParamKeepsItsRows) as refused:
+        predictor.predict(X[:rows])
+    assert refused.value.fields["name"] == "softmax_label"
+    assert (refused.value.fields["bound"], refused.value.fields["rows"]) == (32, rows)
+    # the advice followed: a module that keeps its label, bound without it, takes any rows
+    call = re.search(r"mxlearn\.Module\(net\)", refused.value.fix).group(0)
+    fixed = eval(call, {"mxlearn": mxlearn, "net": small_net})
+    fixed.bind([("data", (32, 16))], for_training=False)
+    fixed.set_params(*trained.get_params())
+    expected = trained.predict(X[:rows]).asnumpy()
+    np.testing.assert_allclose(fixed.predict(X[:rows]).asnumpy(), expected, rtol=1e-6)
+
+
+def test_a_module_without_label_names_cannot_score_and_says_so(small_data, small_net):
+    X, y = small_data
+    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor.bind([("data", (32, 16))], for_training=False)
+    predictor.set_params(*_trained(small_data, small_net).get_params(), allow_missing=True)
+    with pytest.raises(NoLabelsToScore) as refused:
+        predictor.score(mx.io.NDArrayIter(X, y, 32), "acc")
+    # the advice followed: a module that reads the label scores the same weights
+    assert "mxlearn.Module(net)" in refused.value.fix
+    scorer = mxlearn.Module(small_net)
+    val = mx.io.NDArrayIter(X, y, 32)
+    scorer.bind(val.provide_data, val.provide_label, for_training=False)
+    scorer.set_params(*predictor.get_params(), allow_extra=True)
+    assert 0 <= scorer.score(val, "acc")[0][1] <= 1

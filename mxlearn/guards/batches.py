@@ -75,20 +75,6 @@ def explain_bad_batch(batch, data_shapes, data_names):
     raise NotADataBatch(kind=type(batch).__name__)
 
 
-def reshaped_descs(batch, data_shapes, data_names) -> list | None:
-    """Per batch: the batch's own shapes when a feature shape differs from the bound one (so
-    the parameters must be checked against it), else None."""
-    data = getattr(batch, "data", None)
-    if not isinstance(data, (list, tuple)) or len(data) != len(data_shapes):
-        explain_bad_batch(batch, data_shapes, data_names)
-    for array, desc in zip(data, data_shapes):
-        if not isinstance(array, mx.nd.NDArray):
-            explain_bad_batch(batch, data_shapes, data_names)
-        if array.shape[1:] != desc.shape[1:]:
-            return [mx.io.DataDesc(d.name, a.shape) for d, a in zip(data_shapes, data)]
-    return None
-
-
 def with_label_shapes(batch, bound_data, bound_labels):
     """A batch without labels, for a module bound with labels: when its data shape differs from
     the bound one, MXNet's reshape needs the label shapes too (else a raw "Shape of unspecified

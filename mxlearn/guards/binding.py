@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from dataclasses import dataclass
 
 import numpy as np
@@ -10,7 +11,8 @@ from .. import network
 from .._compat import mx
 from ..errors import N_, InputError, LifecycleError
 from ..language import say
-from .arguments import shapes_text
+from .arguments import NoLabelsToScore, shapes_text
+from .batches import explain_bad_batch
 from .lifecycle import BIND_CALL
 
 
@@ -85,13 +87,29 @@ class TargetsShapeDiffer(LabelShapeDiffers):
 
 class BatchSmallerThanDevices(InputError):
     says = N_(
-        "mod.bind(): a batch of {rows} rows ('{name}' {shape}) cannot be split over {devices} "
+        "{called}: a batch of {rows} rows ('{name}' {shape}) cannot be split over {devices} "
         "devices: each device computes a slice of the batch, at least one row."
     )
-    fix_says = N_(
-        "a batch of at least {devices} rows (batch_size={devices} or more), or as many devices "
-        "as it has rows: context=[...] with at most {rows}"
+    fix_says = N_("batch_size={needed} or more, or fewer devices in context=[...]")
+
+
+class EmptyDimension(InputError):
+    says = N_(
+        "{called}: '{name}' shaped {shape} has a dimension of size 0. A batch needs at least one "
+        "row, and each example at least one value; MXNet 1.x reads a 0 in a shape as a size not "
+        "known yet."
     )
+    fix_says = N_(
+        "leave empty batches out, and check the arrays the iterator is made from: X.shape, y.shape"
+    )
+
+
+class RowsDiffer(InputError):
+    says = N_(
+        "{called}: '{name}' {shape} has {rows} rows, but '{first}' {first_shape} has {first_rows}: "
+        "every input and label of a batch needs one row per example."
+    )
+    fix_says = N_("give as many labels as examples: len(X) == len(y) before making the iterator")
 
 
 class SharedModuleNotReady(LifecycleError):
@@ -195,6 +213,31 @@ class LabelNotInitializable(LabelTakenForAParameter):
     )
 
 
+class LabelParamKeepsItsRows(LabelTakenForAParameter):
+    says = N_(
+        "{called}: '{name}' is the label {layer} reads; with label_names=None MXNet takes it for "
+        "a parameter of the bound batch's {bound} rows, and cannot reshape it for a batch of "
+        '{rows} (MXNet: "Shape of unspecified array arg changed").'
+    )
+    fix_says = N_(
+        "to predict at any batch size, keep the label and bind without it: mxlearn.Module(net), "
+        "then mod.bind(data_shapes=..., for_training=False) and mod.set_params(arg_params, "
+        "aux_params)"
+    )
+
+
+class ModuleReadsNoLabels(NoLabelsToScore):
+    says = N_(
+        "mod.score(): this module reads no labels (label_names=None: MXNet takes '{name}' for a "
+        "parameter), so its predictions cannot be compared with the iterator's."
+    )
+    fix_says = N_(
+        "score with a module that reads the label: mxlearn.Module(net), mod.bind(val_iter."
+        "provide_data, val_iter.provide_label, for_training=False), mod.set_params(arg_params, "
+        "aux_params)"
+    )
+
+
 @dataclass(frozen=True)
 class Binding:
     """What a bind call asks for (or what a module is bound with)."""
@@ -231,13 +274,60 @@ def check_same_binding(now: Binding, asked: Binding, state: str) -> None:
     raise AlreadyBound(**bound, **asked_for, state=state)
 
 
-def check_rows_per_device(data_descs, devices: int) -> None:
-    """Every device gets a slice of the batch (MXNet: "Too many slices. Some splits are empty")."""
+def new_shapes(batch, data_shapes, label_shapes, data_names) -> tuple | None:
+    """Per batch, attribute reads only: the shapes MXNet's forward would reshape to (the bound
+    names and layouts, the batch's sizes) when any differs from the bound ones, else None."""
+    data = getattr(batch, "data", None)
+    if not isinstance(data, (list, tuple)) or len(data) != len(data_shapes):
+        explain_bad_batch(batch, data_shapes, data_names)
+    if not all(isinstance(a, mx.nd.NDArray) for a in data):
+        explain_bad_batch(batch, data_shapes, data_names)
+    labels = getattr(batch, "label", None) or []
+    if not label_shapes or not all(isinstance(a, mx.nd.NDArray) for a in labels):
+        labels = []  # not MXNet's to reshape to: the value checks explain them
+    bound = [tuple(d.shape) for d in [*data_shapes, *(label_shapes or [])[: len(labels)]]]
+    if [a.shape for a in [*data, *labels]] == bound:
+        return None
+
+    def descs(arrays, bound):
+        return [mx.io.DataDesc(d.name, a.shape, a.dtype, d.layout) for d, a in zip(bound, arrays)]
+
+    return descs(data, data_shapes), descs(labels, label_shapes) if labels else None
+
+
+def _rows(desc) -> int | None:
+    axis = mx.io.DataDesc.get_batch_axis(desc.layout)
+    return desc.shape[axis] if 0 <= axis < len(desc.shape) else None
+
+
+def check_slicable(data_descs, label_descs, work_load: list, called: str) -> None:
+    """Shapes MXNet can slice over the devices: no dimension of size 0 (MXNet 1.x takes it
+    for "unknown", then fails with "Too many slices" or a -1), labels with the data's rows,
+    every device a slice of at least one row."""
+    for desc in [*data_descs, *(label_descs or [])]:
+        if 0 in tuple(desc.shape):
+            raise EmptyDimension(called=called, name=desc.name, shape=tuple(desc.shape))
+    first = data_descs[0]
+    for desc in [*data_descs[1:], *(label_descs or [])]:
+        if None not in (_rows(desc), _rows(first)) and _rows(desc) != _rows(first):
+            facts = dict(name=desc.name, shape=tuple(desc.shape), rows=_rows(desc))
+            firsts = dict(first=first.name, first_shape=tuple(first.shape), first_rows=_rows(first))
+            raise RowsDiffer(called=called, **facts, **firsts)
     for desc in data_descs:
-        rows = desc.shape[mx.io.DataDesc.get_batch_axis(desc.layout)]
-        if 0 < rows < devices:  # no rows at all: MXNet's own error, explained at the boundary
-            facts = dict(name=desc.name, shape=tuple(desc.shape), rows=rows, devices=devices)
-            raise BatchSmallerThanDevices(**facts)
+        rows = _rows(desc)
+        if rows is not None and not _splits(rows, work_load):
+            needed = next(n for n in itertools.count(rows) if _splits(n, work_load))
+            facts = dict(name=desc.name, shape=tuple(desc.shape), rows=rows, needed=needed)
+            raise BatchSmallerThanDevices(called=called, devices=len(work_load), **facts)
+
+
+def _splits(rows: int, work_load: list) -> bool:
+    """Whether MXNet's split of a batch (executor_manager._split_input_slice, rounding each
+    device's share of the work load) gives every device at least one row."""
+    counts = [round(w * rows / sum(work_load)) for w in work_load]
+    counts[-1] += max(0, rows - sum(counts))
+    ends = list(itertools.accumulate(counts))
+    return all(min(end, rows) > min(end - n, rows) for end, n in zip(ends, counts))
 
 
 def check_request(asked: Binding) -> None:
@@ -324,8 +414,10 @@ def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong:
 
 
 def check_params_fit(
-    symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str
+    symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str, labels=()
 ) -> None:
+    """The parameters fit inputs of these shapes (``labels``: the label inputs taken for
+    parameters, which have the batch's rows)."""
     needed = network.infer_param_shapes(
         symbol, list(param_shapes), {d.name: d.shape for d in data_descs}
     )
@@ -333,6 +425,10 @@ def check_params_fit(
     wrong = [n for n in have if needed is None or needed.get(n, have[n]) != have[n]]
     if not wrong:
         return
+    for label in (labels[n] for n in wrong if n in labels):
+        facts = dict(called=called, name=label.name, layer=f"{label.op} '{label.layer}'")
+        bound, rows = have[label.name][0], needed[label.name][0]
+        raise LabelParamKeepsItsRows(**facts, bound=bound, rows=rows, state=state)
     desc, old = data_descs[0], bound_data[0].shape if bound_data else None
     # a layer's size (an array's first axis) that differs whatever the input: another network
     resized = [n for n in wrong if needed is not None and needed[n][:1] != have[n][:1]]

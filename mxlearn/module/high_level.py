@@ -172,6 +172,8 @@ class HighLevelAPI:
     ):
         arguments.refuse_unknown("mod.score()", unknown, HighLevelAPI.score)
         arguments.check_labelled_data(eval_data)
+        for taken in self._labels_taken_for_params():
+            raise binding.ModuleReadsNoLabels(name=taken)
         self._prepare_inference("mod.score()", eval_data)
         self._check_eval_labels(eval_data, "mod.score()")
         eval_metric = self._metric(eval_metric, eval_data.provide_data, "mod.score()")

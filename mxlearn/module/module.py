@@ -121,6 +121,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     @public("mod.reshape()", **P.RESHAPE)
     def reshape(self, data_shapes, label_shapes=None):
         life.require_bound(self, "mod.reshape()")
+        data = arguments.as_descs(data_shapes, "data_shapes")
+        labels = None if label_shapes is None else arguments.as_descs(label_shapes, "label_shapes")
+        self._check_shapes(data, labels, "mod.reshape()")
         super().reshape(data_shapes, label_shapes)
         self._step_for_batch()
 
@@ -211,21 +214,33 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
-        binding.check_rows_per_device(asked.data, len(self._context))
         binding.check_input_names(self, asked.data, asked.label)
         binding.check_labels_given(self, asked)
-        if asked.label is not None:
+        self._check_shapes(asked.data, asked.label, "mod.bind()")
+        binding.check_shared_module(shared_module)
+
+    def _check_shapes(self, data_descs, label_descs, called: str) -> None:
+        """New shapes, from bind, reshape or a batch: what MXNet can slice over the devices,
+        the labels the network expects, inputs the parameters fit."""
+        work_load = self._work_load_list or [1] * len(self._context)
+        binding.check_slicable(data_descs, label_descs, work_load, called)
+        if label_descs is not None:
             binding.check_label_shapes(
-                self._symbol, asked.data, asked.label, self._label_names, self._label_inputs
+                self._symbol, data_descs, label_descs, self._label_names, self._label_inputs, called
             )
         if self.params_initialized:
-            self._check_params_fit(asked.data, "mod.bind()")
-        binding.check_shared_module(shared_module)
+            self._check_params_fit(data_descs, called)
 
     def _check_params_fit(self, data_descs, called: str) -> None:
         shapes = {n: tuple(a.shape) for n, a in self._arg_params.items()}
         binding.check_params_fit(
-            self._symbol, shapes, data_descs, self._data_shapes, called, self.state_text()
+            self._symbol,
+            shapes,
+            data_descs,
+            self._data_shapes,
+            called,
+            self.state_text(),
+            self._labels_taken_for_params(),
         )
 
     def _reset_bind(self):
@@ -380,9 +395,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def _check_batch(self, batch, training: bool) -> None:
         # Every batch: attribute reads only. The first batch's values: one device read.
         state = self._lifecycle
-        descs = batches.reshaped_descs(batch, self._data_shapes, self._data_names)
-        if descs is not None:
-            self._check_params_fit(descs, "mod.forward()")
+        shapes = binding.new_shapes(batch, self._data_shapes, self._label_shapes, self._data_names)
+        if shapes is not None:
+            self._check_shapes(*shapes, "mod.forward()")
         if training and not batch.label and self._label_names and self._label_shapes is not None:
             raise batches.UnlabelledTrainingBatch()
         if state.queued_checks is not None:

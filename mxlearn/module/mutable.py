@@ -28,6 +28,7 @@ from .._compat import mx
 from ..boundary import guard_methods, public
 from ..errors import N_, InputError
 from ..guards import lifecycle as life
+from ..guards.binding import new_shapes
 from ..language import say
 from . import parameters as P
 from .module import Module
@@ -225,43 +226,31 @@ class MutableModule(Module):
     # ------------------------------------------------------------------ switching shapes
     def forward(self, data_batch, is_train=None):
         if self.binded and self.params_initialized and not isinstance(data_batch, list):
-            data = getattr(data_batch, "data", None)
-            if isinstance(data, (list, tuple)) and all(isinstance(a, mx.nd.NDArray) for a in data):
-                shapes = [tuple(a.shape) for a in data]
-                if shapes != [tuple(d.shape) for d in self._data_shapes]:
-                    self._use_shapes(data_batch)
-                else:
-                    self._count_batch()
+            shapes = new_shapes(data_batch, self._data_shapes, self._label_shapes, self._data_names)
+            if shapes is None:
+                self._count_batch()
+            else:
+                self._switch(*shapes, "mod.forward()")
         super().forward(data_batch, is_train)
 
     def reshape(self, data_shapes, label_shapes=None):
         life.require_bound(self, "mod.reshape()")
-        self._switch(_descs(data_shapes), _descs(label_shapes) if label_shapes else None)
-
-    def _use_shapes(self, batch) -> None:
-        data = [
-            mx.io.DataDesc(name, a.shape, a.dtype) for name, a in zip(self._data_names, batch.data)
-        ]
-        labels = None
-        if batch.label and self._label_shapes is not None:
-            labels = [
-                mx.io.DataDesc(name, a.shape, a.dtype)
-                for name, a in zip(self._label_names, batch.label)
-            ]
-        self._switch(data, labels)
+        labels = _descs(label_shapes) if label_shapes else None
+        self._switch(_descs(data_shapes), labels, "mod.reshape()")
 
     def _count_batch(self) -> None:
         seen = self.inspector.shapes_seen  # per batch: the key was made when the shape changed
         seen[self._current_key] = seen.get(self._current_key, 0) + 1
 
-    def _switch(self, data_descs, label_descs) -> None:
-        self._check_within_max(data_descs, label_descs, "mod.forward()")
+    def _switch(self, data_descs, label_descs, called: str) -> None:
         key = _key(data_descs, label_descs)
         group = self._groups.get(key)
         if group is not None:
             self._groups.move_to_end(key)
             self.inspector.hits += 1
-        else:
+        else:  # shapes not seen yet: checked once
+            self._check_shapes(data_descs, label_descs, called)
+            self._check_within_max(data_descs, label_descs, called)
             group = self._bind_shapes(data_descs, label_descs)
             self._groups[key] = group
             self.inspector.misses += 1

@@ -1,0 +1,105 @@
+"""Shapes MXNet 1.x cannot run are refused before the module changes, naming the input: a
+dimension of size 0 (MXNet reads a 0 as "size not known yet", then fails with "Too many
+slices" or "dim size must be known ... -1"), and a batch whose labels have other rows than
+its data. The same checks hold wherever new shapes come in: bind, a second bind, reshape, and
+forward of a Module or a MutableModule; afterwards the module computes as before."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.guards.binding import EmptyDimension, OneHotLabels, RowsDiffer
+
+ROWS = np.random.RandomState(0).rand(16, 5).astype("float32")
+LABELS = np.arange(16, dtype="float32") % 4
+
+
+def _net():
+    data = mx.sym.Variable("data")
+    return mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(data, num_hidden=4, name="fc"), name="softmax"
+    )
+
+
+def _ready(cls=mxlearn.Module):
+    mxlearn.seed(0)
+    mod = cls(_net(), context=mx.cpu())
+    mod.bind([("data", (8, 5))], [("softmax_label", (8,))])
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer()
+    return mod
+
+
+def _batch(rows, features=5, label_rows=None):
+    label_rows = rows if label_rows is None else label_rows
+    data = mx.nd.array(np.ones((rows, features)))
+    return mx.io.DataBatch([data], [mx.nd.array(np.zeros(label_rows))])
+
+
+def _outputs_of_a_right_batch(mod):
+    mod.forward(mx.io.DataBatch([mx.nd.array(ROWS[:8])], [mx.nd.array(LABELS[:8])]), False)
+    return mod.get_outputs()[0].asnumpy()
+
+
+@pytest.mark.parametrize("cls", [mxlearn.Module, mxlearn.MutableModule])
+@pytest.mark.parametrize(
+    ("rows", "features", "label_rows", "kind", "name"),
+    [
+        (0, 5, None, EmptyDimension, "data"),
+        (8, 0, None, EmptyDimension, "data"),
+        (8, 5, 0, EmptyDimension, "softmax_label"),
+        (8, 5, 6, RowsDiffer, "softmax_label"),
+        (4, 5, 8, RowsDiffer, "softmax_label"),
+    ],
+)
+def test_forward_refuses_the_batch_and_the_module_stays_as_it_was(
+    cls, rows, features, label_rows, kind, name
+):
+    mod = _ready(cls)
+    before = _outputs_of_a_right_batch(mod)
+    with pytest.raises(kind) as refused:
+        mod.forward(_batch(rows, features, label_rows), is_train=True)
+    assert refused.value.fields["name"] == name
+    assert refused.value.fields["called"] == "mod.forward()"
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(8, 5)]
+    np.testing.assert_array_equal(_outputs_of_a_right_batch(mod), before)
+
+
+@pytest.mark.parametrize("cls", [mxlearn.Module, mxlearn.MutableModule])
+def test_bind_and_reshape_refuse_a_zero_sized_shape(cls):
+    with pytest.raises(EmptyDimension) as refused:
+        cls(_net()).bind([("data", (0, 5))], [("softmax_label", (0,))])
+    assert refused.value.fields["shape"] == (0, 5)
+    mod = _ready(cls)
+    with pytest.raises(EmptyDimension) as refused:
+        mod.reshape([("data", (4, 0))], [("softmax_label", (4,))])
+    assert refused.value.fields["called"] == "mod.reshape()"
+
+
+def test_bind_refuses_labels_with_other_rows_than_the_data():
+    with pytest.raises(RowsDiffer) as refused:
+        mxlearn.Module(_net()).bind([("data", (8, 5))], [("softmax_label", (6,))])
+    assert refused.value.fields["first_rows"] == 8
+    assert refused.value.fields["rows"] == 6
+
+
+def test_a_second_bind_to_another_batch_size_checks_the_shapes_as_the_first():
+    mod = _ready()
+    with pytest.raises(RowsDiffer):
+        mod.bind([("data", (16, 5))], [("softmax_label", (12,))])
+    with pytest.raises(OneHotLabels):
+        mod.bind([("data", (16, 5))], [("softmax_label", (16, 4))], force_rebind=True)
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(8, 5)]
+
+
+def test_a_smaller_last_batch_still_computes_as_a_module_bound_for_it():
+    mod = _ready()
+    mod.forward(mx.io.DataBatch([mx.nd.array(ROWS[:3])], [mx.nd.array(LABELS[:3])]), False)
+    small = mxlearn.Module(_net(), context=mx.cpu())
+    small.bind([("data", (3, 5))], [("softmax_label", (3,))], for_training=False)
+    small.set_params(*mod.get_params())
+    small.forward(mx.io.DataBatch([mx.nd.array(ROWS[:3])], [mx.nd.array(LABELS[:3])]), False)
+    np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), small.get_outputs()[0].asnumpy())
