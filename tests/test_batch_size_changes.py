@@ -115,6 +115,9 @@ def test_a_rescale_grad_set_by_hand_is_kept_and_said_to_be(made):
         warnings.simplefilter("error")  # said once for that batch size, not every batch
         _one_step(mod, 64)
         _one_step(mod, 64)
+        back = _iter(32)  # back at the batch it was set for: nothing to say
+        mod.bind(back.provide_data, back.provide_label)
+        _one_step(mod, 32)
 
 
 def test_following_the_advice_on_a_hand_set_rescale_grad_steps_as_asked():

@@ -73,6 +73,41 @@ def test_two_workers_and_a_server_reach_identical_weights(tmp_path):
     assert all(_gone(pid) for pid in result.pids) and len(result.pids) == 4
 
 
+REBATCH_SCRIPT = textwrap.dedent(
+    """
+    import sys, warnings
+    import mxlearn
+    from mxlearn import mx
+    from mxlearn.guards.optimizer_settings import StepScaledOnServers
+
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256, num_features=16,
+                                                     num_classes=4, seed=1)
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+    first = mx.io.NDArrayIter(X, y, 32)
+    mod.bind(first.provide_data, first.provide_label)
+    mod.init_params()
+    mod.init_optimizer(kvstore="dist_sync", optimizer_params={"learning_rate": 0.1})
+    with warnings.catch_warnings(record=True) as seen:
+        warnings.simplefilter("always")
+        bigger = mx.io.NDArrayIter(X, y, 64)
+        mod.bind(bigger.provide_data, bigger.provide_label)  # a second bind, batch 64
+        mod.bind(first.provide_data, first.provide_label)  # the advice: one batch size
+        mod.fit(first, num_epoch=1, kvstore="dist_sync", optimizer_params={"learning_rate": 0.1})
+    kinds = [w.category.__name__ for w in seen if issubclass(w.category, StepScaledOnServers)]
+    print("warned:", kinds, "scale:", mod._optimizer.rescale_grad)
+    """
+)
+
+
+@pytest.mark.slow
+def test_another_batch_size_under_an_optimizer_on_the_servers_is_said(tmp_path):
+    output = io.StringIO()
+    launch(_script(tmp_path, REBATCH_SCRIPT), workers=2, servers=1, timeout=120, output=output)
+    lines = output.getvalue().splitlines()
+    # the servers keep the optimizer MXNet sent them, scaled for 32 x 2 rows: said once
+    assert "[worker 0] warned: ['StepScaledOnServers'] scale: 0.015625" in lines, lines
+
+
 @pytest.mark.slow
 def test_a_killed_worker_ends_the_whole_job_with_a_clear_error(tmp_path, monkeypatch):
     monkeypatch.setenv("DIE", "1")

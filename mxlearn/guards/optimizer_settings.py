@@ -203,3 +203,29 @@ def warn_rescale_kept(optimizer, expected: float, why: str) -> None:
         ),
         TrainingWarning,
     )
+
+
+class StepScaledOnServers(TrainingWarning):
+    """The servers of a distributed kvstore keep the optimizer MXNet sent them."""
+
+
+def warn_step_on_servers(optimizer, expected: float, why: str, batch: int) -> None:
+    """The batch size changed under an optimizer that runs on the kvstore's servers: MXNet
+    pickled it to them at init_optimizer, so the rescale_grad they use cannot follow."""
+    made_for = round(batch * expected / optimizer.rescale_grad)
+    warn(
+        say(
+            "The module's batches now have {batch} rows, but its optimizer runs on the "
+            "kvstore's servers, which keep the rescale_grad={rescale_grad} MXNet sent them for "
+            "batches of {made_for}: these batches need {why} = {expected}, so each step is "
+            "{factor} times the average over a batch. Fix: keep one batch size in a distributed "
+            "run: bind (or fit) with batch_size={made_for}, the size the optimizer was made for.",
+            batch=batch,
+            made_for=made_for,
+            rescale_grad=f"{optimizer.rescale_grad:g}",
+            why=why,
+            expected=f"{expected:g}",
+            factor=f"{optimizer.rescale_grad / expected:g}",
+        ),
+        StepScaledOnServers,
+    )

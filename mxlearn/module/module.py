@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import inspect
 import logging
+import math
 import warnings
 
 from .. import network
@@ -27,6 +28,7 @@ from ..guards.optimizer_settings import (
     check_rescale_grad,
     check_same_optimizer,
     warn_rescale_kept,
+    warn_step_on_servers,
 )
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
@@ -202,15 +204,23 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         """Keep an optimizer's step a mean over the batch it is given. MXNet sets rescale_grad
         to 1/batch once, in init_optimizer; a rebinding or reshape to another batch size would
         otherwise scale every later step by old/new without a word. A rescale_grad the student
-        set is theirs: kept, and said once for each batch size."""
+        set is theirs: kept, and said once for each batch size; so is one on the servers of a
+        distributed kvstore, which a local change cannot reach."""
         if not self.optimizer_initialized:
             return
         expected, why = self.gradient_scale()
-        if self._rescale_follows_batch:
+        on_servers = self._update_on_kvstore and "dist" in self._kvstore.type
+        if self._rescale_follows_batch and not on_servers:
             self._optimizer.rescale_grad = expected
         elif expected != self._rescale_said_for:
             self._rescale_said_for = expected
-            warn_rescale_kept(self._optimizer, expected, why)
+            if math.isclose(self._optimizer.rescale_grad, expected, rel_tol=1e-6):
+                return  # back at the batch size it was made for
+            # the servers update with the optimizer MXNet sent them: a local change is lost
+            if on_servers:
+                warn_step_on_servers(self._optimizer, expected, why, self._exec_group.batch_size)
+            else:
+                warn_rescale_kept(self._optimizer, expected, why)
 
     def _check_binding(self, asked: binding.Binding, shared_module) -> None:
         binding.check_request(asked)
