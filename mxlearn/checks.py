@@ -122,7 +122,12 @@ class NotLearned(CheckFailed):
         "Accuracy {accuracy:.3f} is no better than always guessing the most common class "
         "({guessing:.3f}): the network has not learned. {hints}"
     )
-    fix_says = N_("train again with optimizer_params={{'learning_rate': 0.1}} and more epochs")
+    # which cause it is cannot be told from the scores; an experiment tells it
+    fix_says = N_(
+        "find the cause: train a new module with optimizer_params={{'learning_rate': 0.1}} for 3 "
+        "or more epochs; if that too stays at guessing, the labels do not belong to their rows: "
+        "shuffle X and y with one permutation, X[p], y[p]"
+    )
 
 
 class NotLearnedEnough(CheckFailed):
