@@ -133,10 +133,7 @@ def continue_from(state, request: FitRequest, params_initialized: bool) -> None:
     optimizer, params = request.optimizer, settings_dict(request.optimizer_params)
     defaults = optimizer == "sgd" and params == {"learning_rate": 0.01}  # fit's own
     if defaults and settings:
-        request.optimizer, request.optimizer_params = (
-            settings["optimizer"],
-            settings["params"],
-        )
+        request.optimizer, request.optimizer_params = (settings["optimizer"], settings["params"])
         print(
             say(
                 "Continuing with the checkpoint's optimizer: '{optimizer}' with {params}.",

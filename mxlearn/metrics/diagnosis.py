@@ -265,8 +265,7 @@ def overfitting(run: Run) -> Finding | None:
     # accuracy still improves is a network ever surer of the rows it gets wrong while it gets
     # more of them right: said as such, with both, not as "worse since epoch N".
     others = sorted(
-        (c for m, c in validation.items() if m != metric),
-        key=lambda c: c.metric != run.judged,
+        (c for m, c in validation.items() if m != metric), key=lambda c: c.metric != run.judged
     )
     improving = [c for c in others if _kept_improving(c, best_epoch, numbers["latest_epoch"])]
     if improving:
@@ -406,10 +405,7 @@ def _decline(curve: Curve) -> Finding | None:
     if any(curve.gain(v, best_value) > -curve.allowed(DECLINE, best_value) for v in last):
         return None
     numbers = dict(
-        best_epoch=curve.epochs[best],
-        best=best_value,
-        latest_epoch=curve.epochs[-1],
-        latest=latest,
+        best_epoch=curve.epochs[best], best=best_value, latest_epoch=curve.epochs[-1], latest=latest
     )
     text, step = findings.decline_words(curve.metric, **numbers)
     epochs = tuple(curve.epochs[best + 1 :])
