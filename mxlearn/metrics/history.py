@@ -145,11 +145,8 @@ class MetricHistory:
     ) -> None:
         if phase not in PHASES or kind not in KINDS:
             raise NoSuchPhaseOrKind(phases=PHASES, kinds=KINDS)
-        self.records.append(
-            Record(
-                metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
-            )
-        )
+        row = metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
+        self.records.append(Record(*row))
         self._version += 1
 
     def mark(
