@@ -1,12 +1,8 @@
 """Per-batch value checks for iterators whose rows mxlearn cannot see in memory.
 
-Each batch queues small device-side reductions (no wait): per data input and regression
-target its norm, which is NaN or infinite as soon as one value is NaN, infinite or past 1.8e19;
-per classifier label its values sorted (any NaN, the smallest and the largest, in one call).
-Fractional labels are checked on the first batch of each fit and score, as for every iterator:
-their coding rarely changes within a data set. The reductions are read together later, where a
-read happens anyway (the watchdog's schedule in fit, the end of score), and a bad batch is
-named then, before any loss or score built on it is believed.
+Each batch queues device-side reductions (no wait): a norm per data input and regression target
+(NaN or infinite as soon as one value is bad), each classifier label sorted (NaN, min and max in
+one call). They are read where a read happens anyway (the watchdog's schedule, score's end).
 """
 
 from __future__ import annotations
@@ -52,8 +48,7 @@ class BatchLabelsOutsideClasses(LabelsOutsideClasses):
     )
 
 
-def _float32(array):
-    """Reductions in float32: a float16 norm overflows, and concat needs one dtype."""
+def _float32(array):  # a float16 norm overflows, and concat needs one dtype
     return array if array.dtype == np.float32 else array.astype("float32")
 
 
@@ -68,8 +63,7 @@ class QueuedValueChecks:
         self.batches = 0
 
     def queue(self, batch, label_names: list[str]) -> None:
-        """Queue the reductions of one batch (``label_names`` in the batch's label order): one
-        MXNet call per data input and per label (a cast more for data not in float32)."""
+        """Queue one batch's reductions (``label_names`` in the batch's label order)."""
         reductions = [mx.nd.norm(_float32(array)) for array in batch.data]
         subjects: list = list(self.data_names)
         for name, label in zip(label_names, batch.label or []):

@@ -1,11 +1,5 @@
-"""Checks on the batches forward gets: their form every batch, their values once.
-
-Every batch: it is a DataBatch of NDArrays, one per data input, with the bound feature shape,
-and a training batch has labels. Those are attribute reads, no device work. The checks that
-need the values themselves (NaN in the data, labels outside the classes) read the device, so
-they run on the first training batch and on score's first batch; fit and score also check
-every row (``data_values``) or every batch (``batch_values``).
-"""
+"""Checks on the batches forward gets: their form every batch (attribute reads, no device work),
+their values on the first training batch and score's first (a device read)."""
 
 from __future__ import annotations
 
@@ -76,9 +70,8 @@ def explain_bad_batch(batch, data_shapes, data_names):
 
 
 def with_label_shapes(batch, bound_data, bound_labels):
-    """A batch without labels, for a module bound with labels: when its data shape differs from
-    the bound one, MXNet's reshape needs the label shapes too (else a raw "Shape of unspecified
-    arg ... changed", and a module left half reshaped); they follow from the rows."""
+    """A batch without labels in another shape than bound with labels: MXNet's reshape needs
+    label shapes too (else "Shape of unspecified arg ... changed", half reshaped)."""
     if getattr(batch, "provide_label", None):
         return batch
     shapes = [tuple(a.shape) for a in batch.data]
@@ -98,8 +91,7 @@ def with_label_shapes(batch, bound_data, bound_labels):
 
 
 def check_values(mod, batch, what: str) -> None:
-    """The checks that need the values: one device read, on a first batch only. The labels
-    are in the bound label shapes' order, as MXNet feeds them."""
+    """On a first batch only (one device read); labels in the bound label shapes' order."""
     for desc, arr in zip(mod.data_shapes, batch.data):
         values = arr.asnumpy()
         if not np.isfinite(values).all():

@@ -1,13 +1,7 @@
-"""The values an iterator feeds, checked on every row, not only on the first batch.
-
-An ``mx.io.NDArrayIter`` holds all its rows in memory, so they are checked once, when fit or
-score starts (one pass on the host; no cost per batch): NaN, infinity or magnitudes past
-1.8e19 (their squares overflow float32, so every norm and squared error is infinite) in the
-data and in regression targets, and labels that are not class numbers of the network's
-classifier. Iterators whose rows
-mxlearn cannot see get the same checks per batch, as device-side reductions read later
-(``batch_values``).
-"""
+"""The values an iterator feeds, checked on every row once, when fit or score starts: NaN,
+infinity or magnitudes past 1.8e19 (their squares overflow float32) in the data and regression
+targets, and classifier labels that are not class numbers. Iterators whose rows mxlearn cannot
+see in memory get the same checks per batch (``batch_values``)."""
 
 from __future__ import annotations
 
@@ -25,10 +19,7 @@ ABSURD_MAGNITUDE = 1.8e19
 _checked: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
 
 
-class NonFiniteData(InputError):
-    """NaN, infinite or absurdly large values in the data (also the kind of the first-batch and
-    per-batch checks, which say it in their words)."""
-
+class NonFiniteData(InputError):  # also the kind of the first-batch and per-batch checks
     says = N_(
         "The {what} data '{name}' holds {nan} NaN, {inf} infinite and {huge} absurdly large (past "
         "1.8e19) values, in {where}. One is enough to turn the results (and, in training, every "
@@ -73,9 +64,7 @@ class LabelsOutsideClasses(InputError):
 
 
 @dataclass(frozen=True)
-class LabelRule:
-    """What a classification label must be: a whole number 0..classes-1 (or ignore_label)."""
-
+class LabelRule:  # a classification label: a whole number 0..classes-1 (or ignore_label)
     name: str
     classes: int
     describe: str  # e.g. "SoftmaxOutput 'softmax'"
@@ -83,9 +72,7 @@ class LabelRule:
 
 
 @dataclass(frozen=True)
-class DataFacts:
-    """What the check found in clean data, for later explanations (the watchdog's)."""
-
+class DataFacts:  # what the check found in clean data, for the watchdog's explanations
     rows: int
     largest: float  # the largest absolute value in the data
 
@@ -99,8 +86,6 @@ class DataFacts:
 
 
 def what_words(what: str) -> str:
-    """The data a check reads ('training', 'validation' or 'evaluation'), in the language
-    mxlearn speaks."""
     return {
         "training": say("training"),
         "validation": say("validation"),
@@ -109,16 +94,14 @@ def what_words(what: str) -> str:
 
 
 def rolls_over(iterator) -> bool:
-    """An NDArrayIter with ``last_batch_handle='roll_over'``: its ``batch.pad`` counts the real
-    rows carried into an epoch's first batch, not repeated ones."""
+    """An NDArrayIter with ``last_batch_handle='roll_over'``: ``batch.pad`` counts real rows."""
     if isinstance(iterator, mx.io.ResizeIter):
         iterator = iterator.data_iter
     return getattr(iterator, "last_batch_handle", None) == "roll_over"
 
 
 def source_arrays(iterator) -> tuple[list, list] | None:
-    """The (name, NDArray) pairs of data and labels behind ``iterator``, when they are in
-    memory where mxlearn can read them (an NDArrayIter, also inside a ResizeIter)."""
+    """The (name, NDArray) pairs of data and labels behind an in-memory ``iterator``."""
     if isinstance(iterator, mx.io.ResizeIter):
         iterator = iterator.data_iter
     if not isinstance(iterator, mx.io.NDArrayIter):
@@ -130,8 +113,7 @@ def source_arrays(iterator) -> tuple[list, list] | None:
 
 
 def label_rules(label_inputs: dict, output_shapes: dict) -> dict[str, LabelRule]:
-    """label name -> rule, for the labels a classifier reads (``output_shapes``: output name
-    -> shape, from the network and the data shapes)."""
+    """label name -> rule, for the labels a classifier reads."""
     rules = {}
     for name, layer in label_inputs.items():
         shape = output_shapes.get(layer.output_name)
@@ -143,7 +125,7 @@ def label_rules(label_inputs: dict, output_shapes: dict) -> dict[str, LabelRule]
 
 
 def rules_for(symbol, label_inputs: dict, provide_data) -> dict[str, LabelRule]:
-    """:func:`label_rules` for a network fed ``provide_data`` (its output shapes inferred)."""
+    """:func:`label_rules` for a network fed ``provide_data``."""
     try:
         _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in provide_data})
     except mx.base.MXNetError:
@@ -188,11 +170,7 @@ def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="d
 def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool) -> None:
     """Refuse labels that are not class numbers 0..classes-1 (ignore_label is one)."""
     values = values.reshape(-1)
-    allowed = (
-        values == rule.ignore_label
-        if rule.ignore_label is not None
-        else np.zeros(values.shape, dtype=bool)
-    )
+    allowed = values == rule.ignore_label  # all False for None
     fractional = (values != np.round(values)) & ~allowed
     outside = ((values < 0) | (values >= rule.classes)) & ~allowed & ~fractional
 
@@ -215,7 +193,7 @@ def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool)
 
 def check_source(iterator, what: str, rules: dict[str, LabelRule]) -> DataFacts | None:
     """Check every row of an in-memory iterator (once per set of arrays); None when mxlearn
-    cannot see its rows (then they are checked per batch)."""
+    cannot see its rows."""
     arrays = source_arrays(iterator)
     if arrays is None:
         return None

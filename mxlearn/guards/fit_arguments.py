@@ -133,10 +133,7 @@ def continue_from(state, request: FitRequest, params_initialized: bool) -> None:
     optimizer, params = request.optimizer, settings_dict(request.optimizer_params)
     defaults = optimizer == "sgd" and params == {"learning_rate": 0.01}  # fit's own
     if defaults and settings:
-        request.optimizer, request.optimizer_params = (
-            settings["optimizer"],
-            settings["params"],
-        )
+        request.optimizer, request.optimizer_params = settings["optimizer"], settings["params"]
         print(
             say(
                 "Continuing with the checkpoint's optimizer: '{optimizer}' with {params}.",
@@ -188,9 +185,7 @@ def check_epochs_and_params(request: FitRequest, resumed: bool, params_initializ
     begin_epoch, num_epoch, arg_params = request.begin_epoch, request.num_epoch, request.arg_params
     if num_epoch is None:
         raise NoNumEpoch()
-    note = (
-        None if resumed else begin_epoch_note(arg_params, begin_epoch, request.epoch_end_callback)
-    )
+    note = not resumed and begin_epoch_note(arg_params, begin_epoch, request.epoch_end_callback)
     if note:
         print(note)
     if begin_epoch >= num_epoch:
@@ -228,16 +223,6 @@ def no_batch_error(train_data, state: str) -> InputError:
     return TrainDataNotReset(state=state)
 
 
-def _checkpoint_callback_prefix(callback) -> str | None:
-    """The prefix of an ``mx.callback.do_checkpoint(prefix)`` callback, else None."""
-    code = getattr(callback, "__code__", None)
-    if code is None or "do_checkpoint" not in getattr(callback, "__qualname__", ""):
-        return None
-    cells = dict(zip(code.co_freevars, callback.__closure__ or ()))
-    cell = cells.get("prefix")
-    return cell.cell_contents if cell is not None else None
-
-
 def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str | None:
     """What a student should hear when ``fit`` gets parameters and begin_epoch=0: the seed
     tutorial's classic is resuming a checkpoint without begin_epoch, which numbers the epochs
@@ -246,8 +231,12 @@ def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str |
         return None
     saved_from = getattr(arg_params, "epoch", None)
     overwrites = []
-    for callback in as_list(epoch_end_callbacks):
-        prefix = _checkpoint_callback_prefix(callback)
+    for callback in as_list(epoch_end_callbacks):  # mx.callback.do_checkpoint(prefix)'s prefix
+        code = getattr(callback, "__code__", None)
+        if code is None or "do_checkpoint" not in getattr(callback, "__qualname__", ""):
+            continue
+        cell = dict(zip(code.co_freevars, callback.__closure__ or ())).get("prefix")
+        prefix = getattr(cell, "cell_contents", None)
         if prefix and files.saved_epochs(prefix):
             overwrites.append(f"'{files.params_file(prefix, 1)}'")
     if saved_from is None and not overwrites:

@@ -1,11 +1,6 @@
-"""A module's lifecycle: where it is, which call comes next, and the errors for a step too early.
-
-MXNet tracks three flags (``binded``, ``params_initialized``, ``optimizer_initialized``) and
-checks them with bare asserts. mxlearn reads the same flags as one word (:func:`stage`) and
-adds the one thing MXNet does not track, the step of the batch cycle (:class:`Step`), so that
-``backward`` without a training ``forward``, or ``update`` without ``backward``, is explained
-instead of silently computing from stale values.
-"""
+"""A module's lifecycle: MXNet's three flags read as one word (:func:`stage`), plus the step of
+the batch cycle MXNet does not track (:class:`Step`), so that ``backward`` without a training
+``forward``, or ``update`` without ``backward``, is explained instead of using stale values."""
 
 from __future__ import annotations
 
@@ -21,7 +16,6 @@ BIND_CALL = "mod.bind(data_shapes=train_iter.provide_data, label_shapes=train_it
 INIT_CALL = "mod.init_params(initializer=mx.init.Uniform(scale=0.1))"
 OPTIMIZER_CALL = "mod.init_optimizer(optimizer='sgd', optimizer_params=(('learning_rate', 0.1),))"
 TRAIN_STEP = "mod.forward(batch, is_train=True); mod.backward(); mod.update()"
-ITER_FIX = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32, shuffle=True)"
 
 
 class LoadedNotBound(LifecycleError):
@@ -109,16 +103,11 @@ class NoInputGrads(LifecycleError):
     fix_code = "mod.bind(..., inputs_need_grad=True, force_rebind=True)"
 
 
-class NoOptimizerInstalled(LifecycleError):
-    """Saving or loading optimizer state without an optimizer; each call's kind says why."""
-
+class NoOptimizerInstalled(LifecycleError):  # saving or loading optimizer state
     fix_code = OPTIMIZER_CALL
 
 
-class NotBoundFor(LifecycleError):
-    """init_params or set_params before bind; each call's kind says why, after the call's name
-    (its template is the rest of the sentence)."""
-
+class NotBoundFor(LifecycleError):  # init_params or set_params: says follows the call's name
     fix_code = BIND_CALL
 
     @classmethod
@@ -189,9 +178,7 @@ def stage_words(stage_name: str) -> str:
     }[stage_name]
 
 
-class Step(enum.Enum):
-    """Where the module is in the batch cycle forward -> backward -> update."""
-
+class Step(enum.Enum):  # where the module is in the batch cycle forward -> backward -> update
     NO_OUTPUTS = "no_outputs"
     INFERENCE = "inference"
     FORWARD = "forward"
@@ -215,8 +202,8 @@ TRAINING_FORWARD = (Step.FORWARD, Step.BACKWARD)
 
 @dataclass
 class Lifecycle:
-    """What mxlearn tracks of a module beyond MXNet's flags: the step of the batch cycle, the
-    high-level call running (fit, predict or score), and which first batches were checked."""
+    """What mxlearn tracks beyond MXNet's flags: the step, the high-level call running, and
+    which first batches were checked."""
 
     step: Step = Step.NO_OUTPUTS
     # backward ran since the last update: update may apply its gradients, even after a forward
@@ -232,8 +219,7 @@ class Lifecycle:
     # from the previous epoch: real rows, which metrics must count
     pad_is_real: bool = False
 
-    def restart(self) -> None:
-        """After a (re)bind: nothing computed yet, and the next first batch is checked again."""
+    def restart(self) -> None:  # after a (re)bind
         self.step = Step.NO_OUTPUTS
         self.gradients_pending = False
         self.training_batch_checked = False
@@ -247,8 +233,7 @@ class Lifecycle:
     @contextlib.contextmanager
     def inside(self, call: str, rows_checked=False, queued_checks=None, pad_is_real=False):
         """While fit, predict or score runs. Score's first batch gets its values checked unless
-        every row was (``rows_checked``) or each batch queues its checks (``queued_checks``);
-        ``pad_is_real``: the iterator's ``batch.pad`` counts real rows (roll_over)."""
+        every row was (``rows_checked``) or each batch queues its checks (``queued_checks``)."""
         outer = self.call, self.queued_checks, self.rows_checked, self.pad_is_real
         self.call, self.queued_checks, self.rows_checked = call, queued_checks, rows_checked
         self.pad_is_real = pad_is_real
@@ -287,7 +272,6 @@ def state_text(mod) -> str:
     return say("{stage}; next: {call}", stage=stage_words(stage(mod)), call=next_step(mod))
 
 
-# ---------------------------------------------------------------- requirements
 def require_bound(mod, called: str) -> None:
     if mod.binded:
         return
@@ -310,15 +294,12 @@ def _steps_to_params(mod) -> str:
     return INIT_CALL if mod.binded else f"{BIND_CALL}; {INIT_CALL}"
 
 
-def require_initialized_params(mod, called: str) -> None:
-    """Parameters must exist (a loaded module has them without being bound)."""
+def require_initialized_params(mod, called: str) -> None:  # a loaded module has them unbound
     if not mod.params_initialized:
         raise NoParamsYet(called=called, steps=_steps_to_params(mod), state=state_text(mod))
 
 
-# ---------------------------------------------------------------- the batch cycle
-def require_training_forward(mod) -> None:
-    """backward needs a training forward since the last update (the step is not one)."""
+def require_training_forward(mod) -> None:  # called when the step is not a training forward
     require_params(mod, "mod.backward()")
     require_training(mod, "mod.backward()")
     raise NoTrainingForward(state=state_text(mod))
@@ -344,8 +325,6 @@ def require_lender(shared_module) -> None:
 
 
 def require_outputs(mod, step: Step, kind: type[LifecycleError]) -> None:
-    """get_outputs and update_metric read the outputs of the last forward pass (``kind``:
-    the call's)."""
     if step is Step.NO_OUTPUTS:
         raise kind(state=state_text(mod))
 
@@ -362,7 +341,6 @@ def require_installed_optimizer(mod, kind: type[NoOptimizerInstalled]) -> None:
 
 
 def require_bound_for(mod, called: str, kind: type[NotBoundFor]) -> None:
-    """init_params and set_params write into the memory bind allocates."""
     if not mod.binded:
         raise kind(called=called, bind_call=BIND_CALL, state=state_text(mod))
 

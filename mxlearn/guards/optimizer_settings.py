@@ -1,8 +1,5 @@
-"""Checks on optimizer names and settings before MXNet sees them, and on a second request.
-
-MXNet answers a misspelled optimizer with "Cannot find optimizer sgdd" and a misspelled setting
-with "__init__() got an unexpected keyword argument"; both get the closest valid names here.
-"""
+"""Optimizer names and settings checked before MXNet sees them (which answers "Cannot find
+optimizer sgdd" and "unexpected keyword argument"), and a second request."""
 
 from __future__ import annotations
 
@@ -64,7 +61,6 @@ _FAMILIAR_NAMES = {
 
 
 def settings_dict(optimizer_params) -> dict:
-    """``optimizer_params`` as a dict, whether given as a dict or as pairs (MXNet allows both)."""
     if optimizer_params is None:
         return {}
     try:
@@ -91,9 +87,8 @@ SETTINGS_EXAMPLE = "optimizer_params={'learning_rate': 0.1}"
 
 
 def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_EXAMPLE) -> None:
-    """Raise InputError for an unknown optimizer name or setting, naming the closest ones;
-    ``example``: the settings the fix shows (lr_find sets the learning rate itself). The
-    callers' rules have made ``optimizer`` a name or an mx.optimizer.Optimizer."""
+    """Refuse an unknown optimizer name or setting; ``example``: the settings the fix shows
+    (lr_find sets the learning rate itself)."""
     registry = mx.optimizer.Optimizer.opt_registry
     if isinstance(optimizer, mx.optimizer.Optimizer):
         return
@@ -114,7 +109,6 @@ def check_optimizer(optimizer, optimizer_params, called: str, example=SETTINGS_E
 
 
 def optimizer_text(optimizer, optimizer_params) -> str:
-    """How a summary and an error name an optimizer request."""
     if isinstance(optimizer, mx.optimizer.Optimizer):
         return say(
             "{kind} object (learning_rate={learning_rate})",
@@ -131,7 +125,7 @@ def optimizer_text(optimizer, optimizer_params) -> str:
 
 @dataclass(frozen=True)
 class OptimizerRequest:
-    """What an init_optimizer (or fit) call asks for; two equal requests are the same one."""
+    """What an init_optimizer (or fit) call asks for."""
 
     key: tuple
     text: str
@@ -146,8 +140,7 @@ class OptimizerRequest:
         return cls(key, optimizer_text(optimizer, optimizer_params))
 
     def settings(self) -> dict | None:
-        """Name and plain settings, as a checkpoint's manifest records them (None for an
-        optimizer object, whose settings cannot be written as JSON)."""
+        """Name and plain settings for a checkpoint's manifest (None for an optimizer object)."""
         kvstore, optimizer, *rest = self.key
         if not isinstance(optimizer, str):
             return None
@@ -165,7 +158,6 @@ def check_same_optimizer(
 
 
 def check_rescale_grad(optimizer, expected: float, why: str) -> None:
-    """An optimizer made by hand with another rescale_grad than MXNet would set: explained."""
     if math.isclose(optimizer.rescale_grad, expected, rel_tol=1e-6):
         return
     factor = optimizer.rescale_grad / expected
@@ -187,7 +179,6 @@ def check_rescale_grad(optimizer, expected: float, why: str) -> None:
 
 
 def warn_rescale_kept(optimizer, expected: float, why: str) -> None:
-    """The batch size changed under a rescale_grad the student set: theirs is kept, and said."""
     warn(
         say(
             "rescale_grad={rescale_grad} was set by hand, and the module's batches are now of "

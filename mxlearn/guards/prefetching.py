@@ -1,14 +1,9 @@
 """A PrefetchingIter whose inner iterator raises: an explained error instead of a hang.
 
-``mx.io.PrefetchingIter`` reads batches in a thread per inner iterator. When an inner ``next``
-raises anything but StopIteration, that thread ends and the training thread waits for its
-batch for ever (also in ``reset``). mxlearn records which thread died of what (a
-``threading.excepthook`` that hands on to the previous one). While fit or score reads a
-PrefetchingIter, the hook also releases the waiting thread: it marks the dead thread's batch
-as the end of the data and sets its "ready" event (both public fields of the PrefetchingIter),
-so MXNet's loop ends its pass, and the next check (``PrefetchWatch.refuse_dead``: after every
-batch in fit, at the end of score) raises the inner error, explained, before the cut-short pass
-is believed. A PrefetchingIter whose thread died already is refused before it is read.
+A dead prefetch thread leaves MXNet's training thread waiting for ever. mxlearn's excepthook
+records which thread died of what and, while fit or score reads the iterator, marks its batch as
+the end of the data and sets its "ready" event (public fields), so the pass ends and
+``PrefetchWatch.refuse_dead`` raises the inner error before the cut-short pass is believed.
 """
 
 from __future__ import annotations
@@ -41,8 +36,6 @@ threading.excepthook = _record
 
 
 class PrefetchFailed(InputError):
-    """A PrefetchingIter's inner iterator raised; the PrefetchingIter cannot be used again."""
-
     says = N_(
         "{called}: the PrefetchingIter's inner iterator raised {cause}. Its reading thread has "
         "ended, so MXNet would wait for its next batch for ever; the PrefetchingIter cannot be "
@@ -65,9 +58,7 @@ def _threads(iterator) -> dict:
     return found
 
 
-class PrefetchWatch:
-    """The prefetch threads of the iterators one fit or score reads."""
-
+class PrefetchWatch:  # the prefetch threads of the iterators one fit or score reads
     def __init__(self, iterators, called: str) -> None:
         self.called = called
         self.threads: dict = {}
@@ -88,8 +79,7 @@ class PrefetchWatch:
 
     @contextlib.contextmanager
     def watching(self):
-        """While the iterators are read: a thread that dies releases the waiting one, and
-        whatever MXNet then raises (a mismatch of the iterators' batches) becomes its error."""
+        """While the iterators are read; what MXNet raises after a thread died becomes its error."""
         self.refuse_dead()
         _watched.update(self.threads)
         try:

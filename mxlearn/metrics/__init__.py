@@ -1,6 +1,5 @@
-"""Metrics and their values: the catalogue (names, fit checks), what each measures (direction,
-range), deferred
-device-side values, MetricHistory (pure data) and the recorder that fills it."""
+"""Metrics: the catalogue (names, directions, fit checks), deferred device-side values,
+MetricHistory (pure data) and the recorder that fills it."""
 
 from .catalogue import F1, MAE, MSE, RMSE, MetricFacts, create_metric, facts_of, facts_of_name
 from .deferred import DeferredMetric

@@ -59,9 +59,7 @@ class ClassMetricOfNumbers(InputError):
 
 
 class ClassMetricOfProbabilities(ClassMetricOfNumbers):
-    """LogisticRegressionOutput: a probability per row, a class only at a threshold."""
-
-    fix_says = None  # the fix is code: accuracy at a threshold
+    fix_says = None  # LogisticRegressionOutput: a probability per row, a class at a threshold
     fix_code = (
         "eval_metric=mx.metric.np(lambda label, pred: ((pred.ravel() > 0.5) == label.ravel())"
         ".mean(), name='accuracy_at_0.5')"
@@ -76,12 +74,10 @@ class TopKCountsAll(InputError):
 
 
 def metric_names() -> list[str]:
-    """The names a metric can be made by: MXNet's, and those fit records values under."""
     return sorted({*mx.registry.get_registry(mx.metric.EvalMetric), *_BY_REPORTED})
 
 
 def check_metric_spec(spec, called: str) -> None:
-    """Raise InputError for a metric name MXNet does not know, naming the closest ones."""
     if isinstance(spec, mx.metric.EvalMetric) or callable(spec):
         return
     if isinstance(spec, (list, tuple)):
@@ -99,13 +95,9 @@ DEFAULT_TOP_K = 5
 
 
 class F1(mx.metric.EvalMetric):
-    """F1 for any number of classes, from counts over everything seen since the last reset.
-
-    ``average='macro'`` (default) is the mean of the per-class F1 over the classes that occur
-    in the labels or the predictions; ``'micro'`` pools the counts (for one label per example
-    it equals accuracy). MXNet's own ``'f1'`` handles two classes only and averages
-    per-batch values, which depends on the batch size.
-    """
+    """F1 for any number of classes, from counts since the last reset: ``'macro'`` averages
+    the classes that occur, ``'micro'`` pools the counts. MXNet's ``'f1'`` handles two classes
+    and averages per-batch values, which depends on the batch size."""
 
     def __init__(
         self, name: str = "f1", average: str = "macro", output_names=None, label_names=None
@@ -157,22 +149,15 @@ class F1(mx.metric.EvalMetric):
 
 
 class _WholeSetError:
-    """Regression errors over every value seen, not a mean of per-batch means.
-
-    MXNet's MSE, RMSE and MAE add one mean per batch and divide by the number of batches, so a
-    short last batch (its padding left out) weighs as much as a full one, and RMSE becomes a
-    mean of per-batch roots. These keep the sum of the errors and the count of values instead;
-    ``value_of`` turns any (sum, count) into the metric, for a batch or for the whole set.
-    """
+    """Regression errors over every value seen: MXNet's MSE, RMSE and MAE average per-batch
+    means (a short last batch weighs as much as a full one; RMSE is a mean of roots).
+    ``value_of`` turns any (sum, count) into the metric, for a batch or for the whole set."""
 
     def update(self, labels, preds):
         labels, preds = mx.metric.check_label_shapes(labels, preds, True)
         for label, pred in zip(labels, preds):
             label, pred = label.asnumpy(), pred.asnumpy()
-            if label.ndim == 1:
-                label = label.reshape(label.shape[0], 1)
-            if pred.ndim == 1:
-                pred = pred.reshape(pred.shape[0], 1)
+            label, pred = (a[:, None] if a.ndim == 1 else a for a in (label, pred))
             errors = self.errors(label - pred)
             total, count = float(errors.sum()), errors.size
             self.sum_metric += total
@@ -213,8 +198,6 @@ class MetricFacts:
 
 @dataclass(frozen=True)
 class KnownMetric:
-    """An MXNet metric class and what mxlearn knows of it (one row of :data:`KNOWN_METRICS`)."""
-
     cls: type  # MXNet's class
     names: tuple[str, ...]  # every name MXNet registers it under (mxlearn adds none)
     reports: str  # the name its values are recorded under, as a pattern (top-k names its k)
@@ -287,13 +270,11 @@ _BY_CLASS = {cls: row for row in KNOWN_METRICS for cls in row.classes}
 
 
 def facts_of(metric) -> MetricFacts | None:
-    """What an MXNet metric object measures, by its exact class; None for a custom one."""
     row = _BY_CLASS.get(type(metric))
     return row and row.facts
 
 
 def facts_of_name(name: str) -> MetricFacts | None:
-    """What a metric named as MXNet's own report themselves measures; None for other names."""
     row = next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, name)), None)
     return row and row.facts
 
@@ -352,8 +333,6 @@ def create_metric(
 
 
 def metric_kind(leaf) -> str | None:
-    """'classification' or 'regression' for MXNet's metrics of either kind (and their
-    subclasses); None for others."""
     return next(
         (row.kind for row in KNOWN_METRICS if row.kind and isinstance(leaf, row.classes)), None
     )
@@ -362,8 +341,7 @@ def metric_kind(leaf) -> str | None:
 def check_metric_fits(
     metric, output_kind: str | None, classes: int | None, called: str, op: str | None = None
 ) -> None:
-    """Refuse a metric that cannot measure this network's output (e.g. RMSE of a classifier);
-    ``op`` is the loss layer's (a LogisticRegressionOutput's numbers are probabilities)."""
+    """Refuse a metric that cannot measure this network's output; ``op``: the loss layer's."""
     for leaf in leaf_metrics(metric):
         kind = metric_kind(leaf)
         if output_kind == "classification" and kind == "regression":

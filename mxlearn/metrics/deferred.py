@@ -1,12 +1,9 @@
 """Metric values per batch without a device sync per batch.
 
-MXNet's metrics call ``asnumpy()`` in every ``update``: Python then waits for each batch to finish
-before it can queue the next, and that wait is the whole gap between ``fit`` and a bare
-forward/backward/update loop (measured in benchmarks/run.py). ``DeferredMetric`` keeps copies of each batch's outputs
-and labels on the device (an asynchronous copy) and replays them into the real MXNet metric only
-when someone reads it, when a plot draws, or every ``max_pending`` batches. The replay is the
-same ``update`` calls in the same order on the same values, so every value read is exactly
-MXNet's; it just happens later.
+MXNet's metrics call ``asnumpy()`` in every ``update``, so Python waits for each batch before
+queuing the next: the whole gap between ``fit`` and a bare loop (benchmarks/run.py).
+``DeferredMetric`` keeps device copies of each batch's outputs and labels and replays them, the
+same ``update`` calls in the same order, when the metric is read: every value is MXNet's, later.
 """
 
 from __future__ import annotations
@@ -29,12 +26,6 @@ def leaf_metrics(metric) -> list:
     return [metric]
 
 
-def _totals(metric) -> tuple[float, float]:
-    if getattr(metric, "_has_global_stats", False):
-        return float(metric.global_sum_metric), float(metric.global_num_inst)
-    return float(metric.sum_metric), float(metric.num_inst)
-
-
 class BatchValues:
     """Reads a metric's value over the latest batch from the growth of its running sums."""
 
@@ -47,7 +38,10 @@ class BatchValues:
     def read(self, metric) -> list[tuple[str, float]]:
         values = []
         for leaf in leaf_metrics(metric):
-            total, count = _totals(leaf)
+            if getattr(leaf, "_has_global_stats", False):
+                total, count = float(leaf.global_sum_metric), float(leaf.global_num_inst)
+            else:
+                total, count = float(leaf.sum_metric), float(leaf.num_inst)
             last_total, last_count = self._last.get(id(leaf), (0.0, 0.0))
             if count < last_count:  # reset since the last read: a new epoch
                 last_total, last_count = 0.0, 0.0
@@ -62,31 +56,20 @@ class BatchValues:
         return values
 
 
-def _accuracy_axis(metric) -> int | None:
-    """The class axis when every leaf is plain Accuracy (which needs only the argmax)."""
-    axes = {
-        leaf.axis if type(leaf) is mx.metric.Accuracy else None for leaf in leaf_metrics(metric)
-    }
-    return axes.pop() if len(axes) == 1 else None
-
-
 def _new_ring(rows: int, dtype, context, count: int) -> tuple:
-    """``count`` consecutive slots of ``rows`` values in one buffer, one per pending batch:
-    allocating a small array per batch costs more than what goes in it, and a flush reads
-    consecutive slots as one array. Returns (buffer, rows, context, slots)."""
+    """(buffer, rows, context, slots): ``count`` consecutive slots of ``rows`` values in one
+    buffer, one per pending batch (a small array per batch costs more than what goes in it)."""
     buffer = mx.nd.zeros((count * rows,), ctx=context, dtype=dtype)
     return buffer, rows, context, [buffer[i * rows : (i + 1) * rows] for i in range(count)]
 
 
 def _ring_fits(ring, array) -> bool:
-    """``ring``'s slots can hold one value per row of ``array``."""
     buffer, rows, context, _ = ring
     return (array.shape[0], array.context, array.dtype) == (rows, context, buffer.dtype)
 
 
 def _joined(ring, arrays: list):
-    """``arrays`` as one array: a slice of ``ring``'s buffer when they are its first slots in
-    order, else their concatenation."""
+    """``arrays`` as one array: a slice of ``ring``'s buffer when they are its first slots."""
     slots = ring[3] if ring is not None else ()
     if len(arrays) <= len(slots) and all(a is slot for a, slot in zip(arrays, slots)):
         return ring[0][: len(arrays) * ring[1]]
@@ -114,11 +97,8 @@ class PendingBatch:
 
 
 class DeferredMetric(mx.metric.EvalMetric):
-    """An EvalMetric that updates ``inner`` lazily, from device copies of outputs and labels.
-
-    ``on_batch(pending_batch, [(name, value), ...])`` is called for each replayed batch with the
-    metric over that batch alone.
-    """
+    """An EvalMetric that updates ``inner`` lazily; ``on_batch(pending_batch, [(name, value),
+    ...])`` gets each replayed batch's own values."""
 
     def __init__(
         self,
@@ -136,7 +116,11 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.epoch = 0  # set by whoever knows (fit's feed); batches count from 0 after reset()
         self.seen = 0
         self.latest_samples = 0
-        self._argmax_axis = _accuracy_axis(inner)
+        # the class axis when every leaf is plain Accuracy (which needs only the argmax)
+        axes = {
+            leaf.axis if type(leaf) is mx.metric.Accuracy else None for leaf in leaf_metrics(inner)
+        }
+        self._argmax_axis = axes.pop() if len(axes) == 1 else None
         self._use_argmax: bool | None = None
         self._ring = None  # (buffer, rows per batch, context, slots) for argmax results
         self._label_ring = None  # the same, for the labels update_single copies
@@ -146,9 +130,7 @@ class DeferredMetric(mx.metric.EvalMetric):
         self._next_batch = 0
         super().__init__(inner.name, has_global_stats=True)
 
-    # ---------------------------------------------------------------- feeding
     def begin_batch(self, samples: int) -> None:
-        """Called once per batch, before the per-device ``update_dict`` calls."""
         # argmax results are a few bytes a batch; copies of whole outputs are kept fewer
         limit = self.max_pending * (10 if self._use_argmax else 1)
         if len(self.pending) >= limit:
@@ -186,13 +168,9 @@ class DeferredMetric(mx.metric.EvalMetric):
         self.pending[-1].updates.append((label, preds))
 
     def update_single(self, group, labels) -> bool:
-        """One batch of a module bound to one device (``group`` its executor group), taken
-        the fast way; False (nothing taken) where that does not apply.
-
-        The common case, one output and one label measured by Accuracy, costs two prepared
-        device operations (the argmax, and a copy of the labels as they are now) and a few
-        attribute reads: this runs every batch, and at batch 32 Python's time is what a batch
-        costs."""
+        """One batch of a module bound to one device, taken the fast way (False: not taken): one
+        output and one label measured by Accuracy cost two prepared device operations, the
+        argmax and a copy of the labels (at batch 32 Python's time is what a batch costs)."""
         outputs = group.execs[0].outputs
         if group.data_shapes is not self._fast_shapes:  # bound or reshaped: decide again
             self._fast_shapes = group.data_shapes
@@ -211,8 +189,7 @@ class DeferredMetric(mx.metric.EvalMetric):
         return True
 
     def _fast_path(self, group, labels, outputs) -> tuple | None:
-        """update_single's prepared calls for this binding, or None where they do not apply:
-        one label and one output, and Accuracy's argmax giving one class per row."""
+        """update_single's prepared calls for this binding, or None where they do not apply."""
         if len(labels) != 1 or len(outputs) != 1 or self._argmax_axis not in (1, -1):
             return None
         output, label, rows = outputs[0], labels[0], group.batch_size
@@ -235,11 +212,7 @@ class DeferredMetric(mx.metric.EvalMetric):
         )
 
     def _ring_slot(self, pred):
-        """A reused slice of one preallocated buffer for this batch's argmax, if it fits.
-
-        Allocating and freeing a small array per batch costs more than the argmax itself;
-        consecutive slots also let a flush read all pending results as one array.
-        """
+        """A slot of the argmax ring for this batch, if it fits."""
         entry = self.pending[-1]
         if len(pred) != 1 or entry.updates:  # several outputs or devices: no ring
             return None
@@ -310,7 +283,6 @@ class DeferredMetric(mx.metric.EvalMetric):
         for entry, value in zip(pending, values.tolist()):
             self.on_batch(entry, [(name, value) for name in names])
 
-    # ---------------------------------------------------------------- reading
     def reset(self):
         if hasattr(self, "inner"):  # EvalMetric.__init__ calls reset before inner exists
             self.flush()

@@ -1,21 +1,9 @@
-"""Reading the curves of a run: ``diagnose(history)`` says what went wrong, if anything.
+"""``diagnose(history)``: what went wrong in a run, if anything, as :class:`Finding` s.
 
-Five kinds of finding (:data:`findings.KINDS`), from the epoch values of the training and
-validation curves and the batch values of a loss: overfitting (validation worse for several
-epochs since its best while training improves), learning rate too high (batch losses far above
-the running level, or training values falling back), not learning (no better than at the start
-for the whole run), underfitting (training accuracy leveled off at a poor value, validation
-close to it) and plateau (training accuracy hardly moving, far from perfect).
-
-It never guesses: a metric whose direction mxlearn does not know (a custom one) is not read,
-and a kind the history cannot tell (too few epochs, no validation, no first batches, no
-accuracy-like metric to judge "poor") is not reported. A healthy run (the letters MLP at lr
-0.1 for 10 epochs) gives none. Each threshold, set from seeded letters-MLP runs, says why.
-
-Each kind is found by one detector in :data:`DETECTORS`: a function reading the curves of the
-run (a :class:`Run`) and returning its finding or None, with the kinds it finds and the kinds
-its finding suppresses. ``diagnose`` runs them in that order (the order findings are reported
-in) and applies the suppressions; a detector only suppresses kinds found by later ones.
+Each kind (:data:`findings.KINDS`) is found by one detector of :data:`DETECTORS`, run in order,
+whose finding suppresses the kinds it names. It never guesses: a metric of unknown direction is
+not read, and a kind the history cannot tell (too few epochs, no validation, no first batches)
+is not reported. Each threshold, set from seeded letters-MLP runs, says why.
 """
 
 from __future__ import annotations
@@ -56,9 +44,7 @@ def judged_metric(history, metric, train: dict, validation: dict) -> str | None:
             raise NotJudgeable(metric=metric, name=name, judgeable=judgeable)
         return name
     order = history.metrics()
-    return next((m for m in order if m in validation), None) or next(
-        (m for m in order if m in train), None
-    )
+    return next((m for m in order if m in validation), next((m for m in order if m in train), None))
 
 
 # A validation value has to stay worse than its best for this many epochs: the healthy letters
@@ -111,9 +97,7 @@ CLOSE = 0.05  # training and validation within 5 points: the network does not ov
 
 
 @dataclass
-class Curve:
-    """One metric's epoch values in one phase, with what mxlearn knows of the metric."""
-
+class Curve:  # one metric's epoch values in one phase
     metric: str
     higher_is_better: bool
     bounded: bool  # a known range: accuracy, F1, MCC...; False: a loss
@@ -123,19 +107,16 @@ class Curve:
 
     fraction: bool = False  # accuracy-like: larger is better and values lie in [0, 1]
 
-    def gain(self, new: float, old: float) -> float:
-        """How much better ``new`` is than ``old`` (negative: worse)."""
+    def gain(self, new: float, old: float) -> float:  # negative: worse
         return new - old if self.higher_is_better else old - new
 
     def noise(self, reference: float) -> float:
         return self.allowed({"bounded": BOUNDED_MARGIN, "loss": LOSS_MARGIN}, reference)
 
     def allowed(self, table: dict, reference: float) -> float:
-        """A difference that counts: for a bounded value, absolute, and at least 3 standard
-        errors of an accuracy over an epoch's rows (a small epoch's mean moves more); for a
-        loss, a share of the value, and at least a share of the loss's own scale (its first
-        epoch's value), so that the jitter of a loss near 0 at the end of a good run does not
-        count as a change."""
+        """A difference that counts: bounded values, absolute and at least 3 standard errors over
+        an epoch's rows; a loss, a share of the value and at least a share of its first epoch's
+        (the jitter of a loss near 0 at the end of a good run is no change)."""
         if self.bounded:
             p = min(max(abs(reference), 0.01), 0.99)
             sampled = 3 * math.sqrt(p * (1 - p) / self.rows) if self.rows else 0.0
@@ -151,10 +132,7 @@ class Curve:
 
 
 @dataclass
-class Run:
-    """What the detectors read of a history: its training and validation epoch curves by
-    metric, its first training batches by metric, and those of them that are losses."""
-
+class Run:  # what the detectors read of a history
     train: dict[str, Curve]
     validation: dict[str, Curve]
     batches: dict[str, list]
@@ -170,16 +148,14 @@ class Run:
             train, validation, batches, losses, judged_metric(history, metric, train, validation)
         )
 
-    def judged_curve(self) -> Curve | None:
-        """The curve "best" is said of: the judged metric's validation, else its training."""
+    def judged_curve(self) -> Curve | None:  # the one "best" is said of
         return self.validation.get(self.judged) or self.train.get(self.judged)
 
 
 @dataclass(frozen=True)
 class Detector:
-    """One diagnosis: ``find`` reads a :class:`Run` and returns a finding of one of ``kinds``,
-    or None; when it returns one, findings of the kinds in ``suppresses`` are not reported (a
-    later detector finding only suppressed kinds is not run)."""
+    """``find`` returns a finding of one of ``kinds`` or None; a finding suppresses the later
+    ones of the kinds in ``suppresses``."""
 
     find: Callable[[Run], Finding | None]
     kinds: tuple[str, ...]
@@ -187,10 +163,9 @@ class Detector:
 
 
 def diagnose(history, lang: str | None = None, metric: str | None = None) -> list[Finding]:
-    """What the curves of ``history`` (a MetricHistory) show, as a list of findings: empty for
-    a run that went well, or one the history cannot judge. ``lang``: 'en', 'zh' or None (the
-    language mxlearn speaks now). ``metric``: the one the run is judged by (any name fit
-    understands; None: the first fit was given), whose best epoch an advice to restore names.
+    """What the curves of ``history`` show: empty for a run that went well, or one the history
+    cannot judge. ``lang``: 'en', 'zh' or None (as now). ``metric``: the one the run is judged
+    by (None: the first fit was given), whose best epoch an advice to restore names.
 
     Examples
     --------
@@ -223,8 +198,8 @@ def diagnose(history, lang: str | None = None, metric: str | None = None) -> lis
 
 
 def curves(history, phase: str) -> dict[str, Curve]:
-    """The epoch curves of ``phase`` whose direction mxlearn knows, by metric name (the latest
-    value of an epoch recorded twice, as after a resume, counts)."""
+    """The epoch curves of ``phase`` of known direction (an epoch recorded twice, as after a
+    resume: the latest value)."""
     by_metric: dict[str, dict[int, float]] = {}
     seen: dict[int, int] = {}  # epoch -> training samples seen at its end
     for r in history.records:
@@ -253,9 +228,8 @@ def curves(history, phase: str) -> dict[str, Curve]:
 
 
 def first_batches(history) -> dict[str, list]:
-    """Each metric's training batch records, when they start at batch 0 of epoch 0: that
-    batch's value is the network's before any update (MXNet measures a batch's outputs before
-    the update they lead to). A run begun at a later epoch started from trained weights."""
+    """Each metric's training batch records, when they start at batch 0 of epoch 0: the value of
+    the network before any update (a run begun later started from trained weights)."""
     if any(e.kind == "given_weights" for e in history.events):
         return {}  # the first batch already ran on trained weights (fine-tuning)
     batches: dict[str, list] = {}
@@ -269,7 +243,6 @@ def first_batches(history) -> dict[str, list]:
     }
 
 
-# ---------------------------------------------------------------- overfitting
 def overfitting(run: Run) -> Finding | None:
     """The metric whose validation value turned worse earliest while training improved: a
     validation loss when one was measured (it turns first and moves smoothly; an accuracy that
@@ -292,8 +265,7 @@ def overfitting(run: Run) -> Finding | None:
     # accuracy still improves is a network ever surer of the rows it gets wrong while it gets
     # more of them right: said as such, with both, not as "worse since epoch N".
     others = sorted(
-        (c for m, c in validation.items() if m != metric),
-        key=lambda c: c.metric != run.judged,
+        (c for m, c in validation.items() if m != metric), key=lambda c: c.metric != run.judged
     )
     improving = [c for c in others if _kept_improving(c, best_epoch, numbers["latest_epoch"])]
     if improving:
@@ -312,7 +284,7 @@ def overfitting(run: Run) -> Finding | None:
 
 
 def _kept_improving(curve: Curve, since: int, until: int) -> bool:
-    """Better at ``until`` than at ``since``, and still at its best (else it turned too)."""
+    """Better at ``until`` than at ``since``, and still at its best."""
     then, now = curve.value_at(since), curve.value_at(until)
     if then is None or now is None:
         return False
@@ -332,9 +304,8 @@ def _apart(train_now: float, validation_now: float, higher_is_better: bool) -> b
 
 
 def jitter(curve: Curve) -> float:
-    """The epoch-to-epoch noise of a curve: the median size of its second differences (which a
-    steady trend does not have) over sqrt(6), the standard deviation they have for noise of
-    standard deviation 1."""
+    """Epoch-to-epoch noise: the median second difference (a steady trend has none) over
+    sqrt(6), their standard deviation for noise of standard deviation 1."""
     v = curve.values
     bends = [abs(v[i + 1] - 2 * v[i] + v[i - 1]) for i in range(1, len(v) - 1)]
     return statistics.median(bends) / math.sqrt(6) if bends else 0.0
@@ -373,10 +344,8 @@ def _worse_since_best(train: Curve, validation: Curve):
     return best_epoch, validation.metric, numbers, tuple(validation.epochs[best + 1 :])
 
 
-# ---------------------------------------------------------------- learning rate too high
 def learning_rate_too_high(run: Run) -> Finding | None:
-    """Spikes in a batch loss (the first batch records of the losses) first (the clearest
-    sign), then epoch values that fall back."""
+    """Spikes in a batch loss (the clearest sign), then epoch values that fall back."""
     for metric, rows in run.losses.items():
         spikes = _spikes(rows)
         if spikes:
@@ -392,9 +361,8 @@ def learning_rate_too_high(run: Run) -> Finding | None:
 
 
 def _contradicted(finding: Finding, train: dict[str, Curve]) -> bool:
-    """A training value that fell back, while another training curve of the run kept
-    improving over the same epochs to its best: the run did not lose what it had learned
-    (#26: a finding from one curve is checked against the others)."""
+    """Another training curve kept improving to its best over the epochs this one fell back:
+    the run did not lose what it had learned (#26)."""
     if "best_epoch" not in finding.numbers:  # an oscillation: each step back is its own
         return False
     since, until = finding.numbers["best_epoch"], finding.numbers["latest_epoch"]
@@ -437,10 +405,7 @@ def _decline(curve: Curve) -> Finding | None:
     if any(curve.gain(v, best_value) > -curve.allowed(DECLINE, best_value) for v in last):
         return None
     numbers = dict(
-        best_epoch=curve.epochs[best],
-        best=best_value,
-        latest_epoch=curve.epochs[-1],
-        latest=latest,
+        best_epoch=curve.epochs[best], best=best_value, latest_epoch=curve.epochs[-1], latest=latest
     )
     text, step = findings.decline_words(curve.metric, **numbers)
     epochs = tuple(curve.epochs[best + 1 :])
@@ -468,11 +433,9 @@ def _oscillation(curve: Curve) -> Finding | None:
     return Finding("learning_rate_too_high", curve.metric, epochs, numbers, text, step)
 
 
-# ---------------------------------------------------------------- not learning
 def not_learning(run: Run) -> Finding | None:
-    """Every training curve with a known start (a loss, an accuracy-like value) no better than
-    at the start, over the whole run: a loss alone can hardly move in the first epochs of a
-    slow start while the accuracy already rises, and that run is learning."""
+    """Every training curve with a known start (a loss, an accuracy) no better than at the start:
+    a loss alone hardly moves in a slow start while the accuracy already rises."""
     batches = run.batches
     judged = [
         c
@@ -500,9 +463,8 @@ def not_learning(run: Run) -> Finding | None:
 
 
 def starting_level(rows: list, higher_is_better: bool) -> float:
-    """The value of the network before it could change much, from the first batches: for a
-    loss the lowest (a spike among them must not raise it), for a score their mean (one batch
-    of 100 rows is a small sample; five are a larger one)."""
+    """The network's value from its first batches: for a loss the lowest (a spike must not
+    raise it), for a score their mean (one batch of 100 rows is a small sample)."""
     first = [r.value for r in rows[:START_BATCHES] if math.isfinite(r.value)]
     if not first:
         return math.nan
@@ -526,10 +488,9 @@ def _still(curve: Curve, rows: list) -> bool:
     return best <= start + max(STILL_ACCURACY, spread)
 
 
-# ---------------------------------------------------------------- plateau and underfitting
 def plateau_or_underfitting(run: Run) -> Finding | None:
-    """Judged on the first accuracy-like metric: the only kind for which "poor" is known; on
-    means over windows of epochs, as one epoch of a small data set moves a lot."""
+    """On the first accuracy-like metric (where "poor" is known), by means over windows of
+    epochs: one epoch of a small data set moves a lot."""
     # A curve that steps back may be flat from steps too large: "raise the learning rate" would
     # be wrong. One step back (too few to call oscillation) leaves it open: a run at lr 0.2 with
     # batches of 64 crept along with one.
@@ -564,7 +525,6 @@ def plateau_or_underfitting(run: Run) -> Finding | None:
     return Finding("plateau", curve.metric, concerned, window, text, step)
 
 
-# ---------------------------------------------------------------- the detectors, in order
 # A flat curve is explained by steps too large, or by a network that never learned: "plateau"
 # or "underfitting" would then send the student after the wrong cause.
 FLAT = ("plateau", "underfitting")

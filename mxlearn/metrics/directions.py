@@ -1,13 +1,7 @@
-"""What a metric measures: whether larger is better, the range its values lie in, and which of a
-run's metrics a name given by the user means.
-
-Known only for MXNet's own metrics (and mxlearn's versions of them), by their exact class, from
-their rows in :data:`.catalogue.KNOWN_METRICS`: a ``CustomMetric`` or a user's ``EvalMetric``
-subclass may measure anything, so for those the user says it (``higher_is_better=``); mxlearn
-never guesses it from a name. What a user says of a custom metric
-(``history.describe(name, higher_is_better=..., value_range=...)``) is checked before the history
-believes it: a wrong direction would turn every "best" and every finding around.
-"""
+"""What a metric measures: whether larger is better, its range, and which of a run's metrics a
+user's name means. Known only for MXNet's own metrics, by exact class (:data:`.catalogue.
+KNOWN_METRICS`); for a custom one the user says it, and what they say is checked: a wrong
+direction would turn every "best" and every finding around. Never guessed from a name."""
 
 from __future__ import annotations
 
@@ -49,8 +43,6 @@ class DirectionNotTrueOrFalse(InputError):
 
 
 class AgainstKnownDirection(InputError):
-    """higher_is_better given against what is known of an MXNet metric."""
-
     fix_says = N_("leave higher_is_better out for MXNet's metrics")
 
 
@@ -79,7 +71,6 @@ class DirectionUnknown(InputError):
 
 
 def improves(higher_is_better: bool, value: float, best: float | None, min_delta=0.0) -> bool:
-    """Whether ``value`` beats ``best`` by more than ``min_delta`` (any value beats None)."""
     if best is None:
         return True
     gain = value - best if higher_is_better else best - value
@@ -87,15 +78,13 @@ def improves(higher_is_better: bool, value: float, best: float | None, min_delta
 
 
 def check_name(spec, called: str) -> None:
-    """A metric is named by a string (its name in the run, or the factory's)."""
     if spec is not None and not isinstance(spec, str):
         raise NotAMetricName(called=called, kind=type(spec).__name__)
 
 
 def resolve_name(spec: str, measured: dict, called: str) -> str:
-    """The name under which a run records the metric ``spec`` means (``measured``: name ->
-    metric object), accepting the factory's names in any case: 'acc' is 'accuracy', 'ce' is
-    'cross-entropy', 'top_k_acc' is 'top_5_accuracy'."""
+    """The name a run records the metric ``spec`` under (``measured``: name -> metric), from the
+    factory's names in any case: 'acc' is 'accuracy', 'ce' is 'cross-entropy'."""
     if spec in measured:
         return spec
     by_lower = {name.lower(): name for name in measured}
@@ -119,13 +108,11 @@ def resolve_name(spec: str, measured: dict, called: str) -> str:
 
 
 def is_direction(value) -> bool:
-    """True or False (NumPy's booleans too); not 'False', 'lower', 0 or 1."""
     return isinstance(value, (bool, np.bool_))
 
 
 def direction(name: str, metric, stated: bool | None, called: str) -> bool:
-    """Whether larger is better for ``metric``: as stated by the user, else as known for
-    MXNet's metrics; refused for a custom metric whose user did not say."""
+    """Whether larger is better for ``metric``: as stated, else as known for MXNet's metrics."""
     maker = called.split("(")[0]
     if stated is not None and not is_direction(stated):
         raise DirectionNotTrueOrFalse(called=called, stated=stated, maker=maker)
@@ -142,8 +129,7 @@ def direction(name: str, metric, stated: bool | None, called: str) -> bool:
 
 
 def remember_stated(history, name: str, metric, higher_is_better: bool) -> None:
-    """A custom metric's direction, said to EarlyStopping or Checkpoint, kept in the run's
-    history: diagnose and compare can then judge it too."""
+    """A custom metric's direction, said to EarlyStopping or Checkpoint, kept for diagnose."""
     if facts_of(metric) is None:
         history.know(name, MetricFacts(higher_is_better, None))
 
@@ -184,7 +170,6 @@ _NOT_PAIRS = (str, bytes, set, frozenset, dict)  # sized, but not a (low, high) 
 
 
 def is_range(value) -> bool:
-    """Two finite real numbers in a list or tuple (or array), the lower first."""
     if isinstance(value, _NOT_PAIRS) or not hasattr(value, "__len__") or len(value) != 2:
         return False
     if not all(isinstance(v, numbers.Real) and not isinstance(v, bool) for v in value):
@@ -194,7 +179,6 @@ def is_range(value) -> bool:
 
 
 def described(history, metric, higher_is_better, value_range) -> MetricFacts:
-    """The facts ``history.describe`` records, or the InputError that says what to fix."""
     recorded = history.metrics()
     if not isinstance(metric, str) or (recorded and metric not in recorded):
         near = closest(metric, recorded) if isinstance(metric, str) else []

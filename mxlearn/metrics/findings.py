@@ -1,10 +1,6 @@
-"""What a diagnosis of the curves says: a :class:`Finding` (what is seen, the numbers that show
-it, and one next experiment), the words of each kind, and the language they are said in.
-
-The detection itself (which curves, which thresholds) is in ``diagnosis.py``; this file only
-puts numbers it was given into sentences, so that the English and the Chinese of a finding
-always hold the same numbers.
-"""
+"""A :class:`Finding` of a diagnosis and the words of each kind. The detection is in
+``diagnosis.py``; this file only puts the numbers it is given into sentences, so that the
+English and the Chinese of a finding always hold the same numbers."""
 
 from __future__ import annotations
 
@@ -37,14 +33,9 @@ class NotADiagnosisLanguage(InputError):
 
 @dataclass
 class Finding:
-    """One thing the curves of a run show.
-
-    ``kind`` is one of :data:`KINDS`; ``epochs`` the epochs it concerns (numbered as fit logs
-    them, from 0); ``numbers`` the values that show it; ``text`` says what is seen, with those
-    numbers, and ``next_step`` the one experiment to try next, both in ``language``: empty
-    when the curves show no change that would make this run better (#26: advice is given only
-    when following it on the run that provoked it helps).
-    """
+    """One thing the curves show: ``kind`` of :data:`KINDS`, the ``epochs`` (from 0) and
+    ``numbers`` that show it, the ``text`` and ``next_step`` in ``language``; no next step when
+    following it would not make this run better (#26)."""
 
     kind: str
     metric: str
@@ -63,12 +54,8 @@ class Finding:
 
 @contextlib.contextmanager
 def speaking(lang: str | None):
-    """Say things in ``lang`` inside the block, then speak as before, even after an error.
-
-    language.py has no such switch, and its choice (set_language's or the environment's) is its
-    own: it is restored through its public calls. ``set_language(None)`` gives the choice back
-    to MXLEARN_LANG; when that does not give the language spoken before, it is set again.
-    """
+    """Say things in ``lang`` inside the block, then speak as before: through language.py's
+    public calls, ``set_language(None)`` (back to MXLEARN_LANG), then the one before if not."""
     before = current_language()
     if lang is None or lang == before:
         yield
@@ -82,9 +69,7 @@ def speaking(lang: str | None):
             set_language(before)
 
 
-# ---------------------------------------------------------------- the words of each kind
-# Each returns (what is seen, the next step); the numbers come as fields, named as in the
-# templates, so that the English and the Chinese hold the same numbers.
+# Each returns (what is seen, the next step), the numbers as the templates' fields.
 def overfitting_words(metric: str, judged: str | None, stop: dict | None, **numbers):
     text = say(
         "Overfitting from epoch {first}: validation {metric} was best at epoch {best_epoch} "
@@ -111,8 +96,7 @@ def overconfidence_words(metric: str, other: str, judged, stop, **numbers) -> tu
 
 
 def early_stopping_step(judged: str | None, stop: dict | None) -> str:
-    """The early stopping that makes this run better by the metric it is judged by (found by
-    diagnosis.restoring_stop), or nothing when none would."""
+    """The early stopping diagnosis.restoring_stop found, or nothing."""
     if stop is None:
         return ""
     return say(
@@ -257,8 +241,8 @@ def not_learning_words(metric: str, is_loss: bool, frozen: bool, **numbers) -> t
 
 
 def guessed_classes(metric: str, loss: float) -> int | None:
-    """K when a cross-entropy is ln(K) to 0.5%: a classifier whose outputs are all 1/K (what a
-    small initialisation gives) has exactly that loss, so the run's class count shows in it."""
+    """K when a cross-entropy is ln(K) to 0.5%: the loss of outputs all 1/K (what a small
+    initialisation gives)."""
     if metric not in ("cross-entropy", "nll-loss") or not math.isfinite(loss) or loss <= 0.5:
         return None
     classes = round(math.exp(loss))

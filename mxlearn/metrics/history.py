@@ -1,17 +1,9 @@
-"""MetricHistory: every metric value of a training run, as plain data.
+"""MetricHistory: every metric value of a run as plain data (no matplotlib: renderers read it).
 
-Pure data: nothing here imports matplotlib or widgets; renderers read a history and draw it.
-Each value is a row (metric, phase, kind, epoch, batch, samples, time, value):
-
-- ``phase`` is 'train' or 'validation';
-- ``kind`` is 'batch' (the metric over one training batch) or 'epoch' (MXNet's value over the
-  whole epoch, as ``fit`` logs it);
-- ``batch`` is the batch index within the epoch (for epoch rows: the number of batches);
-- ``samples`` counts the training samples seen since training started, ``time`` the seconds.
-
-Events (such as "resumed at epoch 3") are kept beside the values, and so is what the run knew
-of each metric (whether larger is better, its range), recorded by fit from the metric objects:
-a metric's name is the user's choice and says nothing certain about what it measures.
+A row is (metric, phase 'train'/'validation', kind 'batch'/'epoch', epoch, batch (for epoch rows:
+the number of batches), samples seen since training started, seconds, value). Events ("resumed
+at epoch 3") are kept beside, and so is what fit knew of each metric from its object: a name is
+the user's choice and says nothing certain about what it measures.
 """
 
 from __future__ import annotations
@@ -153,11 +145,8 @@ class MetricHistory:
     ) -> None:
         if phase not in PHASES or kind not in KINDS:
             raise NoSuchPhaseOrKind(phases=PHASES, kinds=KINDS)
-        self.records.append(
-            Record(
-                metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
-            )
-        )
+        row = metric, phase, kind, int(epoch), int(batch), int(samples), float(time), float(value)
+        self.records.append(Record(*row))
         self._version += 1
 
     def mark(
@@ -170,44 +159,39 @@ class MetricHistory:
     def describe(
         self, metric: str, higher_is_better: bool, value_range: tuple | None = None
     ) -> None:
-        """Say what a custom metric measures, so that ``diagnose`` and ``compare`` can judge it:
-        ``mod.history.describe('my_error', higher_is_better=False)``. ``value_range``: the
-        (low, high) its values lie in, when bounded (an accuracy's is (0, 1))."""
+        """Say what a custom metric measures, for ``diagnose`` and ``compare``:
+        ``mod.history.describe('my_error', higher_is_better=False)``; ``value_range``: its
+        (low, high) when bounded."""
         held = [*self.known, *self.metrics()]
         if isinstance(metric, str) and metric not in held:
             metric = _alias_of(metric, held) or metric  # else described() refuses it
         self.know(metric, described(self, metric, higher_is_better, value_range))
 
     def know(self, metric: str, facts: MetricFacts | None) -> None:
-        """Record what is known of ``metric`` (None: nothing, as for a CustomMetric); a
-        direction stated earlier is kept when nothing new is known."""
+        """Record what is known of ``metric`` (None: nothing); what was known is kept when
+        nothing new is."""
         if facts is not None or self.known.get(metric) is None:
             self.known[metric] = facts
 
     def facts(self, metric: str) -> MetricFacts | None:
-        """What ``metric`` measures: as recorded by fit or said with :meth:`describe`; for a
-        name the history holds nothing about (a history built by hand, or saved by an mxlearn
-        before this one), MXNet's own metric of that name; else None (not known)."""
+        """What ``metric`` measures: as fit recorded or :meth:`describe` said; else (a history
+        built by hand, or saved by an older mxlearn) MXNet's metric of that name, or None."""
         if metric in self.known:
             return self.known[metric]
         metric = self.metric_name(metric, "history.facts()")  # 'acc' is fit's 'accuracy'
         return self.known[metric] if metric in self.known else facts_of_name(metric)
 
-    def metrics(self) -> list[str]:
-        """Metric names in the order they first appeared."""
+    def metrics(self) -> list[str]:  # in the order they first appeared
         return list(dict.fromkeys(r.metric for r in self.records))
 
     def groups(self) -> dict[str, dict[str, list[Record]]]:
-        """``{metric: {'train': [...], 'validation': [...]}}``: each metric's phases together."""
         grouped: dict[str, dict[str, list[Record]]] = {}
         for r in self.records:
             grouped.setdefault(r.metric, {p: [] for p in PHASES})[r.phase].append(r)
         return grouped
 
     def series(self, metric: str, phase: str, kind: str, x: str = "epoch"):
-        """(xs, values) of one curve; ``x`` is any column name, e.g. 'epoch' or 'samples'.
-        ``metric`` and ``phase`` are understood as fit understands them: 'acc' is 'accuracy',
-        'val' is 'validation' (see :meth:`curve`)."""
+        """(xs, values) of one curve (names as :meth:`curve` reads them); ``x``: any column."""
         metric, phase, kind = self.curve(metric, phase, kind, "history.series()")
         if x not in COLUMNS:
             raise NoSuchColumn(called="history.series()", x=x, suggestion=did_you_mean(x, COLUMNS))
@@ -218,8 +202,7 @@ class MetricHistory:
         return self._latest(metric, phase, kind, "history.last_record()")
 
     def last(self, metric: str, phase: str = "train", kind: str = "epoch") -> float | None:
-        """The latest value of one curve, e.g. ``history.last('accuracy', 'validation')``;
-        None while that curve has no value yet."""
+        """The latest value of one curve, e.g. ``history.last('accuracy', 'validation')``."""
         r = self._latest(metric, phase, kind, "history.last()")
         return None if r is None else r.value
 
@@ -231,16 +214,13 @@ class MetricHistory:
         return None
 
     def curve(self, metric, phase, kind="epoch", called: str = "history.curve()"):
-        """(metric, phase, kind) as the history records them, from the names a student gives:
-        a metric by its recorded name or by any name MXNet's factory makes it from, in any
-        case ('acc' and 'Accuracy' are 'accuracy', 'ce' is 'cross-entropy', 'top_k_acc' the
-        run's one top-k accuracy); a phase as 'train'/'training' or 'validation'/'val'/'eval'.
-        Anything else is refused, naming what the history holds (#26: 'acc' and 'val' used to
-        read an empty curve without a word)."""
+        """(metric, phase, kind) as recorded, from a student's names: a metric by any name MXNet's
+        factory makes it from, in any case ('acc' is 'accuracy', 'top_k_acc' the run's one
+        top-k accuracy); a phase as in :data:`PHASE_NAMES`. Anything else is refused, naming
+        what the history holds (#26: 'acc' and 'val' read an empty curve without a word)."""
         return self.metric_name(metric, called), phase_name(phase, called), kind_name(kind, called)
 
     def metric_name(self, metric, called: str = "history.curve()") -> str:
-        """The recorded name of ``metric`` (see :meth:`curve`)."""
         if isinstance(metric, str) and metric in self.known:
             return metric  # fit knew it by this name: the per-epoch questions take this path
         held = list(dict.fromkeys([*self.known, *self.metrics()]))
@@ -254,19 +234,14 @@ class MetricHistory:
         return name
 
     def diagnose(self, lang: str | None = None, metric: str | None = None) -> list:
-        """What the curves show: overfitting, a learning rate too high, a plateau, underfitting
-        or no learning, each with its epochs, numbers and the next step that its curves show
-        would help (an empty list for a run that went well, or one the history cannot judge).
-        ``lang``: 'en', 'zh' or None (the language mxlearn speaks now). ``metric``: the one you
-        judge the run by (the first fit was given when None): "the best epoch" is the best by
-        it. See :mod:`mxlearn.metrics.diagnosis`."""
+        """What the curves show (overfitting, a learning rate too high, a plateau, underfitting,
+        no learning), each with its numbers and a next step; see
+        :func:`mxlearn.metrics.diagnosis.diagnose`."""
         from .diagnosis import diagnose  # imported when asked: reading curves is rarely needed
 
         return diagnose(self, lang, metric)
 
-    # ---------------------------------------------------------------- export
     def to_pandas(self):
-        """A DataFrame with one row per value and the columns of :data:`COLUMNS`."""
         # pandas adds ~0.15 s to every `import mxlearn` (python -X importtime); only this needs it
         import pandas as pd
 
@@ -279,8 +254,7 @@ class MetricHistory:
             writer.writerows(self.records)
 
     def to_dict(self) -> dict:
-        # NaN and infinity are not JSON: store them as strings and read them back.
-        def number(v: float):
+        def number(v: float):  # NaN and infinity are not JSON: written as strings
             return v if math.isfinite(v) else repr(v)
 
         return {
@@ -313,7 +287,7 @@ class MetricHistory:
         return history
 
     def save(self, path: str | os.PathLike) -> None:
-        """Write the history as JSON (atomically: a reader never sees half a file)."""
+        """Write the history as JSON, atomically."""
         atomic_write_bytes(os.fspath(path), json.dumps(self.to_dict()).encode())
 
     @classmethod
@@ -331,7 +305,7 @@ class MetricHistory:
 
 
 def _alias_of(metric: str, held: list[str]) -> str | None:
-    """The one name of ``held`` that ``metric`` means, case aside or as an alias of MXNet's."""
+    """The one name of ``held`` that ``metric`` means, case aside or as MXNet's alias."""
     same = [name for name in held if name.lower() == metric.lower()]
     if len(same) == 1:
         return same[0]
@@ -343,7 +317,6 @@ def _alias_of(metric: str, held: list[str]) -> str | None:
 
 
 def phase_name(phase, called: str) -> str:
-    """'train' or 'validation', from any of :data:`PHASE_NAMES` in any case."""
     if phase in PHASES:
         return phase
     if isinstance(phase, str) and phase.lower() in PHASE_NAMES:
@@ -369,8 +342,8 @@ def _saved_event(saved: dict) -> Event:
 
 
 def _saved_facts(saved) -> MetricFacts | None:
-    """What a saved history says a metric measures (None: not known); ValueError for a value
-    changed by hand, which would otherwise turn a loss into a score."""
+    """What a saved history says a metric measures; ValueError for a value changed by hand
+    (which could turn a loss into a score)."""
     if saved is None:
         return None
     if not isinstance(saved, dict) or set(saved) != {"higher_is_better", "value_range"}:

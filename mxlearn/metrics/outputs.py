@@ -1,10 +1,9 @@
 """Which output of a network with several loss layers a metric measures.
 
-MXNet pairs a metric with every output and label by position, so on ``mx.sym.Group([classifier,
-regression])`` 'acc' averages the classifier's accuracy with a meaningless one of the regression
-head. Here a metric of a known kind measures the one output of its kind (its ``output_names``
-and ``label_names`` are set to it); two candidates, or none, are refused, naming the outputs. A
-metric given ``output_names`` is checked against them; a custom metric keeps MXNet's pairing.
+MXNet pairs a metric with every output by position, so on ``mx.sym.Group([classifier,
+regression])`` 'acc' averages in a meaningless accuracy of the regression head. Here a metric of
+a known kind is pointed at the one output of its kind (two or none are refused); a metric given
+``output_names`` is checked against them; a custom metric keeps MXNet's pairing.
 """
 
 from __future__ import annotations
@@ -19,9 +18,7 @@ from .catalogue import check_metric_fits, metric_kind
 from .deferred import leaf_metrics
 
 
-class OutputNotChosen(InputError):
-    """A metric of a kind that several outputs have, or none: the fix says which to measure."""
-
+class OutputNotChosen(InputError):  # several outputs of the metric's kind, or none
     fix_says = N_(
         "say which: mx.metric.create('{metric}', output_names=['{output}'], "
         "label_names=['{label}'])"
@@ -75,7 +72,6 @@ def layer_kind(layer) -> str | None:
 
 
 def kind_words(kind: str) -> str:
-    """'classification' or 'regression' (a metric's or an output's kind), in words."""
     return say("classification") if kind == "classification" else say("regression")
 
 

@@ -1,11 +1,8 @@
 """``operator(array, **params) -> slots[index]``, with the operator call's arguments built once.
 
-MXNet's Python wrapper builds every argument of an operator call again at each call (handle
-arrays allocated, parameter strings encoded): about 10 us here, while the argmax of a batch's
-outputs, or the copy of its labels, takes about 1 us on the device. At batch 32 Python's time
-is what a small network's batch costs, and the deferred metric makes these calls every batch;
-so it makes the call the wrapper makes (``MXImperativeInvokeEx`` of MXNet's C API, the same
-operator on the same arrays) with everything but the input prepared in advance.
+MXNet's Python wrapper builds every argument again at each call (about 10 us here, while the
+argmax of a batch's outputs takes about 1 us on the device); the deferred metric makes these
+calls every batch, so it makes the wrapper's own ``MXImperativeInvokeEx`` call, prepared.
 """
 
 from __future__ import annotations

@@ -1,9 +1,5 @@
-"""TrainingRecorder: turns metric readings from fit or a manual loop into MetricHistory rows.
-
-It keeps the counters a progress line needs (epoch, batch, samples seen, elapsed time). In fit,
-the MetricRecording callback feeds it; in a manual loop, a LivePlot's ``update``. It draws
-nothing: a LivePlot reads it.
-"""
+"""TrainingRecorder: metric readings from fit (the MetricRecording callback) or a manual loop (a
+LivePlot's ``update``) as MetricHistory rows, with the counters a progress line needs."""
 
 from __future__ import annotations
 
@@ -33,7 +29,6 @@ class TrainingRecorder:
         # more for the progress line, read when it is drawn (fit on a GPU: its memory in use)
         self.status: Callable[[], str] | None = None
 
-    # ---------------------------------------------------------------- lifecycle
     def begin(
         self,
         *,
@@ -41,7 +36,6 @@ class TrainingRecorder:
         total_epochs: int | None = None,
         batches_per_epoch: int | None = None,
     ) -> None:
-        """Start (or continue) a training run; fit calls this, the manual loop's first update too."""
         if self.started_at is None:
             self.started_at = self.clock()
         self.begin_epoch = self.epoch = begin_epoch
@@ -55,9 +49,8 @@ class TrainingRecorder:
             return 0.0
         return (self.clock() if at is None else at) - self.started_at
 
-    # ---------------------------------------------------------------- recording
     def advance(self, epoch: int, batch: int, samples: int) -> int:
-        """Training reached batch ``batch`` of ``epoch`` (in real time); returns samples seen."""
+        """Training reached batch ``batch`` of ``epoch``; returns the samples seen."""
         if epoch != self.epoch:
             self.epoch, self.epoch_samples = epoch, 0
         self.batch = batch
@@ -68,13 +61,11 @@ class TrainingRecorder:
     def record_batch(
         self, epoch: int, batch: int, samples_seen: int, values, at: float | None = None
     ) -> None:
-        """The metric values over one batch (recorded possibly later than the batch ran)."""
         when = self.elapsed(at)
         for name, value in values:
             self._record(name, "train", "batch", epoch, batch, samples_seen, when, value)
 
     def record_epoch(self, epoch: int, phase: str, name_values) -> None:
-        """MXNet's value over the whole epoch, for 'train' or 'validation'."""
         if phase == "train" and self.batch >= 0:
             self.batches_per_epoch = self.batches_per_epoch or self.batch + 1
             self.samples_per_epoch = self.samples_per_epoch or self.epoch_samples
@@ -83,22 +74,18 @@ class TrainingRecorder:
             self._record(name, phase, "epoch", epoch, self.batch + 1, self.samples, when, value)
 
     def _record(self, name, phase, kind, epoch, batch, samples, when, value) -> None:
-        """One value into the history. A value under a name no metric object was known by (an
-        EvalMetric subclass whose get() reports other names, a name-value list handed to a
-        LivePlot) is recorded as of unknown meaning: its name alone does not say what it
-        measures."""
-        if name not in self.history.known:
-            self.history.know(name, None)
+        # A name no metric object was known by (an EvalMetric whose get() reports other names, a
+        # list handed to a LivePlot) is of unknown meaning: a name does not say what it measures
+        self.history.know(name, None)  # keeps what is known of it
         self.history.record(
             name, phase, kind, epoch=epoch, batch=batch, samples=samples, time=when, value=value
         )
 
     def flush(self) -> None:
-        """Bring in every value recorded later than its batch ran (before reading or drawing)."""
+        """Bring in every value recorded later than its batch ran."""
         for flush in self.flush_sources:
             flush()
 
-    # ---------------------------------------------------------------- progress
     def samples_per_second(self) -> float:
         elapsed = self.elapsed()
         return self.samples / elapsed if elapsed > 0 else 0.0

@@ -1,23 +1,18 @@
 """An exponential moving average corrected for its start at 0 (TensorBoard's smoothing, fast.ai's
-smoothed loss), one value at a time: the live figure's batch curve and lr_find's loss use it.
-
-What to do with a NaN is the caller's choice: the figure leaves it out and goes on smoothing,
-lr_find keeps it in (a NaN loss is an explosion).
-"""
+smoothed loss): the live figure's batch curve and lr_find's loss. A NaN is the caller's to
+handle: the figure leaves it out, lr_find keeps it in (a NaN loss is an explosion)."""
 
 from __future__ import annotations
 
 
 class SmoothedAverage:
-    """``weight`` times the average so far plus (1 - ``weight``) times the new value, divided by
-    (1 - weight**n) so that the first values are not pulled towards the 0 it starts from.
-    ``weight`` 0 gives each value back as it is."""
+    """Divided by (1 - weight**n) so that the first values are not pulled towards the 0 it
+    starts from; ``weight`` 0 gives each value back as it is."""
 
     def __init__(self, weight: float) -> None:
         self.weight, self.average, self.count = weight, 0.0, 0
 
     def add(self, value: float) -> float:
-        """The smoothed value once ``value`` is added."""
         self.count += 1
         self.average = self.weight * self.average + (1 - self.weight) * value
         return self.average / (1 - self.weight**self.count)

@@ -1,7 +1,6 @@
-"""What an early stop would put back on a run's curve: :class:`~mxlearn.EarlyStopping`'s own
-rule run over the values the run recorded, so that ``diagnose`` advises a stop only when it
-makes the run better by the metric the run is judged by (#26). A curve is a
-:class:`.diagnosis.Curve` (epochs, values, higher_is_better, gain, noise)."""
+"""What an early stop would put back on a run's curve (a :class:`.diagnosis.Curve`):
+EarlyStopping's own rule over the recorded values, so that ``diagnose`` advises a stop only
+when it makes the run better by the metric the run is judged by (#26)."""
 
 from __future__ import annotations
 
@@ -11,9 +10,8 @@ FIRST_PATIENCE = 3  # EarlyStopping's default: the patience tried first
 
 
 def early_stop(curve, patience: int) -> tuple[int, float] | None:
-    """(best epoch, its value) that EarlyStopping(curve.metric, patience) puts back on this
-    curve, as its on_epoch_done judges it (any gain counts, min_delta 0); None: it would not
-    stop, and the run would end with its last weights."""
+    """(best epoch, its value) that EarlyStopping(curve.metric, patience) puts back (any gain
+    counts, min_delta 0); None: it would not stop, and the run keeps its last weights."""
     best = best_epoch = None
     waited = 0
     for epoch, value in zip(curve.epochs, curve.values):
@@ -27,10 +25,9 @@ def early_stop(curve, patience: int) -> tuple[int, float] | None:
 
 
 def restoring_stop(curve) -> dict | None:
-    """The early stopping that helps this run by the metric it is judged by: the smallest
-    patience from 3 whose stop puts back weights better than the last by more than noise, or
-    None (#26: the loss's best epoch was advised, with a worse accuracy). A seeded run trained
-    again follows this curve up to the stop (tests/test_diagnosis.py follows the advice)."""
+    """The smallest patience from 3 whose stop puts back weights better than the last by more
+    than noise, or None (#26: the loss's best epoch was advised, with a worse accuracy).
+    tests/test_diagnosis.py trains a seeded run again and follows this advice."""
     if curve is None:
         return None
     latest = curve.values[-1]
