@@ -11,6 +11,7 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.guards.arguments import OutOfMemory
 from mxlearn.guards.binding import EmptyDimension, OneHotLabels, RowsDiffer
 
 ROWS = np.random.RandomState(0).rand(16, 5).astype("float32")
@@ -103,3 +104,13 @@ def test_a_smaller_last_batch_still_computes_as_a_module_bound_for_it():
     small.set_params(*mod.get_params())
     small.forward(mx.io.DataBatch([mx.nd.array(ROWS[:3])], [mx.nd.array(LABELS[:3])]), False)
     np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), small.get_outputs()[0].asnumpy())
+
+
+def test_a_batch_too_large_for_memory_says_so_and_a_smaller_one_binds():
+    mod = mxlearn.Module(_net())
+    with pytest.raises(OutOfMemory) as refused:  # 16 TiB of data in one batch
+        mod.bind([("data", (2**30, 2**12))], [("softmax_label", (2**30,))])
+    assert refused.value.fields["params"] == "64.0 KiB"  # fc: 4 x 4,096 weights, 4 biases
+    assert "batch_size" in refused.value.fix
+    mod.bind([("data", (32, 2**12))], [("softmax_label", (32,))])  # the advice: a smaller batch
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(32, 2**12)]

@@ -109,6 +109,7 @@ NOT_SHOWN = {
     ("mxlearn/guards/arguments.py", "should be 4D"): "found in MXNet's error text",
     ("mxlearn/guards/arguments.py", "uniform type"): "found in MXNet's error text",
     ("mxlearn/guards/arguments.py", "data type"): "found in MXNet's error text",
+    ("mxlearn/guards/arguments.py", "Failed to allocate"): "found in MXNet's error text",
     ("mxlearn/module/high_level.py", "Train the module: MXNet's"): "fit's docstring",
     ("mxlearn/module/module.py", "Data provided by label_shapes"): "matches MXNet's warning",
     ("mxlearn/module/module.py", "Optimizer created manually"): "matches MXNet's warning",

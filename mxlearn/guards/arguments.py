@@ -13,6 +13,8 @@ from .._compat import mx
 from ..boundary import condensed
 from ..errors import N_, ArgumentTypeError, InputError, closest, did_you_mean
 from ..language import say
+from ..network_layers import BYTES_PER_VALUE
+from ..network_view import memory_text
 from .lifecycle import BIND_CALL
 
 # The call that names a module's inputs as the network reads them (the fix of a wrong name).
@@ -103,6 +105,14 @@ class InputTypesDiffer(NetworkCannotTake):
         "give every input the network's type, float32: X.astype('float32') and y.astype('float32') "
         "before making the iterator (or mx.sym.Cast in the network)"
     )
+
+
+class OutOfMemory(NetworkCannotTake):
+    says = N_(
+        "mod.bind(): MXNet could not allocate the memory for data {data} and labels {labels}: "
+        "{reason}. The parameters take {params}; each layer's outputs grow with the batch's rows."
+    )
+    fix_says = N_("a smaller batch_size, or smaller layers (fewer num_hidden or num_filter)")
 
 
 class NotInferenceData(ArgumentTypeError):
@@ -232,7 +242,7 @@ def check_initializer(initializer) -> None:
 
 
 @contextlib.contextmanager
-def engine_errors_explained(data_descs, label_descs):
+def engine_errors_explained(symbol, data_descs, label_descs):
     """bind: MXNet's engine error for shapes a network cannot take, as one explained line."""
     try:
         yield
@@ -248,7 +258,17 @@ def engine_errors_explained(data_descs, label_descs):
             kind = InputTypesDiffer
         data, labels = shapes_text(data_descs), shapes_text(label_descs)
         shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
-        raise kind(data=data, labels=labels, reason=reason, shapes=shapes) from None
+        facts = dict(data=data, labels=labels, reason=reason, shapes=shapes)
+        if "Failed to allocate" in reason:
+            kind, facts["params"] = OutOfMemory, _parameter_bytes(symbol, data_descs, label_descs)
+        raise kind(**facts) from None
+
+
+def _parameter_bytes(symbol, data_descs, label_descs) -> str:
+    inputs = {d.name: d.shape for d in [*data_descs, *(label_descs or [])]}
+    names = [n for n in symbol.list_arguments() if n not in inputs]
+    shapes = network.infer_param_shapes(symbol, names, inputs) or {}
+    return memory_text(sum(int(np.prod(s)) for s in shapes.values()) * BYTES_PER_VALUE)
 
 
 def check_inference_data(eval_data, called: str) -> bool:

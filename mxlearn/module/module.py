@@ -185,7 +185,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             return super().bind(data_shapes, label_shapes, *rest)
         asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)
-        with warnings.catch_warnings(), arguments.engine_errors_explained(asked.data, asked.label):
+        with (
+            warnings.catch_warnings(),
+            arguments.engine_errors_explained(self._symbol, asked.data, asked.label),
+        ):
             # MXNet warns that an inference binding has no label shapes: not a problem.
             warnings.filterwarnings("ignore", message="Data provided by label_shapes")
             super().bind(asked.data, asked.label, *rest)
