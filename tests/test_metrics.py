@@ -19,6 +19,7 @@ from mxlearn.metrics.catalogue import (
     KNOWN_METRICS,
     LEFT_OUT,
     ClassMetricOfNumbers,
+    PerplexityIgnoresDiffer,
     RegressionMetricOfClasses,
     create_metric,
     facts_of,
@@ -317,6 +318,51 @@ def test_perplexity_by_name_is_made_with_the_networks_ignore_label():
             by_hand.update(batch.label, mod.get_outputs())
         assert name == "perplexity" and value == pytest.approx(by_hand.get()[1], rel=1e-6)
     assert mxlearn.create_metric("perplexity").ignore_label is None
+
+
+def test_perplexity_by_name_over_classifiers_that_ignore_different_labels_is_refused():
+    rng = np.random.RandomState(0)
+    X = rng.rand(64, 8).astype("float32")
+    a, b = rng.randint(0, 3, 64).astype("float32"), rng.randint(0, 3, 64).astype("float32")
+    a[::4], b[::5] = -1, 2  # rows each classifier leaves out
+    data = mx.sym.var("data")
+    heads = [
+        mx.sym.SoftmaxOutput(
+            mx.sym.FullyConnected(data, num_hidden=3, name=f"fc_{n}"),
+            name=n,
+            use_ignore=True,
+            ignore_label=ignore,
+        )
+        for n, ignore in (("a", -1), ("b", 2))
+    ]
+    it = mx.io.NDArrayIter({"data": X}, {"a_label": a, "b_label": b}, 32)
+    mod = mxlearn.Module(mx.sym.Group(heads), label_names=["a_label", "b_label"])
+    with pytest.raises(PerplexityIgnoresDiffer) as refused:
+        mod.fit(it, num_epoch=1, eval_metric="perplexity")
+    assert refused.value.fields["ignored"] == [-1.0, 2.0]
+    assert "name='perplexity_<layer>'" in refused.value.fix
+    assert "name='perplexity_<layer>'" in refused.value.fix
+    # the advice followed: one Perplexity per classifier, each with its own ignore_label
+    each = mx.metric.CompositeEvalMetric(
+        [
+            mx.metric.Perplexity(
+                ignore_label=i,
+                name=f"perplexity_{n}",
+                output_names=[f"{n}_output"],
+                label_names=[f"{n}_label"],
+            )
+            for n, i in (("a", -1), ("b", 2))
+        ]
+    )
+    mod.fit(it, num_epoch=1, eval_metric=each)
+    scores = dict(mod.score(it, each))
+    it.reset()
+    by_hand = [mx.metric.Perplexity(ignore_label=i) for i in (-1, 2)]
+    for batch in it:
+        mod.forward(batch, is_train=False)
+        for k, metric in enumerate(by_hand):
+            metric.update([batch.label[k]], [mod.get_outputs()[k]])
+    assert list(scores.values()) == pytest.approx([m.get()[1] for m in by_hand], rel=1e-6)
 
 
 @pytest.mark.parametrize("recorded, mxnets", [("cross-entropy", "ce"), ("nll-loss", "nll_loss")])

@@ -37,6 +37,18 @@ class TopKIsAccuracy(InputError):
     fix_code = "eval_metric='acc'"
 
 
+class PerplexityIgnoresDiffer(InputError):
+    says = N_(
+        "{called}: 'perplexity' by name takes the ignore_label of the network's classifier, but "
+        "its classifiers leave out different labels: {ignored}. One Perplexity has one."
+    )
+    fix_code = (
+        "mx.metric.CompositeEvalMetric([mx.metric.Perplexity(ignore_label=..., name='perplexity_"
+        "<layer>', output_names=['<layer>_output'], label_names=['<layer>_label']) for each "
+        "classifier])"
+    )
+
+
 class MetricNotMade(InputError):
     says = N_("{called}: cannot create the metric {spec!r}: {error}")
 
@@ -281,13 +293,13 @@ def facts_of_name(name: str) -> MetricFacts | None:
 
 @public("mxlearn.create_metric()")
 def create_metric(
-    spec, called: str = "mxlearn.create_metric()", *, network_ignore_label=None, **kwargs
+    spec, called: str = "mxlearn.create_metric()", *, network_ignore_labels=(), **kwargs
 ):
     """Like ``mx.metric.create``, with the seed tutorial's names made to work, case-insensitive:
     ``'top_k_acc'`` (k=5 unless ``top_k=`` is given; named ``top_5_accuracy``), ``'f1'`` for
     any number of classes (``average='macro'`` or ``'micro'``), ``'mse'``, ``'rmse'`` and
     ``'mae'`` over every value rather than per batch, ``'perplexity'`` without its required
-    ``ignore_label`` (``network_ignore_label``, the one of the network's loss layer, when a
+    ``ignore_label`` (``network_ignore_labels``, those of the network's classifiers, when a
     module creates it), and unknown names or settings explained.
 
     Examples
@@ -304,7 +316,7 @@ def create_metric(
         composite = mx.metric.CompositeEvalMetric()
         for item in spec:
             composite.add(
-                create_metric(item, called, network_ignore_label=network_ignore_label, **kwargs)
+                create_metric(item, called, network_ignore_labels=network_ignore_labels, **kwargs)
             )
         return composite
     if isinstance(spec, str):
@@ -321,7 +333,10 @@ def create_metric(
             return metric
         if row is not None and row.cls is mx.metric.Perplexity and "ignore_label" not in kwargs:
             # MXNet's requires ignore_label; by name it is the network's (rows it leaves out)
-            return mx.metric.Perplexity(ignore_label=network_ignore_label, **kwargs)
+            ignored = sorted(set(network_ignore_labels), key=str)
+            if len(ignored) > 1:
+                raise PerplexityIgnoresDiffer(called=called, ignored=ignored)
+            return mx.metric.Perplexity(ignore_label=next(iter(ignored), None), **kwargs)
         if row is not None and row.whole_set is F1:
             return F1(average=kwargs.get("average", "macro"))
         if row is not None and row.whole_set is not None:

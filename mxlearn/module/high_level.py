@@ -316,8 +316,7 @@ class HighLevelAPI:
 
     def _metric(self, spec, provide_data, called: str):
         """The metric ``spec`` names, refused if it cannot measure this network's outputs."""
-        ignored = {li.ignore_label for li in self._label_inputs.values() if li.is_classification}
-        ignore_label = next(iter(ignored)) if len(ignored) == 1 else None
-        metric = create_metric(spec, called, network_ignore_label=ignore_label)
+        ignored = [li.ignore_label for li in self._label_inputs.values() if li.is_classification]
+        metric = create_metric(spec, called, network_ignore_labels=ignored)
         check_metric_fits_network(metric, self._symbol, self._label_inputs, provide_data, called)
         return metric
