@@ -1,8 +1,5 @@
-"""Checkpoints: the files (``mxlearn.checkpoint.save``, ``latest``, ``load_checkpoint``, ...),
-the saving policy (:class:`Checkpoint`), pickle-free optimizer state, and resume state.
-
-``mxlearn.checkpoint`` is the files' module as it always was; ``mxlearn.Checkpoint`` (capital C)
-is the policy that ``fit(checkpoint=...)`` takes and lives in :mod:`.policy`.
+"""Checkpoints: the files (``mxlearn.checkpoint.save``, ``latest``, ``load_checkpoint``, ...)
+and the saving policy that ``fit(checkpoint=...)`` takes (``mxlearn.Checkpoint``, capital C).
 """
 
 from .files import (

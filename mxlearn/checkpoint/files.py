@@ -1,21 +1,7 @@
-"""Checkpoints that never lose work, under MXNet's names.
-
-Files per checkpoint (``NNNN`` counts completed epochs: fit's epoch index 2, the third, is saved
-as 0003 and resumed with ``begin_epoch=3``):
-
-- ``prefix-symbol.json`` and ``prefix-NNNN.params``: MXNet's own files, which plain
-  ``mx.model.load_checkpoint`` opens;
-- ``prefix-NNNN.optimizer.params``: the optimizer's arrays, in MXNet's NDArray format (no pickle);
-- ``prefix-NNNN.random.params``: the order of a shuffled training iterator (``random_state``);
-- ``prefix-NNNN.json``: the manifest, written last: epochs completed, size and SHA-256 of every
-  file, the optimizer (name, settings, update count, learning-rate schedule, the structure of its
-  arrays), NumPy's generator state, the run's MXNet seed and the metric history. A checkpoint
-  exists only once its manifest does.
-
-Every file is written to a temporary name in the same folder, flushed to disk and renamed, so
-an interrupted save leaves the previous checkpoint intact and never a half-written file under a
-final name. While a save runs, ``prefix-NNNN.partial`` marks its epoch: files of a killed save
-count as unwritten, and the next save removes them and the temporaries (:mod:`.partial`).
+"""Checkpoints that never lose work, under MXNet's names: ``prefix-symbol.json`` and
+``prefix-NNNN.params`` (MXNet's own), ``.optimizer.params`` and ``.random.params`` (NDArray
+files, no pickle), and ``prefix-NNNN.json``, the manifest (sizes and SHA-256 of every file,
+optimizer, random state, history), written last: a checkpoint exists once its manifest does.
 """
 
 from __future__ import annotations
@@ -29,7 +15,12 @@ import re
 import numpy as np
 
 from .._compat import mx
-from ..atomic_write import atomic_write, atomic_write_bytes
+from ..atomic_write import (
+    atomic_write,
+    atomic_write_bytes,
+    remove_stale_temporaries,
+    writer_alive,
+)
 from ..boundary import public
 from ..errors import (
     N_,
@@ -41,17 +32,23 @@ from ..errors import (
     closest,
 )
 from ..language import say, sentences
-from . import optimizer_state, partial
+from . import optimizer_state
 from .ndarray_file import check_ndarray_file
 from .prefixes import check_prefix
 
 MANIFEST_FORMAT = "mxlearn.checkpoint/1"
+# the names of the files a checkpoint of a prefix writes, after "prefix-"
+FILE_NAMES = (
+    r"(symbol\.json|best\.json|\d{4,}\.(params|optimizer\.params|random\.params|json|partial))"
+)
 
 
 def symbol_file(prefix: str) -> str:
     return f"{prefix}-symbol.json"
 
 
+# NNNN counts completed epochs: fit's epoch index 2, the third, is saved as 0003 and resumed
+# with begin_epoch=3
 def params_file(prefix: str, epoch: int) -> str:
     return f"{prefix}-{epoch:04d}.params"
 
@@ -68,18 +65,20 @@ def manifest_file(prefix: str, epoch: int) -> str:
     return f"{prefix}-{epoch:04d}.json"
 
 
+def marker_file(prefix: str, epoch: int) -> str:
+    return f"{prefix}-{epoch:04d}.partial"
+
+
 def optimizer_states_file(prefix: str, epoch: int) -> str:
     """MXNet's pickled optimizer states (``save_optimizer_states=True``)."""
     return f"{prefix}-{epoch:04d}.states"
 
 
 def _epochs_with(prefix: str, suffix: str) -> list[int]:
-    pattern = re.compile(
-        re.escape(os.path.basename(prefix)) + r"-(\d{4,})" + re.escape(suffix) + "$"
-    )
+    pattern = re.compile(re.escape(os.path.basename(prefix)) + r"-(\d{4,})" + re.escape(suffix))
     epochs = []
     for path in glob.glob(f"{glob.escape(prefix)}-*{suffix}"):
-        found = pattern.match(os.path.basename(path))
+        found = pattern.fullmatch(os.path.basename(path))
         if found and os.path.isfile(path):  # a folder named like a checkpoint file is not one
             epochs.append(int(found.group(1)))
     return sorted(epochs)
@@ -98,24 +97,28 @@ def manifested_epochs(prefix: str) -> list[int]:
 def partial_epochs(prefix: str) -> list[int]:
     """Epochs whose save was cut short (a kill): marked, without a manifest; unwritten."""
     complete = set(manifested_epochs(prefix))
-    return [e for e in partial.marked_epochs(prefix) if e not in complete]
+    return [e for e in _epochs_with(prefix, ".partial") if e not in complete]
 
 
 def mxnet_epochs(prefix: str) -> list[int]:
     """Epochs with MXNet's own checkpoint only (a parameter file, neither a manifest nor a
     save of mxlearn's cut short)."""
-    ours = set(manifested_epochs(prefix)) | set(partial.marked_epochs(prefix))
+    ours = set(manifested_epochs(prefix)) | set(_epochs_with(prefix, ".partial"))
     return [e for e in saved_epochs(prefix) if e not in ours]
 
 
-def epoch_files(prefix: str, epoch: int) -> list[str]:
+def _unlink(*paths: str) -> None:
+    for path in paths:
+        try:
+            os.unlink(path)
+        except FileNotFoundError:
+            pass
+
+
+def _unlink_epoch(prefix: str, epoch: int) -> None:
     """Every file a checkpoint of ``epoch`` may have, the manifest first."""
-    return [
-        manifest_file(prefix, epoch),
-        params_file(prefix, epoch),
-        optimizer_file(prefix, epoch),
-        random_file(prefix, epoch),
-    ]
+    suffixes = (".json", ".params", ".optimizer.params", ".random.params")
+    _unlink(*(f"{prefix}-{epoch:04d}{suffix}" for suffix in suffixes))
 
 
 # ---------------------------------------------------------------- writing
@@ -159,11 +162,9 @@ def save(
     random_state=None,
     overwrite: bool = False,
 ) -> str:
-    """Write a complete checkpoint of ``module`` after ``epoch`` completed epochs, with
-    ``random_state`` = (arrays, description) from ``random_state.capture`` when fit saves.
-
-    Returns the manifest's path. Refuses to overwrite an existing epoch unless ``overwrite``,
-    and to save parameters that are not finite.
+    """Write a complete checkpoint of ``module`` after ``epoch`` completed epochs (its
+    ``random_state``: ``random_state.capture``'s); returns the manifest's path. Refuses to
+    overwrite an existing epoch unless ``overwrite``, and to save parameters that are not finite.
     """
     if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
         raise CheckpointExists(epoch=epoch, prefix=prefix)
@@ -206,42 +207,57 @@ def save(
     }
     data = json.dumps(manifest, indent=1).encode()
     atomic_write_bytes(manifest_file(prefix, epoch), data)  # last: the commit point
-    partial.unmark(prefix, epoch)
+    _unlink(marker_file(prefix, epoch))
     return manifest_file(prefix, epoch)
+
+
+# A save marks its epoch (``prefix-NNNN.partial``, holding the writer's process id) before it
+# writes or removes any file of it, and unmarks it once the manifest is written: a kill at any
+# moment leaves a complete checkpoint or files that count as unwritten, never as MXNet's own
+# checkpoint (a .params file alone, which fit refuses to overwrite). Issue #26.
+def _mark(prefix: str, epoch: int) -> None:
+    atomic_write_bytes(marker_file(prefix, epoch), json.dumps({"pid": os.getpid()}).encode())
 
 
 def remove(prefix: str, epoch: int) -> None:
     """Delete checkpoint ``epoch``: marked first, then the manifest (it stops existing before
     its files go), so a kill halfway leaves files that count as unwritten."""
-    partial.mark(prefix, epoch)
-    for path in epoch_files(prefix, epoch):
-        if os.path.exists(path):
-            os.unlink(path)
-    partial.unmark(prefix, epoch)
+    _mark(prefix, epoch)
+    _unlink_epoch(prefix, epoch)
+    _unlink(marker_file(prefix, epoch))
+
+
+def _writer(prefix: str, epoch: int) -> int | None:
+    try:
+        with open(marker_file(prefix, epoch), "rb") as f:
+            pid = json.loads(f.read().decode()).get("pid")
+    except (OSError, ValueError, AttributeError):
+        return None  # unreadable: not a save of a running process that could finish it
+    return pid if isinstance(pid, int) and not isinstance(pid, bool) else None
 
 
 def _begin_writing(symbol, prefix: str, epoch: int) -> None:
-    """Clean what killed saves left, write the network, and mark ``epoch`` as being written
-    before any of its files is: a kill from here on leaves it unwritten."""
-    partial.clean_earlier_writes(
-        prefix, lambda e: epoch_files(prefix, e), lambda e: os.path.exists(manifest_file(prefix, e))
-    )
-    _save_symbol(symbol, prefix)
-    partial.mark(prefix, epoch)
-    for path in epoch_files(prefix, epoch):  # replaced (overwrite) or a killed save's
-        if os.path.exists(path):
-            os.unlink(path)
-
-
-def _save_symbol(symbol, prefix: str) -> None:
-    """Write the network once; refuse another network under the same prefix."""
+    """Remove what killed saves left (the files of each marked epoch without a manifest, the
+    marks, stale temporaries; not a save by a process still running, another kernel's), write
+    the network once (refusing another one), and mark ``epoch`` before any of its files."""
+    for marked in _epochs_with(prefix, ".partial"):
+        pid = _writer(prefix, marked)
+        if pid is not None and writer_alive(pid):
+            continue
+        if not os.path.exists(manifest_file(prefix, marked)):
+            _unlink_epoch(prefix, marked)
+        _unlink(marker_file(prefix, marked))
+    is_ours = re.compile(re.escape(os.path.basename(prefix)) + "-" + FILE_NAMES).fullmatch
+    remove_stale_temporaries(os.path.dirname(os.path.abspath(prefix)), is_ours)
     if not os.path.exists(symbol_file(prefix)):
         atomic_write(symbol_file(prefix), lambda p: symbol.save(p))
-        return
-    with open(symbol_file(prefix)) as f:
-        on_disk = f.read()
-    if _canonical(on_disk) != _canonical(symbol.tojson()):
-        raise OtherNetwork(path=symbol_file(prefix))
+    else:
+        with open(symbol_file(prefix)) as f:
+            on_disk = f.read()
+        if _canonical(on_disk) != _canonical(symbol.tojson()):
+            raise OtherNetwork(path=symbol_file(prefix))
+    _mark(prefix, epoch)
+    _unlink_epoch(prefix, epoch)  # replaced (overwrite) or a killed save's
 
 
 def _canonical(sym_json: str) -> str:
@@ -294,32 +310,32 @@ class NoCompleteCheckpoint(CheckpointError):
     says = N_("No complete mxlearn checkpoint under '{prefix}'.")
     fix_says = N_("train with mod.fit(..., checkpoint=prefix) to write resumable checkpoints")
 
+    # said after the problem for the epochs that have files and no complete checkpoint
+    MORE = {
+        "partial": N_(
+            "Saves of epochs {epochs} were cut short (files without a manifest): they count "
+            "as unwritten."
+        ),
+        "mxnet_only": N_(
+            "MXNet-only checkpoints (no manifest) exist for epochs {epochs}: load them with "
+            "mx.model.load_checkpoint and fit(..., begin_epoch=N)."
+        ),
+    }
+
     @classmethod
     def render_problem(cls, fields: dict) -> str:
         skipped = " / ".join(p.rstrip(".。") for p in fields.get("skipped", ()))  # ends once
-        if not skipped:
-            text = super().render_problem(fields)
-        else:
-            text = say(
-                "No complete mxlearn checkpoint under '{prefix}'; skipped: {problems}.",
-                prefix=fields["prefix"],
-                problems=skipped,
-            )
-        if fields.get("partial"):
-            more = say(
-                "Saves of epochs {epochs} were cut short (files without a manifest): they count "
-                "as unwritten.",
-                epochs=fields["partial"],
-            )
-            text = sentences(text, more)
-        if fields.get("mxnet_only"):
-            more = say(
-                "MXNet-only checkpoints (no manifest) exist for epochs {epochs}: load them with "
-                "mx.model.load_checkpoint and fit(..., begin_epoch=N).",
-                epochs=fields["mxnet_only"],
-            )
-            text = sentences(text, more)
-        return text
+        said = [super().render_problem(fields)]
+        if skipped:
+            said = [
+                say(
+                    "No complete mxlearn checkpoint under '{prefix}'; skipped: {problems}.",
+                    prefix=fields["prefix"],
+                    problems=skipped,
+                )
+            ]
+        said += [say(more, epochs=fields[k]) for k, more in cls.MORE.items() if fields.get(k)]
+        return sentences(*said)
 
 
 def read_manifest(prefix: str, epoch: int) -> dict:
@@ -334,8 +350,14 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         raise UnreadableManifest(path=path, error=err) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise NotAManifest(path=path)
+    listed = manifest.get("files")  # a hand-edited manifest may lack any part of an entry
+    if not isinstance(listed, dict) or not all(
+        isinstance(e, dict) and all(k in e for k in ("name", "size", "sha256"))
+        for e in listed.values()
+    ):
+        raise IncompleteManifest(path=path)
     folder = os.path.dirname(os.path.abspath(prefix))
-    for role, entry in _listed_files(manifest, path).items():
+    for role, entry in listed.items():
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
             raise ListedFileMissing(epoch=epoch, role=role, file=file)
@@ -345,18 +367,6 @@ def read_manifest(prefix: str, epoch: int) -> dict:
             hashes = {"sha256": got["sha256"][:16], "listed_sha256": entry["sha256"][:16]}
             raise ListedFileDamaged(epoch=epoch, file=file, **sizes, **hashes)
     return manifest
-
-
-def _listed_files(manifest: dict, path: str) -> dict:
-    """The manifest's file list, each entry with its name, size and SHA-256 (a hand-edited
-    manifest may lack any of them)."""
-    listed = manifest.get("files")
-    keys = ("name", "size", "sha256")
-    if not isinstance(listed, dict) or not all(
-        isinstance(e, dict) and all(k in e for k in keys) for e in listed.values()
-    ):
-        raise IncompleteManifest(path=path)
-    return listed
 
 
 def latest(prefix: str) -> tuple[int, dict]:
@@ -568,8 +578,3 @@ def load_symbol(prefix: str):
 
 def load_optimizer_arrays(prefix: str, epoch: int) -> dict:
     return mx.nd.load(optimizer_file(prefix, epoch))
-
-
-def load_random_arrays(prefix: str, epoch: int, manifest: dict) -> dict:
-    """The data-order arrays of a checkpoint (none when its iterator did not shuffle)."""
-    return mx.nd.load(random_file(prefix, epoch)) if "random" in manifest["files"] else {}

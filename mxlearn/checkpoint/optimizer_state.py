@@ -1,9 +1,7 @@
 """Optimizer state without pickle: arrays in MXNet's NDArray file, structure and counters in JSON.
 
 MXNet's ``.states`` files are Python pickles (a crafted one runs code when loaded) and hold only
-the per-weight states: the update count and the learning-rate schedule restart on resume. Here
-the state is split into plain arrays (saved with ``mx.nd.save``) and a JSON description: how the
-arrays nest per weight, ``num_update``, the per-weight update counts, and the schedule's state.
+the per-weight states: the update count and the learning-rate schedule would restart on resume.
 """
 
 from __future__ import annotations
@@ -141,17 +139,6 @@ def _rebuild(structure, arrays: dict):
     return [_rebuild(s, arrays) for s in structure["list"]]
 
 
-def _json_able(value) -> bool:
-    """Numbers, text, and lists or string-keyed dicts of them: what JSON writes back exactly."""
-    if value is None or isinstance(value, (bool, numbers.Number, str)):
-        return True
-    if isinstance(value, list):
-        return all(_json_able(v) for v in value)
-    if isinstance(value, dict):
-        return all(isinstance(k, str) and _json_able(v) for k, v in value.items())
-    return False
-
-
 # What optimizers change as they train, beyond the Updater's per-weight states and the update
 # counts (read from MXNet 1.9.1's optimizer/optimizer.py): saved beside them.
 EVOLVING = {
@@ -181,20 +168,17 @@ NOT_SETTINGS = {
 PARAM_OF = {"lr": "learning_rate"}  # attribute -> the optimizer_params key that sets it
 
 
-def _plain(value) -> bool:
-    """What JSON writes back as the same Python value: exact types, not NumPy's scalars."""
-    if value is None or type(value) in (bool, int, float, str):
+def _plain(value, exact: bool = True) -> bool:
+    """What JSON writes back: numbers, text, and lists or string-keyed dicts of them; when
+    ``exact``, as the same Python value (exact types, not NumPy's scalars)."""
+    of = (lambda v, types: type(v) in types) if exact else isinstance
+    if value is None or of(value, (bool, int, float, str) if exact else (numbers.Number, str)):
         return True
-    if type(value) is list:
-        return all(_plain(v) for v in value)
-    if type(value) is dict:
-        return all(type(k) is str and _plain(v) for k, v in value.items())
+    if of(value, (list,)):
+        return all(_plain(v, exact) for v in value)
+    if of(value, (dict,)):
+        return all(of(k, (str,)) and _plain(v, exact) for k, v in value.items())
     return False
-
-
-def _rate(value) -> float | None:
-    """The rate now, for the reader of the manifest (a callback may have set a NumPy number)."""
-    return float(value) if isinstance(value, numbers.Real) else None
 
 
 def _settings_now(optimizer, not_saved: list) -> dict:
@@ -252,7 +236,7 @@ def scheduler_state(scheduler, not_saved: list) -> dict | None:
         return None
     values = {}
     for name, value in vars(scheduler).items():
-        if _json_able(value):
+        if _plain(value, exact=False):
             values[name] = value
         else:
             not_saved.append(say("the learning-rate schedule's {name}", name=name))
@@ -264,7 +248,7 @@ def _evolving_state(optimizer, arrays: dict, not_saved: list) -> dict:
     saved = {}
     for attribute in EVOLVING.get(name, ()):
         value = getattr(optimizer, attribute, None)
-        if _json_able(value):
+        if _plain(value, exact=False):
             saved[attribute] = {"value": value}
             continue
         try:
@@ -274,18 +258,6 @@ def _evolving_state(optimizer, arrays: dict, not_saved: list) -> dict:
     return saved
 
 
-def make_scheduler(saved: dict | None):
-    """The schedule as it was at the checkpoint (class and every counter)."""
-    if saved is None:
-        return None
-    cls = getattr(mx.lr_scheduler, saved["class"], None)
-    if cls is None:
-        raise UnknownSchedule(name=saved["class"])
-    scheduler = cls.__new__(cls)
-    scheduler.__dict__.update(saved["state"])
-    return scheduler
-
-
 # MXNet keeps the per-weight update counts in private fields of its Optimizer and offers no
 # accessor; this file is the one place in mxlearn that reads and writes them.
 def capture(updater, keys: UpdateKeys) -> tuple[dict, dict]:
@@ -293,7 +265,7 @@ def capture(updater, keys: UpdateKeys) -> tuple[dict, dict]:
     each weight's state and update count under its parameter's name (``keys``: the module's
     ``update_keys``)."""
     require_updater(updater)
-    optimizer = updater.optimizer
+    optimizer, rate = updater.optimizer, updater.optimizer.learning_rate
     arrays: dict = {}
     not_saved: list[str] = []
     states = {
@@ -309,7 +281,8 @@ def capture(updater, keys: UpdateKeys) -> tuple[dict, dict]:
         "optimizer": type(optimizer).__name__.lower(),
         "num_update": optimizer.num_update,
         "update_counts": counts,
-        "learning_rate": _rate(optimizer.learning_rate),
+        # for the reader of the manifest (a callback may have set a NumPy number)
+        "learning_rate": float(rate) if isinstance(rate, numbers.Real) else None,
         "lr_scheduler": scheduler_state(optimizer.lr_scheduler, not_saved),
         "evolving": _evolving_state(optimizer, arrays, not_saved),
         "settings_now": _settings_now(optimizer, not_saved),
@@ -334,8 +307,13 @@ def restore(updater, arrays: dict, description: dict, keys: UpdateKeys) -> None:
     # every device's table gets every count: each device reads only its own keys
     optimizer._all_index_update_counts = {d: dict(counts) for d in {0, *keys.device_ids}}
     optimizer._index_update_count = optimizer._all_index_update_counts[0]
-    if description.get("lr_scheduler") is not None:
-        optimizer.lr_scheduler = make_scheduler(description["lr_scheduler"])
+    schedule = description.get("lr_scheduler")
+    if schedule is not None:  # as it was at the checkpoint: its class and every counter
+        cls = getattr(mx.lr_scheduler, schedule["class"], None)
+        if cls is None:
+            raise UnknownSchedule(name=schedule["class"])
+        optimizer.lr_scheduler = cls.__new__(cls)
+        optimizer.lr_scheduler.__dict__.update(schedule["state"])
     for attribute, saved in description.get("evolving", {}).items():
         value = saved["value"] if "value" in saved else _rebuild(saved["arrays"], arrays)
         setattr(optimizer, attribute, value)

@@ -1,6 +1,4 @@
-"""When and what ``fit`` saves: the checkpoint policy (:class:`Checkpoint` says how). The files
-themselves are :mod:`mxlearn.checkpoint.files`.
-"""
+"""When and what ``fit`` saves: the checkpoint policy; the files are :mod:`.files`."""
 
 from __future__ import annotations
 
@@ -33,8 +31,6 @@ class BestNeedsValidation(InputError):
 
 
 class WouldOverwrite(CheckpointExistsError):
-    """Checkpoints that exist and verify, which this fit would write again after an epoch."""
-
     says = N_(
         "Checkpoint {which} of '{prefix}' exists already and verifies; this fit (epochs "
         "{first}..{last}) would write it again, and would refuse only after training an "
@@ -55,8 +51,6 @@ class WouldOverwriteSeveral(WouldOverwrite):
 
 
 class MXNetFilesInTheWay(WouldOverwrite):
-    """MXNet's own checkpoint files (a .params file, no manifest) where this fit would save."""
-
     says = N_(
         "Epochs {which} of '{prefix}' have MXNet's own checkpoint files (a .params file "
         "without mxlearn's manifest: mx.callback.do_checkpoint or mod.save_checkpoint); this "

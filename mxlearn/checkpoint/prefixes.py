@@ -1,11 +1,6 @@
-"""Checkpoint prefixes: what names the files of a checkpoint, checked alike for saving and
-loading, before any work.
-
-A prefix is a folder and a name: ``runs/mlp`` writes ``runs/mlp-symbol.json``,
-``runs/mlp-0001.params``, ... A prefix that names a folder (``runs/``, or ``runs`` when that is
-a folder) would write files named ``runs/-0001.params`` that no one looks for; a file where
-the folder should be, a folder that does not exist or cannot be written would fail only after
-an epoch of training. All are refused here, with the prefix that works.
+"""Checkpoint prefixes (``runs/mlp`` writes ``runs/mlp-0001.params``, ...), checked before any
+work: a prefix naming a folder would write ``runs/-0001.params`` that no one looks for, and a
+folder that is a file, missing or read-only would fail only after an epoch of training.
 """
 
 from __future__ import annotations
@@ -71,8 +66,7 @@ class FolderNotWritable(InputError):
 
 
 def check_prefix(prefix, called: str) -> str:
-    """``prefix`` as a string ('~' expanded), refused when it names a folder or lies under a
-    file."""
+    """``prefix`` as a string ('~' expanded), unless it names a folder or lies under a file."""
     if not isinstance(prefix, (str, os.PathLike)):
         raise PrefixNotAPath(called=called, kind=type(prefix).__name__)
     prefix = os.path.expanduser(os.fspath(prefix))
@@ -81,22 +75,12 @@ def check_prefix(prefix, called: str) -> str:
     if not os.path.basename(prefix) or os.path.isdir(prefix):
         inside = os.path.join(prefix.rstrip("/" + os.sep) or prefix, EXAMPLE_NAME)
         raise PrefixIsAFolder(called=called, prefix=prefix, inside=inside)
-    folder = os.path.dirname(os.path.abspath(prefix))
-    blocking = _file_on_the_way(folder)
-    if blocking is not None:
-        raise FileOnTheWay(called=called, blocking=blocking, prefix=prefix)
+    path = os.path.dirname(os.path.abspath(prefix))  # to the first part of it that exists
+    while path and not os.path.exists(path) and os.path.dirname(path) != path:
+        path = os.path.dirname(path)
+    if path and os.path.exists(path) and not os.path.isdir(path):
+        raise FileOnTheWay(called=called, blocking=path, prefix=prefix)
     return prefix
-
-
-def _file_on_the_way(folder: str) -> str | None:
-    """The first path on the way to ``folder`` that exists and is not a folder."""
-    path = folder
-    while path and not os.path.exists(path):
-        parent = os.path.dirname(path)
-        if parent == path:
-            return None
-        path = parent
-    return path if path and not os.path.isdir(path) else None
 
 
 def check_writable_prefix(prefix, called: str) -> str:

@@ -1,20 +1,13 @@
-"""Where a run's next random draws come from, saved with each checkpoint of ``fit``.
+"""Where a run's next random draws come from, saved with each checkpoint of ``fit``: the training
+iterator's order, NumPy's global generator (the next shuffle) and MXNet's (Dropout and other
+random operators), which MXNet 1.9 cannot read: fit reseeds it before every epoch after a run's
+first from a seed drawn once per run, and saves that seed (a first epoch draws as
+``mx.mod.Module.fit`` does, initializers included).
 
-Three things decide them: the training iterator's order, NumPy's global generator (the next
-shuffle) and MXNet's generator (Dropout and other random operators). NumPy's state can be read
-and set. MXNet 1.9 offers no way to read its generator's state, so fit reseeds MXNet at the
-start of every epoch after the run's first from a seed drawn once per run (``epoch_seed``) and
-saves that seed: a resumed run reseeds the same way. The first epoch of a fresh run draws from
-MXNet's generator as ``mx.mod.Module.fit`` does (initializers included).
-
-``mx.io.NDArrayIter(shuffle=True)`` shuffles at every reset by permuting its arrays in place
-with NumPy's generator, so the next epoch's order depends on every earlier shuffle: a fresh
-iterator built in a new process has another order. What is saved is the order itself, as a
-permutation of the rows sorted by their bytes (identical rows are interchangeable), plus the
-iterator's index array (NumPy shuffles it in place, so the next shuffle depends on it). On
-resume the fresh iterator's rows are put in that order, after checking they are the same rows,
-so a shuffled run continues with the batches an uninterrupted one would see. Other iterators
-keep their state where mxlearn cannot read it: that is recorded as not saved.
+``mx.io.NDArrayIter(shuffle=True)`` permutes its arrays in place at every reset, so an order
+depends on every earlier shuffle. What is saved is the order itself, as a permutation of the rows
+sorted by their bytes (identical rows are interchangeable), and the iterator's index array (the
+next shuffle permutes it); a resume checks that the fresh iterator holds the same rows.
 """
 
 from __future__ import annotations
@@ -37,19 +30,9 @@ def not_saved_by_hand() -> str:
     )
 
 
-def draw_run_seed() -> int:
-    """A seed for a run's later epochs, drawn from MXNet's generator (so ``mxlearn.seed`` or
-    ``mx.random.seed`` decides it); one read of one number, at an epoch's end."""
-    return int(mx.nd.random.randint(0, 2**31 - 1, shape=(1,), ctx=mx.cpu()).asscalar())
-
-
-def epoch_seed(run_seed: int, epoch: int) -> int:
-    """The seed MXNet's generator gets before ``epoch`` trains."""
-    return (run_seed * 1_000_003 + epoch) % (2**31 - 1)
-
-
 def seed_epoch(run_seed: int, epoch: int) -> None:
-    mx.random.seed(epoch_seed(run_seed, epoch))
+    """Seed MXNet's generator before ``epoch`` trains."""
+    mx.random.seed((run_seed * 1_000_003 + epoch) % (2**31 - 1))
 
 
 def _numpy_state() -> dict:
@@ -142,8 +125,9 @@ class RandomStreams(Callback):
             seed_epoch(run.run_seed, run.begin_epoch)
 
     def on_epoch_done(self, run: RunContext, epoch: int) -> None:
-        if run.run_seed is None:
-            run.run_seed = draw_run_seed()
+        if run.run_seed is None:  # from MXNet's generator: mxlearn.seed or mx.random.seed decides
+            seed = mx.nd.random.randint(0, 2**31 - 1, shape=(1,), ctx=mx.cpu())
+            run.run_seed = int(seed.asscalar())
         seed_epoch(run.run_seed, epoch + 1)
 
 
@@ -152,15 +136,12 @@ def _sources(iterator) -> list:
     return [array for _, array in [*iterator.data, *iterator.label]]
 
 
-def _rows(iterator) -> np.ndarray:
-    """Every row's bytes (its data and labels side by side): one row of uint8 per example."""
+def _sorted_order(iterator) -> tuple[np.ndarray, str]:
+    """The permutation that sorts the rows by their bytes (each row's data and labels side by
+    side), and the sorted rows' SHA-256."""
     count = iterator.num_data
     parts = [np.ascontiguousarray(a.asnumpy()).reshape(count, -1) for a in _sources(iterator)]
-    return np.concatenate([p.view(np.uint8).reshape(count, -1) for p in parts], axis=1)
-
-
-def _sorted_order(rows: np.ndarray) -> tuple[np.ndarray, str]:
-    """The permutation that sorts the rows by their bytes, and the sorted rows' SHA-256."""
+    rows = np.concatenate([p.view(np.uint8).reshape(count, -1) for p in parts], axis=1)
     keys = np.ascontiguousarray(rows).view(np.dtype((np.void, rows.shape[1]))).ravel()
     order = np.argsort(keys, kind="stable")
     return order, hashlib.sha256(rows[order].tobytes()).hexdigest()
@@ -190,7 +171,7 @@ def _capture_order(iterator, arrays: dict, not_saved: list) -> dict | None:
         return None
     if not iterator.shuffle:
         return {"class": "NDArrayIter", "shuffle": False}
-    order, digest = _sorted_order(_rows(iterator))
+    order, digest = _sorted_order(iterator)
     arrays["iterator:sorted_order"] = mx.nd.array(order, dtype="int64")
     arrays["iterator:idx"] = mx.nd.array(iterator.idx, dtype="int64")
     return {"class": "NDArrayIter", "shuffle": True, "rows_sha256": digest}
@@ -219,7 +200,7 @@ def _restore_order(iterator, arrays: dict, saved: dict) -> str | None:
         )
     if not saved["shuffle"]:
         return None
-    fresh_order, digest = _sorted_order(_rows(iterator))
+    fresh_order, digest = _sorted_order(iterator)
     if digest != saved["rows_sha256"]:
         return say(
             "the training data holds other rows than the checkpoint's run trained on, so their "

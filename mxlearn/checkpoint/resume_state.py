@@ -1,16 +1,13 @@
-"""What a resume continues from: the newest complete checkpoint under a prefix, loaded.
-
-``mxlearn.resume(prefix)`` and ``fit(..., resume=prefix)`` continue from it: parameters,
-optimizer state, update count and learning-rate schedule, metric history, epoch number, the
-training data's order and the random generators' states. The resumed run ends with the same
-parameters, byte for byte, as an uninterrupted one (tests/test_resume_exact.py); what a
-checkpoint could not hold is listed in it, and ``explain`` names it.
+"""What ``mxlearn.resume(prefix)`` and ``fit(..., resume=prefix)`` continue from: the newest
+complete checkpoint, loaded. The resumed run ends with the same parameters, byte for byte, as an
+uninterrupted one (tests/test_resume_exact.py); what a checkpoint could not hold, ``explain`` names.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from .._compat import mx
 from ..language import say, say_drawn, say_n, sentences
 from ..metrics.history import MetricHistory
 from . import files
@@ -100,10 +97,10 @@ def load_resume_state(prefix: str) -> ResumeState:
     prefix = check_prefix(prefix, f"resume({prefix!r})")
     epoch, manifest, skipped = files.latest_and_skipped(prefix)
     _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
-    arrays = None
-    if manifest.get("optimizer") is not None:
-        arrays = files.load_optimizer_arrays(prefix, epoch)
-    random_arrays = files.load_random_arrays(prefix, epoch, manifest)
+    listed = manifest["files"]
+    arrays = files.load_optimizer_arrays(prefix, epoch) if manifest.get("optimizer") else None
+    # the data order's arrays: none when the iterator did not shuffle
+    random_arrays = mx.nd.load(files.random_file(prefix, epoch)) if "random" in listed else {}
     partial = [e for e in files.partial_epochs(prefix) if e > epoch]
     return ResumeState(
         prefix, epoch, manifest, arg_params, aux_params, arrays, random_arrays, skipped, partial

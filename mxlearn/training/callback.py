@@ -1,12 +1,6 @@
-"""The one way into a training run: ``Callback`` hooks, called through a ``CallbackList``.
-
-``fit`` hands its run to a loop that sees only a CallbackList. The list is what MXNet's three
-callback slots (``batch_end_callback``, ``epoch_end_callback``, ``eval_end_callback``) get, once
-each; it turns each slot call into the hooks below, in the order of its callbacks. Metric
-recording, the live plot, the watchdog, checkpoint saving, epoch reports, early stopping and a
-user's own ``fit(callbacks=[...])`` are all callbacks; they share a :class:`RunContext` instead
-of reading each other's fields. The hooks are :class:`Callback`'s methods, in the order a run
-calls them (docs/architecture.md draws the sequence).
+"""The one way into a training run: ``Callback`` hooks, called through a ``CallbackList``, which
+MXNet's three callback slots get and which turns each slot call into the hooks, in the order of
+its callbacks; they share a :class:`RunContext` (docs/architecture.md draws the sequence).
 
 Raising :class:`StopTraining` in a hook ends training after the epoch that is running: the
 other callbacks still get that hook, the epoch finishes (validation, ``on_epoch_done``, its

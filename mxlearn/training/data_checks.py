@@ -1,10 +1,6 @@
-"""DataValueChecks: every training batch's values checked, without a wait per batch.
-
-An in-memory iterator's rows were all checked before the run (``guards.data_values``); this
-callback only hands their facts to the run. For another iterator, each batch queues its checks
-on the device (``guards.batch_values``), and they are read here on the watchdog's schedule
-(every ``every`` batches and at each epoch's end), just before the watchdog reads: bad data is
-named before a divergence is blamed on the learning rate.
+"""Every training batch's values checked, without a wait per batch: an in-memory iterator's rows
+before the run (``guards.data_values``), another's as each batch queues them on the device, read
+on the watchdog's schedule just before it: bad data is named before the learning rate is blamed.
 """
 
 from __future__ import annotations
@@ -41,8 +37,4 @@ class PrefetchChecks(Callback):
     def on_batch_end(self, run: RunContext, batch: int) -> None:
         self.watch.refuse_dead()
 
-    def on_epoch_end(self, run: RunContext, epoch: int) -> None:
-        self.watch.refuse_dead()
-
-    def on_validation_end(self, run: RunContext, epoch: int) -> None:
-        self.watch.refuse_dead()
+    on_epoch_end = on_validation_end = on_batch_end

@@ -1,11 +1,6 @@
-"""Per-epoch progress from ``fit`` in a fresh kernel, where MXNet's log lines go nowhere.
-
-MXNet's ``fit`` reports each epoch through ``logger.info``; with logging not set up (a fresh
-Jupyter kernel, a plain script) the root logger drops INFO and the student sees nothing for
-minutes. While ``fit`` runs, such a module gets a logger that prints to the current stdout.
-With a live plot the plot carries the numbers (and the console plot prints one line per
-epoch), so MXNet's ``Epoch[N] Train-...`` and ``Time cost`` lines are left out; its warnings
-still print. A logger the user passed to the Module is left alone.
+"""Per-epoch progress from ``fit`` in a fresh kernel, whose root logger drops MXNet's INFO lines:
+while ``fit`` runs, such a module's logger prints to the current stdout. Under a live plot, which
+carries the numbers, MXNet's ``Epoch[N] Train-...`` lines are left out; its warnings still print.
 """
 
 from __future__ import annotations
@@ -36,23 +31,16 @@ def _printing_logger(name: str = "mxlearn.fit", level: int = logging.INFO) -> lo
     return logger
 
 
-def _needs_printing(logger) -> bool:
-    # Only MXNet's default (the logging module itself, i.e. the root logger) is replaced, and only
-    # while the root logger would drop INFO; a logger the user passed is theirs to configure.
-    if logger is not logging:
-        return False
-    root = logging.getLogger()
-    return not (root.isEnabledFor(logging.INFO) and root.hasHandlers())
-
-
 @contextlib.contextmanager
 def visible_epoch_log(module, plotted: bool = False):
     """Within the block, ``module.logger`` prints INFO lines if it would otherwise drop them;
     under a live plot (``plotted``) MXNet's default logger prints warnings only."""
-    original = module.logger
+    # Only MXNet's default (the logging module itself, i.e. the root logger) is replaced, and only
+    # while the root logger would drop INFO; a logger the user passed is theirs to configure.
+    original, root = module.logger, logging.getLogger()
     if plotted and original is logging:
         module.logger = _printing_logger("mxlearn.fit.plotted", logging.WARNING)
-    elif _needs_printing(original):
+    elif original is logging and not (root.isEnabledFor(logging.INFO) and root.hasHandlers()):
         module.logger = _printing_logger()
     try:
         yield

@@ -1,10 +1,6 @@
-"""EpochReport: what a callback sees once an epoch is completely done, validation included.
-
-MXNet's ``epoch_end_callback`` runs before validation, so it cannot act on validation metrics
-(keep the best epoch, stop when they stop improving, print a line a student can read).
-``fit(epoch_report_callback=fn)`` calls ``fn(report)`` after validation, or right after the
-training pass when there is no ``eval_data``. Raising :class:`StopTraining` inside ``fn`` ends
-``fit`` cleanly after that epoch.
+"""What a callback sees once an epoch is done, validation included: MXNet's ``epoch_end_callback``
+runs before validation. ``fit(epoch_report_callback=fn)`` calls ``fn(report)`` then; raising
+:class:`StopTraining` inside ``fn`` ends ``fit`` cleanly after that epoch.
 """
 
 from __future__ import annotations

@@ -1,8 +1,6 @@
-"""The fit loop: MXNet's own ``fit``, whose three callback slots hold one CallbackList.
-
-MXNet's ``BaseModule.fit`` does the epochs, batches, validation and logging; this loop adds
-what happens around it: the run's first and last hooks, an ended run's outcome, and the
-explained endings (an empty iterator, StopTraining, an interrupt).
+"""The fit loop: MXNet's own ``fit`` (epochs, batches, validation, logging), whose three callback
+slots hold one CallbackList, with the run's first and last hooks, its outcome, and the explained
+endings (an empty iterator, StopTraining, an interrupt).
 """
 
 from __future__ import annotations
@@ -14,7 +12,7 @@ from ..boundary import warn
 from ..guards import prefetching
 from ..guards.fit_arguments import no_batch_error
 from ..guards.lifecycle import state_text
-from ..language import say
+from ..language import say, say_n
 from ..states import Outcome
 from .callback import RunContext, StopTraining
 from .epoch_log import visible_epoch_log
@@ -26,26 +24,24 @@ class TrainingInterrupted(KeyboardInterrupt):
 
 
 def interrupt_text(run: RunContext) -> str:
-    if run.last_checkpoint is not None:
-        prefix, epoch = run.last_checkpoint
-        facts = dict(epoch=epoch, prefix=prefix, num_epoch=run.num_epoch)
-        if epoch == 1:  # two whole sentences: the plural differs in English only
-            return say(
-                "Training stopped. Checkpoint {epoch} ({epoch} epoch done) is on disk and the "
-                "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
-                "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
-                **facts,
-            )
+    if run.last_checkpoint is None:
         return say(
-            "Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the "
-            "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
-            "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
-            **facts,
+            "Training stopped; no checkpoint was being written, so only the module in memory "
+            "holds the progress. The data iterator was reset. Next time pass "
+            "checkpoint='runs/name' to fit to keep every completed epoch on disk."
         )
-    return say(
-        "Training stopped; no checkpoint was being written, so only the module in memory holds "
-        "the progress. The data iterator was reset. Next time pass checkpoint='runs/name' to fit "
-        "to keep every completed epoch on disk."
+    prefix, epoch = run.last_checkpoint
+    return say_n(
+        "Training stopped. Checkpoint {epoch} ({epoch} epoch done) is on disk and the "
+        "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
+        "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
+        "Training stopped. Checkpoint {epoch} ({epoch} epochs done) is on disk and the "
+        "data iterator was reset. To go on: mod = mxlearn.resume({prefix!r}); "
+        "mod.fit(train_iter, num_epoch={num_epoch}, checkpoint={prefix!r})",
+        epoch,
+        epoch=epoch,
+        prefix=prefix,
+        num_epoch=run.num_epoch,
     )
 
 

@@ -1,10 +1,6 @@
-"""MXNetCallbacks: fit's MXNet-style callback arguments as one callback of the list.
-
-``batch_end_callback``, ``epoch_end_callback`` and ``eval_end_callback`` keep MXNet's meaning:
-each function is called with MXNet's own arguments (a BatchEndParam, or epoch, symbol,
-arg_params, aux_params), after mxlearn's recording, plot and watchdog have seen the same
-moment, so that e.g. ``mx.callback.Speedometer`` and ``mx.callback.do_checkpoint`` work
-unchanged.
+"""fit's MXNet-style callback arguments as one callback of the list: each function is called with
+MXNet's own arguments after mxlearn's recording, plot and watchdog have seen the same moment, so
+``mx.callback.Speedometer`` and ``mx.callback.do_checkpoint`` work unchanged.
 """
 
 from __future__ import annotations

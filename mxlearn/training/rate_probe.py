@@ -1,12 +1,7 @@
-"""Which learning rate to suggest after a run diverged: measured, not divided by ten.
-
-A rate ten times smaller than one that diverged can still be far too large: the letter MLP at
-lr=100 diverges, and at 10, 1 and 0.5 it collapses to one class. So when the watchdog stops a
-run, a short probe trains fresh copies of the network (the run's initializer, its optimizer,
-up to 100 of its batches) at rates 10, 100 and 1000 times smaller than the one that failed
-and at the usual rates below it (1, 0.1, 0.01, 0.001), and suggests the rate whose loss fell
-lowest. It runs only on that failure path, within a time
-budget; the module's own weights are untouched.
+"""Which learning rate to suggest after a run diverged: measured, not divided by ten (the letter
+MLP diverges at lr=100 and collapses to one class at 10, 1 and 0.5). On that failure path only,
+within a time budget, fresh copies of the network (the run's initializer, optimizer and batches)
+train at smaller rates; the one whose loss fell lowest is suggested. The module is untouched.
 """
 
 from __future__ import annotations

@@ -1,10 +1,6 @@
-"""MetricRecording: the callback that turns fit's metrics into ``mod.history``.
-
-fit's metrics are wrapped in DeferredMetric (no device sync per batch; the values MXNet logs are
-unchanged). After each batch the recorder counts it; the per-batch values are recorded when the
-deferred metric replays them (when a plot draws, or at the latest at the epoch's end); after
-each epoch the recorder takes MXNet's train values, and after each validation the validation
-values.
+"""The callback that turns fit's metrics into ``mod.history``. They are wrapped in DeferredMetric
+(no device sync per batch; MXNet logs the same values), whose per-batch values are recorded when
+it replays them: when a plot draws, at the latest at the epoch's end.
 """
 
 from __future__ import annotations
@@ -31,8 +27,6 @@ def _batches_per_epoch(data_iter) -> int | None:
 
 
 class MetricRecording(Callback):
-    """Records every metric value of a fit run into ``recorder.history``."""
-
     def __init__(
         self, recorder: TrainingRecorder, eval_metric, validation_metric, train_data
     ) -> None:

@@ -1,18 +1,11 @@
 """Stops fit when training diverges, instead of running to the end on ruined weights.
 
-Checked on a schedule (every ``every`` batches and at each epoch end), never per batch. A check
-reads the sum of the parameters' norms (NaN or infinite as soon as any weight is) and the loss
-of the batch just trained, computed from the outputs and labels still in the executors. It
-stops training when
-
-* a weight or the loss is NaN or infinite, or
-* the loss stays past a limit set from its value at the first check (twice it, and at least
-  twice the loss of guessing for a classifier; ten times it for a regression) for ``patience``
-  checks in a row: training is making the network worse than it started,
-
-and it warns once when a classifier predicts one class for every row at ``patience`` checks in
-a row while its loss is no better than guessing (a collapsed network: typically ReLUs killed by
-a step too large).
+Checked every ``every`` batches and at each epoch end, never per batch, from the parameters' norms
+and the loss of the batch still in the executors: it stops when a weight or the loss is NaN or
+infinite, or the loss stays past a limit set at the first check (``LossKind.growth`` times it, at
+least that times guessing's for a classifier) for ``patience`` checks in a row. It warns once when
+a classifier predicts one class at ``patience`` checks in a row no better than guessing (a
+collapsed network: typically ReLUs killed by a step too large).
 """
 
 from __future__ import annotations
@@ -81,14 +74,6 @@ def _binary_cross_entropy(outputs: np.ndarray, targets: np.ndarray) -> float:
     return float(-np.mean(targets * np.log(p) + (1 - targets) * np.log(1 - p)))
 
 
-def _absolute_error(outputs: np.ndarray, targets: np.ndarray) -> float:
-    return float(np.mean(np.abs(outputs - targets)))
-
-
-def _squared_error(outputs: np.ndarray, targets: np.ndarray) -> float:
-    return float(np.mean((outputs - targets) ** 2))
-
-
 @dataclass(frozen=True)
 class LossKind:
     name: str  # an N_ template: words() says it in the language mxlearn speaks
@@ -106,8 +91,12 @@ LOSS_KINDS = {
     "LogisticRegressionOutput": LossKind(
         N_("binary cross-entropy"), 2.0, False, _binary_cross_entropy
     ),
-    "LinearRegressionOutput": LossKind(N_("squared error"), 10.0, False, _squared_error),
-    "MAERegressionOutput": LossKind(N_("absolute error"), 10.0, False, _absolute_error),
+    "LinearRegressionOutput": LossKind(
+        N_("squared error"), 10.0, False, lambda out, y: float(np.mean((out - y) ** 2))
+    ),
+    "MAERegressionOutput": LossKind(
+        N_("absolute error"), 10.0, False, lambda out, y: float(np.mean(np.abs(out - y)))
+    ),
 }
 
 
