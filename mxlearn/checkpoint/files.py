@@ -117,8 +117,8 @@ def _unlink(*paths: str) -> None:
 
 def _unlink_epoch(prefix: str, epoch: int) -> None:
     """Every file a checkpoint of ``epoch`` may have, the manifest first."""
-    suffixes = (".json", ".params", ".optimizer.params", ".random.params")
-    _unlink(*(f"{prefix}-{epoch:04d}{suffix}" for suffix in suffixes))
+    names = (manifest_file, params_file, optimizer_file, random_file)
+    _unlink(*(name(prefix, epoch) for name in names))
 
 
 # ---------------------------------------------------------------- writing
