@@ -1,24 +1,13 @@
 """``python -m mxlearn grade SUBMISSIONS --out grades.csv``: run every student's notebook and
-grade each exercise by the teacher's check cell.
-
-SUBMISSIONS holds ``<student>/<notebook>.ipynb`` or ``<student>/<assignment>/<notebook>.ipynb``
-(nbgrader's ``submitted/`` folder); a notebook at the top of SUBMISSIONS, in no student's
-folder, is named and not graded. The teacher's edition (the notebooks of ``--teacher`` and of
-its ``zh/``, else of ``notebooks`` in the working folder; without either the command is refused)
-is read once, before the first run. Each notebook runs in a fresh kernel, in a temporary copy of
-the folder it sits in (symlinks copied as symlinks), every cell even after an error, its check
-cells given the teacher's source again. A notebook the teacher has no copy of (by its file name,
-or by the exercises in its cells) is not run: its own checks cannot be trusted.
-
-Each exercise is then ``passed`` (its check passed), ``failed`` (its check failed, or it was not
-answered, or no check cell of it is in the notebook, or the student did not hand the notebook
-in), ``error`` (another exception; the kernel died or passed the memory limit; no teacher's
-copy) or ``timeout`` (the notebook's time ran out before the exercise finished). The grades go
-to a CSV (``student,notebook,exercise,status,message``) and an HTML summary beside it.
+grade each exercise by the teacher's check cell (a CSV ``student,notebook,exercise,status,
+message`` and an HTML summary beside it). Each notebook runs in a fresh kernel, in a temporary
+copy of its folder, every cell even after an error, its check cells given the teacher's source
+again; one the teacher has no copy of is not run (its own checks cannot be trusted). ``failed``:
+the check failed, was not answered, is missing or was not handed in; ``error``: another
+exception, a dead kernel, the memory limit, no teacher's copy; ``timeout``: the time ran out.
 
 The copy protects the submission's own folder only: a notebook runs with the grader's rights
-and can read, change or delete anything the grader can. Grade only what you would run
-yourself.
+and can read, change or delete anything the grader can. Grade only what you would run yourself.
 """
 
 from __future__ import annotations

@@ -1,20 +1,12 @@
 """What ``python -m mxlearn grade`` reads and refuses before any notebook runs.
 
-The submissions: ``SUBMISSIONS/<student>/<notebook>.ipynb`` and
-``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb`` (nbgrader's ``submitted/``; a student's
-``zh/`` is read as an assignment folder); hidden files and folders (``.ipynb_checkpoints``) are
-never submissions, nor is a symlinked assignment folder, nor a notebook at the top of
-SUBMISSIONS (it is named, in no student's folder).
-
-The teacher's edition: every notebook of ``--teacher`` and ``--teacher/zh``, read once, before
-the first run (a notebook runs with the grader's rights: it could rewrite the teacher's files,
-but not the checks already read). A submission gets the teacher's notebook of its file name or,
-failing that (``01_module_step_by_step (1).ipynb``, a browser's download name), the one that
-shares the most exercises with it.
-
-The settings and ``--out``: an ``--out`` inside SUBMISSIONS, not ending in ``.csv``, or naming a
-file the grader did not write (a CSV whose first line is not the grades' header, a page that is
-not a grades summary) is refused, so that no file is lost to a mistyped command.
+Submissions are ``<student>/<notebook>.ipynb`` or ``<student>/<assignment>/<notebook>.ipynb``
+(nbgrader's ``submitted/``), never hidden, in a symlinked folder or at the top of SUBMISSIONS.
+The teacher's edition (``--teacher`` and its ``zh/``) is read once before the first run: a
+notebook runs with the grader's rights and could rewrite the teacher's files, but not the checks
+already read. A submission gets the teacher's notebook of its file name, else (a browser's
+download name, ``01_fit (1).ipynb``) the one sharing the most exercises with it. An ``--out``
+that could destroy a file the grader did not write is refused.
 """
 
 from __future__ import annotations

@@ -1,32 +1,13 @@
 """``python -m mxlearn course --student OUT``: the course as students get it.
 
-The notebooks in ``notebooks/`` (English) and ``notebooks/zh/`` (Chinese) are the teacher's
-edition. An exercise's answer sits between nbgrader's markers ``### BEGIN SOLUTION`` and
-``### END SOLUTION``, in a cell that nbgrader's metadata marks as a solution, so a teacher who
-uses nbgrader can grade with it. The student edition replaces each answer by nbgrader's stub
-(``# YOUR CODE HERE`` and ``raise NotImplementedError()``, the comment in the notebook's
-language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line.
-It clears outputs, execution counts, saved widget state and the attachments an answer showed,
-and tags each stubbed code cell and each check cell ``raises-exception``: they raise until the
-student answers, and Run All then goes on past them instead of stopping at the first exercise.
-
-Everything is made and searched before anything is written; the edition is
-then written beside OUT and put in its place whole, so a refusal or a failed write leaves OUT
-as it was, and a new edition never keeps a file of an older one.
-
-The answer regions of a cell are read as nbgrader reads them: any line holding ``BEGIN
-SOLUTION`` starts an answer (``### BEGIN SOLUTION`` in the course, but ``# BEGIN SOLUTION``
-too) and the region is replaced by a stub; a cell marked as a solution without markers is
-replaced whole; ``### BEGIN HIDDEN TESTS`` regions are removed. mxlearn refuses what nbgrader
-would get wrong without a word: code before a marker on the same line (nbgrader drops the
-line), and near-misses such as ``### begin solution`` (nbgrader leaves them, and the answer, in
-the student's copy).
-
-The last guard: no telling answer line (8 characters or more, code or a phrase; shorter ones
-appear in any code) of any notebook (both languages hold the same code) is left in any student
-notebook: in each cell's text, in the metadata of cells and notebook, and in text attachments.
-The search reads the notebook's texts, not its JSON, so an answer that happens to be one of
-nbformat's own words ("markdown") is not taken for a leak.
+Each answer (between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``, read as nbgrader
+reads them; a solution cell without markers whole) becomes nbgrader's stub in the notebook's
+language; hidden tests are removed; outputs, widget state and an answer's attachments cleared;
+stubbed and check cells are tagged ``raises-exception``, so Run All goes on past them. What
+nbgrader would get wrong without a word is refused: code beside a marker (it drops the line) and
+near-misses such as ``### begin solution`` (it hands out the answer). The last guard: no telling
+answer line is left in any student notebook's texts (not its JSON: "markdown" is nbformat's).
+Everything is made and checked before anything is written, then put in OUT's place whole.
 """
 
 from __future__ import annotations

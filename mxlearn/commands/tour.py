@@ -1,9 +1,6 @@
-"""``python -m mxlearn tour``: the seed tutorial, headless and corrected, step by step.
-
-Create a Module; the intermediate API (bind, init_params, init_optimizer, a metric, and a manual
-loop of forward / update_metric / backward / update); the high-level fit; predict and score;
-checkpoints every epoch; reloading with load_checkpoint + set_params; resuming fit with
-begin_epoch. Runs on ``auto_context()``: the GPU when MXNet sees one, else the CPU.
+"""``python -m mxlearn tour``: the seed tutorial, headless and corrected, step by step, on
+``auto_context()``: a Module, the intermediate API and a manual loop, fit, predict and score,
+checkpoints, reloading with set_params and resuming with begin_epoch.
 """
 
 from __future__ import annotations
