@@ -20,12 +20,13 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from ..atomic_write import atomic_write
+from ..errors import N_
 from ..language import say
 from . import grading_run
 from .grade_exercises import (
@@ -187,8 +188,7 @@ def grade(
     refuse_out(submissions, out)
     grader = _Grader(teacher_folder(teacher, submissions), float(timeout), int(memory_mb), jobs)
     for loose in loose_notebooks(submissions):
-        line = say("{path} is not in a student's folder: not graded", path=str(loose))
-        print(f"  {line}", flush=True)
+        _tell(N_("{path} is not in a student's folder: not graded"), path=str(loose))
     grades, seconds, course = [], {}, {}
     with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
         futures = {pool.submit(grader.grade, s): s for s in found}
@@ -230,8 +230,7 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
         places = Counter(place for _, place in placed)
         shown = min(places, key=lambda place: (-places[place], place))
         for student in sorted(set(everyone) - {student for student, _ in placed}):
-            said = say("{student}/{notebook}: not handed in", student=student, notebook=shown)
-            print(f"  {said}", flush=True)
+            _tell(N_("{student}/{notebook}: not handed in"), student=student, notebook=shown)
             rows += [
                 Grade(student, shown, e, FAILED, say("not handed in"))
                 for e in exercises.get(name, {})
@@ -246,30 +245,28 @@ def _write(grading: Grading) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(HEADER)
-            for g in grading.grades:
-                writer.writerow([g.student, g.notebook, g.exercise, g.status, g.message])
+            writer.writerows(map(astuple, grading.grades))  # a Grade's fields are HEADER's
 
     atomic_write(str(grading.csv), write)
     write_report(grading.html, grading.grades, grading.csv.name)
 
 
+def _tell(template: str, **fields) -> None:
+    print("  " + say(template, **fields), flush=True)
+
+
 def _print_notebook(submission: Submission, rows: list[Grade], seconds: float) -> None:
-    if not rows:
-        line = say(
-            "{student}/{notebook}: no exercises",
-            student=submission.student,
-            notebook=submission.notebook,
-        )
-    else:
-        line = say(
-            "{student}/{notebook}: {passed} of {total} exercises passed ({seconds:.0f} s)",
-            student=submission.student,
-            notebook=submission.notebook,
-            passed=sum(r.status == PASSED for r in rows),
-            total=len(rows),
-            seconds=seconds,
-        )
-    print(f"  {line}", flush=True)
+    template = N_("{student}/{notebook}: no exercises")
+    if rows:
+        template = N_("{student}/{notebook}: {passed} of {total} exercises passed ({seconds:.0f} s)")
+    _tell(
+        template,
+        student=submission.student,
+        notebook=submission.notebook,
+        passed=sum(r.status == PASSED for r in rows),
+        total=len(rows),
+        seconds=seconds,
+    )
 
 
 def _print_summary(grading: Grading) -> None:
