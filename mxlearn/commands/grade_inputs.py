@@ -176,9 +176,7 @@ def read_teacher(folder: Path) -> Teacher:
     (grading against it would call every submission of it ungradable)."""
     editions: dict[str, list] = {}
     for place in (folder, folder / "zh"):
-        for path in sorted(place.glob("*.ipynb")) if place.is_dir() else []:
-            if not shown(path):
-                continue
+        for path in filter(shown, sorted(place.glob("*.ipynb")) if place.is_dir() else []):
             editions.setdefault(path.name, []).append(
                 read_teacher_notebook(path, "python -m mxlearn grade")
             )
@@ -251,22 +249,16 @@ def refuse_out(submissions: Path, out: Path) -> None:
         raise OutNotCSV(out=str(out), folder=folder, csv=out.with_suffix(".csv"))
     if (out.exists() or out.is_symlink()) and not _is_grades_csv(out):
         raise OutNotGrades(out=str(out), header=",".join(HEADER), folder=folder)
-    _refuse_an_unwritable_folder(out)
-    if (html.exists() or html.is_symlink()) and not is_report(html):
-        raise SummaryNotGrades(html=str(html), out=str(out), folder=folder)
-
-
-def _refuse_an_unwritable_folder(out: Path) -> None:
-    """--out's folder made now and tried with a file: found before any notebook runs, not
-    after (a file on the way, no permission, a read-only disk)."""
+    # --out's folder made now and tried with a file: found before any notebook runs, not after
     check_prefix(str(out), "mxlearn grade --out")  # a file on the way is named
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out.parent):
             pass
     except OSError as problem:
-        said = problem.strerror or problem
-        raise OutNotWritable(out=str(out), problem=said) from None
+        raise OutNotWritable(out=str(out), problem=problem.strerror or problem) from None
+    if (html.exists() or html.is_symlink()) and not is_report(html):
+        raise SummaryNotGrades(html=str(html), out=str(out), folder=folder)
 
 
 def teacher_folder(teacher: str | Path | None, submissions: Path) -> Teacher:

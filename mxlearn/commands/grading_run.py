@@ -18,6 +18,7 @@ command line can refuse missing packages before it imports the rest of the grade
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib.util
 import json
 import os
@@ -113,10 +114,7 @@ def finish(run: Run, timeout: float) -> tuple[bool, str]:
 def stop_all(run: Run) -> None:
     """Kill the run's process group, the kernel's group and every process below them."""
     below = _descendants(run.process.pid)
-    groups = {run.process.pid}
-    for event in read_events(run.results):
-        if "pgid" in event:
-            groups.add(event["pgid"])
+    groups = {run.process.pid} | {e["pgid"] for e in read_events(run.results) if "pgid" in e}
     for group in groups:
         _kill_group(group)
     for pid in below:
@@ -125,10 +123,8 @@ def stop_all(run: Run) -> None:
 
 
 def _kill_group(pid: int, group: bool = True) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         (os.killpg if group else os.kill)(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _descendants(pid: int) -> list[int]:
@@ -162,15 +158,10 @@ def _descendants_from_proc(pid: int) -> list[int]:
 def read_events(path: str) -> list[dict]:
     """The events a run wrote (a line cut short by a kill is left out)."""
     events = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    events.append(json.loads(line))
-                except ValueError:
-                    pass
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open(path, encoding="utf-8") as f:
+        for line in f:
+            with contextlib.suppress(ValueError):
+                events.append(json.loads(line))
     return events
 
 
