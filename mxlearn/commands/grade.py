@@ -256,9 +256,9 @@ def _tell(template: str, **fields) -> None:
 
 
 def _print_notebook(submission: Submission, rows: list[Grade], seconds: float) -> None:
-    template = N_("{student}/{notebook}: no exercises")
-    if rows:
-        template = N_("{student}/{notebook}: {passed} of {total} exercises passed ({seconds:.0f} s)")
+    template = N_("{student}/{notebook}: {passed} of {total} exercises passed ({seconds:.0f} s)")
+    if not rows:
+        template = N_("{student}/{notebook}: no exercises")
     _tell(
         template,
         student=submission.student,
