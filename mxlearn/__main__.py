@@ -39,18 +39,19 @@ def _typed(convert, rule: rules.Rule):
     return parse
 
 
-def _folder(text: str) -> str:
-    if not os.path.isdir(text):
-        raise argparse.ArgumentTypeError(say("{text!r} is not a folder here", text=text))
-    return text
+def _existing(exists, template: str):
+    """An argparse type that refuses a path ``exists`` does not accept."""
+
+    def parse(text: str) -> str:
+        if not exists(text):
+            raise argparse.ArgumentTypeError(say(template, text=text))
+        return text
+
+    return parse
 
 
-def _file(text: str) -> str:
-    if not os.path.isfile(text):
-        raise argparse.ArgumentTypeError(say("{text!r} is not a file here", text=text))
-    return text
-
-
+FOLDER = _existing(os.path.isdir, N_("{text!r} is not a folder here"))
+FILE = _existing(os.path.isfile, N_("{text!r} is not a file here"))
 COUNT = _typed(int, rules.whole(1, "2"))
 SECONDS = _typed(float, rules.number("600", above=0))
 
@@ -70,7 +71,7 @@ def _parser() -> argparse.ArgumentParser:
         "course", help=say("run every course notebook headless, with HTML")
     )
     course.add_argument(
-        "--notebooks", type=_folder, default="notebooks", help=say("the course folder (notebooks)")
+        "--notebooks", type=FOLDER, default="notebooks", help=say("the course folder (notebooks)")
     )
     course.add_argument("--out", help=say("where the copies go (runs/course)"))
     course.add_argument(
@@ -82,7 +83,7 @@ def _parser() -> argparse.ArgumentParser:
         "mark", help=say("write each exercise cell's metadata (mxlearn's, nbgrader's)")
     )
     mark.add_argument(
-        "notebooks", metavar="NOTEBOOK", nargs="+", type=_file, help=say("a teacher notebook")
+        "notebooks", metavar="NOTEBOOK", nargs="+", type=FILE, help=say("a teacher notebook")
     )
     _add_grade(commands)
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
@@ -154,14 +155,8 @@ def _run(args: argparse.Namespace) -> int:
 
         if args.out is not None:
             raise TwoCourseOutputs()
-        written = write_student_edition(args.notebooks, args.student)
-        print(
-            say(
-                "Student edition: {count} notebooks in {out}",
-                count=len(written),
-                out=args.student,
-            )
-        )
+        count = len(write_student_edition(args.notebooks, args.student))
+        print(say("Student edition: {count} notebooks in {out}", count=count, out=args.student))
     elif args.command == "course":
         # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
         from .commands.course import run_course

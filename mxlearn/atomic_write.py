@@ -1,12 +1,7 @@
-"""Writing a file so that a reader sees the old file or the whole new one, never half of it.
-
-Checkpoints and saved histories both write this way: the data goes to a temporary name in the
-same folder, is flushed to disk (fsync), and is renamed over the final name; the folder is
-flushed too, so the rename itself survives a crash.
-
-A writer killed mid-write (``kill -9``, a dead kernel) cannot remove its temporary file; the
-temporary's name carries the writer's process id, so that a later writer can tell it from one
-still being written (:func:`remove_stale_temporaries`, issue #26).
+"""Writing a file so that a reader sees the old file or the whole new one, never half of it:
+written to a temporary name in the same folder, fsynced, renamed over the final name, and the
+folder fsynced so the rename survives a crash. A temporary's name carries its writer's process
+id, so a later writer can tell one left by a killed writer from one still written (issue #26).
 """
 
 from __future__ import annotations
@@ -15,25 +10,7 @@ import os
 import re
 import tempfile
 from collections.abc import Callable
-
-
-def _new_file_mode() -> int:
-    """The mode open() gives a new file here: 0o666 less the process's umask (read back by
-    setting it, which is the only way to read it)."""
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return 0o666 & ~mask
-
-
-def _fsync_folder(folder: str) -> None:
-    try:
-        fd = os.open(folder, os.O_RDONLY)
-    except OSError:
-        return
-    try:
-        os.fsync(fd)
-    finally:
-        os.close(fd)
+from pathlib import Path
 
 
 def atomic_write(path: str, write: Callable[[str], None]) -> None:
@@ -46,21 +23,26 @@ def atomic_write(path: str, write: Callable[[str], None]) -> None:
         write(tmp)
         with open(tmp, "rb+") as f:
             os.fsync(f.fileno())
-        os.chmod(tmp, _new_file_mode())  # mkstemp makes 0600; a file written plainly is not
+        mask = os.umask(0o022)  # setting the umask is the only way to read it
+        os.umask(mask)
+        os.chmod(tmp, 0o666 & ~mask)  # mkstemp makes 0600; a file written plainly is not
         os.replace(tmp, path)
     except BaseException:
         if os.path.exists(tmp):
             os.unlink(tmp)
         raise
-    _fsync_folder(folder)
+    try:
+        fd = os.open(folder, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def atomic_write_bytes(path: str, data: bytes) -> None:
-    def write(tmp: str) -> None:
-        with open(tmp, "wb") as f:
-            f.write(data)
-
-    atomic_write(path, write)
+    atomic_write(path, lambda tmp: Path(tmp).write_bytes(data))
 
 
 _TEMPORARY = re.compile(r"^\.(?P<name>.+)\.(?P<pid>\d+)\.[a-z0-9_]+\.tmp$")

@@ -1,7 +1,5 @@
-"""Self-checks for students: call one after a step to confirm it worked, or learn what did not.
-
-Each check prints one line starting with "OK" when the step did what it should, and raises
-:class:`mxlearn.errors.CheckFailed` (an AssertionError) saying what is wrong otherwise.
+"""Self-checks for students: each prints a line starting with "OK" when the step did what it
+should, else raises :class:`mxlearn.errors.CheckFailed` (an AssertionError) saying what is wrong.
 
 Examples
 --------
@@ -159,7 +157,6 @@ def snapshot(mod) -> dict:
     return {k: v.asnumpy().copy() for k, v in {**args, **auxs}.items()}
 
 
-@for_exercises
 def parameters_changed(mod, before: dict) -> None:
     """After ``update``: every trained parameter moved."""
     now = snapshot(mod)
@@ -171,10 +168,9 @@ def parameters_changed(mod, before: dict) -> None:
     same = [k for k in trained if np.array_equal(now[k], before[k])]
     if same:
         raise ParametersUnchanged(names=same)
-    _ok(say("all {count} parameter arrays changed in the update.", count=len(trained)))
+    _ok(N_("all {count} parameter arrays changed in the update."), count=len(trained))
 
 
-@for_exercises
 def gradients_computed(mod) -> None:
     """After ``backward``: gradients are finite and not all zero."""
     group = mod.executor_group
@@ -190,19 +186,17 @@ def gradients_computed(mod) -> None:
         raise GradientsNotFinite(names=bad)
     if all(not g.any() for g in grads.values()):
         raise GradientsCutOff() if mod.backward_ran else NoBackwardYet()
-    _ok(say("gradients of {count} parameter arrays are finite and not all zero.", count=len(grads)))
+    _ok(N_("gradients of {count} parameter arrays are finite and not all zero."), count=len(grads))
 
 
-@for_exercises
 def output_shape(mod, expected: tuple) -> None:
     """After ``bind`` (or ``forward``): the first output has the shape you expect."""
     name, shape = mod.output_shapes[0]
     if tuple(shape) != tuple(expected):
         raise WrongOutputShape(name=name, shape=tuple(shape), expected=tuple(expected))
-    _ok(say("the output '{name}' is shaped {shape}.", name=name, shape=tuple(shape)))
+    _ok(N_("the output '{name}' is shaped {shape}."), name=name, shape=tuple(shape))
 
 
-@for_exercises
 def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) -> None:
     """Before resuming: ``begin_epoch`` continues right after checkpoint ``checkpoint_epoch``."""
     saved = files.saved_epochs(prefix)
@@ -212,11 +206,9 @@ def begin_epoch_matches(prefix: str, checkpoint_epoch: int, begin_epoch: int) ->
         kind = BeginEpochRepeats if begin_epoch < checkpoint_epoch else BeginEpochSkips
         raise kind(epoch=checkpoint_epoch, last=checkpoint_epoch - 1, begin=begin_epoch)
     _ok(
-        say(
-            "begin_epoch={begin} continues right after checkpoint {epoch}.",
-            begin=begin_epoch,
-            epoch=checkpoint_epoch,
-        )
+        N_("begin_epoch={begin} continues right after checkpoint {epoch}."),
+        begin=begin_epoch,
+        epoch=checkpoint_epoch,
     )
 
 
@@ -231,7 +223,6 @@ def _labels(eval_iter) -> np.ndarray:
     return np.concatenate(found)
 
 
-@for_exercises
 def learned(mod, eval_iter, above: float | None = None) -> None:
     """After training: accuracy on ``eval_iter`` beats always guessing the most common class
     (and is above ``above`` when given)."""
@@ -246,24 +237,15 @@ def learned(mod, eval_iter, above: float | None = None) -> None:
         raise NotLearned(accuracy=accuracy, guessing=guessing, hints=hints)
     if above is not None and accuracy <= above:
         raise NotLearnedEnough(accuracy=accuracy, guessing=guessing, above=above, hints=hints)
-    if above is None:
-        said = say(
-            "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}).",
-            accuracy=accuracy,
-            guessing=guessing,
-        )
-    else:
-        said = say(
+    said = N_("accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}).")
+    if above is not None:
+        said = N_(
             "accuracy {accuracy:.3f} beats guessing the most common class ({guessing:.3f}) and is "
-            "above {above}.",
-            accuracy=accuracy,
-            guessing=guessing,
-            above=above,
+            "above {above}."
         )
-    _ok(said)
+    _ok(said, accuracy=accuracy, guessing=guessing, above=above)
 
 
-@for_exercises
 def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
     """After ``predict``: one row per example of ``eval_iter`` (no padding), one column per
     class."""
@@ -272,15 +254,12 @@ def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
     if shape != (rows, num_classes):
         raise WrongPredictionShape(shape=shape, rows=rows, classes=num_classes)
     _ok(
-        say(
-            "{rows} rows (one per example) of {classes} class scores.",
-            rows=rows,
-            classes=num_classes,
-        )
+        N_("{rows} rows (one per example) of {classes} class scores."),
+        rows=rows,
+        classes=num_classes,
     )
 
 
-@for_exercises
 def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> None:
     """After ``set_params`` or a load: the module holds exactly these parameters."""
     now = snapshot(mod)
@@ -289,10 +268,13 @@ def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> N
     differ = sorted(k for k in given if k in now and not np.array_equal(now[k], given[k].asnumpy()))
     if missing or differ:
         raise ParametersNotGiven(differ=differ, missing=missing)
-    _ok(say("the module holds exactly these {count} parameter arrays.", count=len(given)))
+    _ok(N_("the module holds exactly these {count} parameter arrays."), count=len(given))
 
 
-# Every check is a public call: its arguments, declared once by name for all the checks.
+# Every check is a public call, its arguments declared once by name for all the checks of
+# this file. The checks of a run's results (run_checks) read what they are given by its
+# attributes, so they have the boundary only. Rules inside for_exercises: a wrong value given
+# for an exercise fails its check (a verdict the student reads) instead of stopping the cell.
 ARGUMENTS = dict(
     mod=rules.instance(mx.mod.BaseModule, N_("a module"), "mod = mxlearn.Module(net)"),
     eval_iter=rules.data_iter("eval_iter=val_iter"),
@@ -306,24 +288,15 @@ ARGUMENTS = dict(
     prefix=rules.path("prefix='runs/mlp'"),
     checkpoint_epoch=rules.whole(0, "checkpoint_epoch=5"),
     begin_epoch=rules.whole(0, "begin_epoch=5"),
-    num_epoch=rules.whole(1, "num_epoch=10"),
-    patience=rules.whole(1, "patience=2"),
-    epochs=rules.instance((list, tuple), N_("a list of epochs"), "epochs=[8, 9, 10]"),
-    contexts=rules.instance((list, tuple), N_("a list of devices"), "contexts=[mx.cpu(0)]"),
     arg_params=rules.arrays("arg_params, aux_params = mod.get_params()"),
     aux_params=rules.arrays("arg_params, aux_params = mod.get_params()", optional=True),
-    kind=rules.text("kind='overfitting'"),
 )
-# Rules inside for_exercises: a wrong value given for an exercise fails its check (a verdict
-# the student reads), instead of stopping the cell. The checks of a run's results
-# (run_checks) read what they are given by its attributes, so they have the boundary only.
 for _name, _check in list(globals().items()):
     if callable(_check) and not _name.startswith("_") and not isinstance(_check, type):
         if _check.__module__ in ("mxlearn.checks", "mxlearn.run_checks"):
-            _inner = getattr(_check, "__wrapped__", _check)
             _declared = {}
             if _check.__module__ == "mxlearn.checks":
-                _names = inspect.signature(_inner).parameters
+                _names = inspect.signature(_check).parameters
                 _declared = {p: ARGUMENTS[p] for p in _names if p in ARGUMENTS}
-            _guarded = public(f"checks.{_name}()", **_declared)(_inner)
-            globals()[_name] = for_exercises(_guarded) if _inner is not _check else _guarded
+            _guarded = public(f"checks.{_name}()", **_declared)(_check)
+            globals()[_name] = _guarded if _name == "snapshot" else for_exercises(_guarded)

@@ -1,14 +1,7 @@
-"""The course's exercises: their titles and graded hints (``exercises.toml``), and how a check
-speaks about one.
-
-A check cell of the course passes ``exercise='03.2'`` to a check of :mod:`mxlearn.checks`.
-The check then names the exercise in its verdict, says "nothing to check yet" (not a Python
-error about ``None``) while the answer cell still holds the stub, and from the second failure on
-adds the next hint. ``mxlearn.hint('03.2')`` shows the next hint at any time. Hints say where
-to look and what to think about; none holds a line of the answer.
-
-For example, ``mxlearn.hint('03.2')`` prints "Exercise 03.2 (top-3 accuracy), hint 1 of 3: score
-takes one metric or a list of them; ..." and the next call hint 2 of 3.
+"""The course's exercises: titles and hints (``exercises.toml``), and how a check given
+``exercise='03.2'`` speaks about one: it names the exercise, says "nothing to check yet" while
+the answer is still the stub, and adds the next hint from the second failure on. Hints say
+where to look and what to think about, never a line of the answer.
 """
 
 from __future__ import annotations
@@ -59,8 +52,7 @@ _failures: dict[str, int] = {}  # per kernel: how often each exercise's check fa
 
 
 def catalogue() -> dict[str, tuple[str, list[str]]]:
-    """Each exercise's title and hints (from ``exercises.toml``), in the language mxlearn
-    speaks now."""
+    """Each exercise's title and hints, in the language mxlearn speaks now."""
     return {
         name: (say(entry["title"]), [say(hint) for hint in entry["hints"]])
         for name, entry in _exercises().items()
@@ -82,8 +74,7 @@ def exercise_name(exercise) -> str:
         name = f"{int(notebook):02d}.{int(number)}"
     known = catalogue()
     if name not in known:
-        fix = did_you_mean(name, known) or say("exercises are named like '03.2'")
-        raise NoSuchExercise(exercise=exercise, fix=fix)
+        raise NoSuchExercise(exercise=exercise, fix=did_you_mean(name, known))
     return name
 
 
@@ -126,9 +117,8 @@ WRONG_KIND = (AttributeError, TypeError, ValueError, KeyError, IndexError)
 
 
 def _verdict(exercise: str, failure: CheckFailed, counted: bool) -> CheckFailed:
-    """The check's words about the exercise; its fix (which may be the answer) replaced by
-    the way to a hint, and from the second failure the next hint itself. A CheckFailed itself,
-    not a kind of it: the grader and the course's notebooks know a failed check by that name."""
+    """The check's words about the exercise, its fix (which may be the answer) replaced by the
+    way to a hint. A CheckFailed, not a kind of it: the grader knows a failed check by name."""
     problem, fix = failure.problem, failure.fix
     if counted:
         fix = say("mxlearn.hint('{exercise}') gives a hint", exercise=exercise)

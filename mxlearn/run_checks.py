@@ -1,9 +1,6 @@
-"""Checks of what a run or a step produced, for the course's exercises: a score computed by
-hand, the checkpoints kept, a batch a module accepts, the devices and kvstore it trained with,
-where training stopped or resumed, what a callback recorded. ``mxlearn.checks`` re-exports them.
-
-Like every check, each prints one line starting with "OK" or raises CheckFailed saying what is
-wrong; given ``exercise='03.2'`` it speaks about that exercise (:mod:`mxlearn.exercises`).
+"""Checks of what a run or a step produced: a score computed by hand, the checkpoints kept, a
+batch a module accepts, the devices and kvstore it trained with, where training stopped or
+resumed, what a callback recorded. ``mxlearn.checks`` re-exports them.
 """
 
 from __future__ import annotations
@@ -12,7 +9,6 @@ import numpy as np
 
 from .checkpoint import files
 from .errors import N_, CheckFailed, InputError, MXLearnError, did_you_mean
-from .exercises import for_exercises
 from .language import say
 from .metrics.findings import KINDS
 
@@ -119,11 +115,10 @@ class FindingShown(CheckFailed):
     says = N_("The curves still show it: {finding}")
 
 
-def _ok(text: str) -> None:
-    print(say("OK: {text}", text=text))
+def _ok(template: str, **fields) -> None:
+    print(say("OK: {text}", text=say(template, **fields)))
 
 
-@for_exercises
 def score_matches(value, mod, eval_iter, metric) -> None:
     """A number (or ``score``'s list of pairs) you computed equals ``mod.score(eval_iter,
     metric)``: the check scores again and compares."""
@@ -132,20 +127,18 @@ def score_matches(value, mod, eval_iter, metric) -> None:
         value = dict(value).get(expected[0][0])
     if value is None or not np.isclose(float(value), expected[0][1], rtol=0, atol=1e-6):
         raise ScoreDiffers(value=value, name=expected[0][0], expected=expected[0][1])
-    _ok(say("{name} = {value:.4f}, as score gives it.", name=expected[0][0], value=expected[0][1]))
+    _ok(N_("{name} = {value:.4f}, as score gives it."), name=expected[0][0], value=expected[0][1])
 
 
-@for_exercises
 def checkpoints_kept(prefix: str, epochs: list) -> None:
     """The checkpoints left on disk under ``prefix`` are exactly those of ``epochs``."""
     # complete checkpoints whose files verify: a .params file alone (or an empty one) is none
     saved = [e for e in files.manifested_epochs(prefix) if files.verifies(prefix, e)]
     if saved != sorted(epochs):
         raise OtherCheckpointsKept(prefix=prefix, saved=saved, expected=sorted(epochs))
-    _ok(say("checkpoints {saved} of '{prefix}' are on disk.", saved=saved, prefix=prefix))
+    _ok(N_("checkpoints {saved} of '{prefix}' are on disk."), saved=saved, prefix=prefix)
 
 
-@for_exercises
 def accepts_batch(mod, batch, num_classes: int) -> None:
     """The module takes ``batch`` in a prediction forward and gives one row per example."""
     rows = batch.data[0].shape[0]
@@ -157,25 +150,21 @@ def accepts_batch(mod, batch, num_classes: int) -> None:
     if shape != (rows, num_classes):
         raise WrongBatchOutput(shape=shape, rows=rows, classes=num_classes)
     _ok(
-        say(
-            "a batch shaped {shape} goes through: {rows} rows of {classes} class scores.",
-            shape=tuple(batch.data[0].shape),
-            rows=rows,
-            classes=num_classes,
-        )
+        N_("a batch shaped {shape} goes through: {rows} rows of {classes} class scores."),
+        shape=tuple(batch.data[0].shape),
+        rows=rows,
+        classes=num_classes,
     )
 
 
-@for_exercises
 def on_devices(mod, contexts: list) -> None:
     """The module is bound on exactly these devices (it splits each batch across them)."""
     bound = list(mod.executor_group.contexts) if mod.binded else []
     if bound != list(contexts):
         raise OtherDevices(bound=bound, expected=list(contexts))
-    _ok(say("bound on {count} devices: {bound}.", count=len(bound), bound=bound))
+    _ok(N_("bound on {count} devices: {bound}."), count=len(bound), bound=bound)
 
 
-@for_exercises
 def best_epoch_recorded(tracker, mod) -> None:
     """A callback's ``best_epoch`` and ``best_accuracy`` are the run's best validation epoch."""
     if not _overrides_a_hook(tracker):
@@ -187,7 +176,7 @@ def best_epoch_recorded(tracker, mod) -> None:
     right = [e for e, v in zip(epochs, values) if v == best]
     if got_epoch not in right or got is None or not np.isclose(float(got), best):
         raise OtherBestEpoch(epoch=got_epoch, accuracy=got, best=best, right=right[0])
-    _ok(say("the callback found the best epoch, {epoch} ({best:.4f}).", epoch=got_epoch, best=best))
+    _ok(N_("the callback found the best epoch, {epoch} ({best:.4f})."), epoch=got_epoch, best=best)
 
 
 def _validation_accuracy(mod) -> tuple[list, list]:
@@ -209,7 +198,6 @@ def _overrides_a_hook(tracker) -> bool:
     )
 
 
-@for_exercises
 def for_prediction_only(mod) -> None:
     """The module is bound for predictions: no labels, no gradients."""
     if not mod.binded or mod.for_training or mod.label_shapes:
@@ -221,31 +209,27 @@ def for_prediction_only(mod) -> None:
                 labels=mod.label_shapes,
             )
         raise NotForPredictionOnly(condition=condition)
-    _ok(say("bound for predictions only: no labels, no gradients."))
+    _ok(N_("bound for predictions only: no labels, no gradients."))
 
 
-@for_exercises
 def stopped_early(mod, patience: int, num_epoch: int) -> None:
     """fit stopped by itself: before ``num_epoch``, ``patience`` epochs after the best
     validation accuracy."""
     epochs, values = _validation_accuracy(mod)
     best = epochs[int(np.argmax(values))]
-    if epochs[-1] + 1 >= num_epoch or epochs[-1] - best != patience:
-        count, after = epochs[-1] + 1, epochs[-1] - best
+    count, after = epochs[-1] + 1, epochs[-1] - best
+    if count >= num_epoch or after != patience:
         raise NotStoppedEarly(
             count=count, best=best, after=after, patience=patience, num_epoch=num_epoch
         )
     _ok(
-        say(
-            "training stopped after epoch {last}, {patience} epochs after the best ({best}).",
-            last=epochs[-1],
-            patience=patience,
-            best=best,
-        )
+        N_("training stopped after epoch {last}, {patience} epochs after the best ({best})."),
+        last=epochs[-1],
+        patience=patience,
+        best=best,
     )
 
 
-@for_exercises
 def resumed_epochs(mod, begin_epoch: int, num_epoch: int) -> None:
     """The module trained exactly the epochs from ``begin_epoch`` up to ``num_epoch``."""
     trained = sorted({r.epoch for r in mod.history.records if r.phase == "train"})
@@ -253,19 +237,17 @@ def resumed_epochs(mod, begin_epoch: int, num_epoch: int) -> None:
     if trained != expected:
         last = num_epoch - 1
         raise OtherEpochsTrained(trained=trained, expected=expected, begin=begin_epoch, last=last)
-    _ok(say("it trained epochs {first} to {last}.", first=begin_epoch, last=num_epoch - 1))
+    _ok(N_("it trained epochs {first} to {last}."), first=begin_epoch, last=num_epoch - 1)
 
 
-@for_exercises
 def uses_kvstore(mod, kind: str) -> None:
     """The module's gradients were summed by a kvstore of this kind ('local', 'device')."""
     used = mod.kvstore_type
     if used != kind:
         raise OtherKvstore(used=repr(used) if used else say("no kvstore"), kind=kind)
-    _ok(say("gradients summed by the kvstore '{kind}'.", kind=kind))
+    _ok(N_("gradients summed by the kvstore '{kind}'."), kind=kind)
 
 
-@for_exercises
 def runs_compared(comparison, optimizers: list) -> None:
     """``mxlearn.compare`` was given runs trained with these optimizers, in this order."""
     runs = getattr(comparison, "runs", None)
@@ -274,10 +256,9 @@ def runs_compared(comparison, optimizers: list) -> None:
     used = [(run.settings or {}).get("optimizer") for run in runs]
     if used != list(optimizers):
         raise OtherRunsCompared(used=used, expected=list(optimizers))
-    _ok(say("{count} runs compared: {used}.", count=len(runs), used=", ".join(used)))
+    _ok(N_("{count} runs compared: {used}."), count=len(runs), used=", ".join(used))
 
 
-@for_exercises
 def no_finding(mod, kind: str) -> None:
     """``mod.history.diagnose()`` reports no finding of this kind (e.g. 'overfitting')."""
     if kind not in KINDS:  # a misspelt kind would never be found: the check would pass
@@ -285,4 +266,4 @@ def no_finding(mod, kind: str) -> None:
     found = [f for f in mod.history.diagnose() if f.kind == kind]
     if found:
         raise FindingShown(finding=found[0].text)
-    _ok(say("no {kind} in the curves.", kind=kind))
+    _ok(N_("no {kind} in the curves."), kind=kind)

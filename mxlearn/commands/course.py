@@ -1,11 +1,6 @@
-"""``python -m mxlearn course``: run every course notebook headless, and keep a copy to read.
-
-Each notebook (English in ``notebooks/``, Chinese in ``notebooks/zh/``) runs top to bottom in a
-fresh kernel, in its own folder under ``runs/course/`` (so the checkpoints and scripts it writes
-land there), and is saved twice: executed (``.ipynb``) and as HTML that shows the curves offline.
-The HTML holds every figure as an embedded PNG (a live plot leaves its final figure as one) and
-loads no script from the internet: widget views are dropped in favour of that PNG, and scripts
-that would fetch code from outside the file (MathJax, the Mermaid loader) are removed.
+"""``python -m mxlearn course``: run every course notebook headless, each in a fresh kernel in
+its own folder under ``runs/course/``, and save it executed and as HTML readable offline
+(figures as embedded PNGs; widget views and scripts that load from the internet dropped).
 """
 
 from __future__ import annotations

@@ -52,13 +52,11 @@ def widget_support() -> tuple[bool, str]:
         sys.prefix, "share", "jupyter", "labextensions", "@jupyter-widgets", "jupyterlab-manager"
     )
     if not os.path.isdir(manager):
-        return (
-            False,
-            say(
-                "the widget manager extension is not in {folder}: reinstall jupyterlab_widgets",
-                folder=manager,
-            ),
+        why = say(
+            "the widget manager extension is not in {folder}: reinstall jupyterlab_widgets",
+            folder=manager,
         )
+        return False, why
     return True, say(
         "ipywidgets {version} with its JupyterLab manager installed",
         version=_version("ipywidgets"),
@@ -70,20 +68,13 @@ def _kernels_verdict(runs: bool | None, installed: bool, wheel, architectures) -
     values = {"wheel": wheel[0], "version": wheel[1]}
     if runs is None:
         return say("unknown for {wheel} {version} (its architectures are not on record)", **values)
-    if runs and installed:
-        return say("yes: the installed {wheel} {version} has kernels for it", **values)
+    values["build"] = say("the installed") if installed else say("the GPU build")
     if runs:
-        return say("yes: the GPU build {wheel} {version} has kernels for it", **values)
-    values["architectures"] = architectures_text(architectures)
-    if installed:
-        return say(
-            "NO: the installed {wheel} {version} carries {architectures} only (no PTX); "
-            "mxlearn.auto_context() uses the CPU",
-            **values,
-        )
+        return say("yes: {build} {wheel} {version} has kernels for it", **values)
     return say(
-        "NO: the GPU build {wheel} {version} carries {architectures} only (no PTX); "
+        "NO: {build} {wheel} {version} carries {architectures} only (no PTX); "
         "mxlearn.auto_context() uses the CPU",
+        architectures=architectures_text(architectures),
         **values,
     )
 

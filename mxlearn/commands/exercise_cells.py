@@ -1,14 +1,6 @@
-"""An exercise's cells as the course marks them, by one helper: mxlearn's metadata (which
-exercise, which role) and nbgrader's (a solution cell; a locked grade cell worth a point).
-
-A teacher writes an exercise as two code cells whose first lines say what they are, in either
-edition's language::
-
-    # Exercise 08.1                              # 练习 08.1
-    # Check of exercise 08.1 (do not change)     # 练习 08.1 的检查(请勿修改)
-
-and ``python -m mxlearn mark NOTEBOOK...`` writes both metadata into them, so that the grader,
-the student edition and nbgrader read the same exercise.
+"""``python -m mxlearn mark NOTEBOOK...``: mark each exercise cell by its first line (``# Exercise
+08.1``, ``# Check of exercise 08.1 (do not change)``, or the Chinese edition's) with mxlearn's
+metadata and nbgrader's, so that the grader, the student edition and nbgrader read the same.
 """
 
 from __future__ import annotations

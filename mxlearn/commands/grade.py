@@ -1,24 +1,13 @@
 """``python -m mxlearn grade SUBMISSIONS --out grades.csv``: run every student's notebook and
-grade each exercise by the teacher's check cell.
-
-SUBMISSIONS holds ``<student>/<notebook>.ipynb`` or ``<student>/<assignment>/<notebook>.ipynb``
-(nbgrader's ``submitted/`` folder); a notebook at the top of SUBMISSIONS, in no student's
-folder, is named and not graded. The teacher's edition (the notebooks of ``--teacher`` and of
-its ``zh/``, else of ``notebooks`` in the working folder; without either the command is refused)
-is read once, before the first run. Each notebook runs in a fresh kernel, in a temporary copy of
-the folder it sits in (symlinks copied as symlinks), every cell even after an error, its check
-cells given the teacher's source again. A notebook the teacher has no copy of (by its file name,
-or by the exercises in its cells) is not run: its own checks cannot be trusted.
-
-Each exercise is then ``passed`` (its check passed), ``failed`` (its check failed, or it was not
-answered, or no check cell of it is in the notebook, or the student did not hand the notebook
-in), ``error`` (another exception; the kernel died or passed the memory limit; no teacher's
-copy) or ``timeout`` (the notebook's time ran out before the exercise finished). The grades go
-to a CSV (``student,notebook,exercise,status,message``) and an HTML summary beside it.
+grade each exercise by the teacher's check cell (a CSV ``student,notebook,exercise,status,
+message`` and an HTML summary beside it). Each notebook runs in a fresh kernel, in a temporary
+copy of its folder, every cell even after an error, its check cells given the teacher's source
+again; one the teacher has no copy of is not run (its own checks cannot be trusted). ``failed``:
+the check failed, was not answered, is missing or was not handed in; ``error``: another
+exception, a dead kernel, the memory limit, no teacher's copy; ``timeout``: the time ran out.
 
 The copy protects the submission's own folder only: a notebook runs with the grader's rights
-and can read, change or delete anything the grader can. Grade only what you would run
-yourself.
+and can read, change or delete anything the grader can. Grade only what you would run yourself.
 """
 
 from __future__ import annotations
@@ -31,12 +20,13 @@ import threading
 import time
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor, as_completed
-from dataclasses import dataclass, field
+from dataclasses import astuple, dataclass, field
 from pathlib import Path
 
 import nbformat
 
 from ..atomic_write import atomic_write
+from ..errors import N_
 from ..language import say
 from . import grading_run
 from .grade_exercises import (
@@ -198,8 +188,7 @@ def grade(
     refuse_out(submissions, out)
     grader = _Grader(teacher_folder(teacher, submissions), float(timeout), int(memory_mb), jobs)
     for loose in loose_notebooks(submissions):
-        line = say("{path} is not in a student's folder: not graded", path=str(loose))
-        print(f"  {line}", flush=True)
+        _tell(N_("{path} is not in a student's folder: not graded"), path=str(loose))
     grades, seconds, course = [], {}, {}
     with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
         futures = {pool.submit(grader.grade, s): s for s in found}
@@ -241,8 +230,7 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
         places = Counter(place for _, place in placed)
         shown = min(places, key=lambda place: (-places[place], place))
         for student in sorted(set(everyone) - {student for student, _ in placed}):
-            said = say("{student}/{notebook}: not handed in", student=student, notebook=shown)
-            print(f"  {said}", flush=True)
+            _tell(N_("{student}/{notebook}: not handed in"), student=student, notebook=shown)
             rows += [
                 Grade(student, shown, e, FAILED, say("not handed in"))
                 for e in exercises.get(name, {})
@@ -257,30 +245,28 @@ def _write(grading: Grading) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(HEADER)
-            for g in grading.grades:
-                writer.writerow([g.student, g.notebook, g.exercise, g.status, g.message])
+            writer.writerows(map(astuple, grading.grades))  # a Grade's fields are HEADER's
 
     atomic_write(str(grading.csv), write)
     write_report(grading.html, grading.grades, grading.csv.name)
 
 
+def _tell(template: str, **fields) -> None:
+    print("  " + say(template, **fields), flush=True)
+
+
 def _print_notebook(submission: Submission, rows: list[Grade], seconds: float) -> None:
+    template = N_("{student}/{notebook}: {passed} of {total} exercises passed ({seconds:.0f} s)")
     if not rows:
-        line = say(
-            "{student}/{notebook}: no exercises",
-            student=submission.student,
-            notebook=submission.notebook,
-        )
-    else:
-        line = say(
-            "{student}/{notebook}: {passed} of {total} exercises passed ({seconds:.0f} s)",
-            student=submission.student,
-            notebook=submission.notebook,
-            passed=sum(r.status == PASSED for r in rows),
-            total=len(rows),
-            seconds=seconds,
-        )
-    print(f"  {line}", flush=True)
+        template = N_("{student}/{notebook}: no exercises")
+    _tell(
+        template,
+        student=submission.student,
+        notebook=submission.notebook,
+        passed=sum(r.status == PASSED for r in rows),
+        total=len(rows),
+        seconds=seconds,
+    )
 
 
 def _print_summary(grading: Grading) -> None:

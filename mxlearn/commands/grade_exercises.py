@@ -1,13 +1,7 @@
-"""The exercises of a notebook, and the grade of each from what a run of the notebook wrote.
-
-An exercise is named by its cells' ``mxlearn`` metadata (``{"exercise": "03.2", "role":
-"answer" | "check"}``), else by nbgrader's ``grade_id`` (a solution cell is an answer, a grade
-cell a check; an answer named only by nbgrader belongs to the check that follows it, as
-nbgrader lays them out). Before a run, every check cell of a submission is given the teacher's
-source again, so an edited check grades nothing; the last of them (as many as the teacher has)
-grade the exercise, so a stale copy left above a pasted one does not. An exercise whose check
-cell is missing is ``failed``; one whose checks passed is ``passed``, whatever another of its
-cells raised.
+"""The exercises of a notebook (by mxlearn's cell metadata, else nbgrader's ``grade_id``: an
+answer named only by nbgrader belongs to the next check), and each one's grade from a run.
+Every check cell gets the teacher's source again before a run, and the last of them grade the
+exercise, so neither an edited check nor a stale copy above a pasted one grades anything.
 """
 
 from __future__ import annotations

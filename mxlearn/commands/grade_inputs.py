@@ -1,20 +1,12 @@
 """What ``python -m mxlearn grade`` reads and refuses before any notebook runs.
 
-The submissions: ``SUBMISSIONS/<student>/<notebook>.ipynb`` and
-``SUBMISSIONS/<student>/<assignment>/<notebook>.ipynb`` (nbgrader's ``submitted/``; a student's
-``zh/`` is read as an assignment folder); hidden files and folders (``.ipynb_checkpoints``) are
-never submissions, nor is a symlinked assignment folder, nor a notebook at the top of
-SUBMISSIONS (it is named, in no student's folder).
-
-The teacher's edition: every notebook of ``--teacher`` and ``--teacher/zh``, read once, before
-the first run (a notebook runs with the grader's rights: it could rewrite the teacher's files,
-but not the checks already read). A submission gets the teacher's notebook of its file name or,
-failing that (``01_module_step_by_step (1).ipynb``, a browser's download name), the one that
-shares the most exercises with it.
-
-The settings and ``--out``: an ``--out`` inside SUBMISSIONS, not ending in ``.csv``, or naming a
-file the grader did not write (a CSV whose first line is not the grades' header, a page that is
-not a grades summary) is refused, so that no file is lost to a mistyped command.
+Submissions are ``<student>/<notebook>.ipynb`` or ``<student>/<assignment>/<notebook>.ipynb``
+(nbgrader's ``submitted/``), never hidden, in a symlinked folder or at the top of SUBMISSIONS.
+The teacher's edition (``--teacher`` and its ``zh/``) is read once before the first run: a
+notebook runs with the grader's rights and could rewrite the teacher's files, but not the checks
+already read. A submission gets the teacher's notebook of its file name, else (a browser's
+download name, ``01_fit (1).ipynb``) the one sharing the most exercises with it. An ``--out``
+that could destroy a file the grader did not write is refused.
 """
 
 from __future__ import annotations
@@ -184,9 +176,7 @@ def read_teacher(folder: Path) -> Teacher:
     (grading against it would call every submission of it ungradable)."""
     editions: dict[str, list] = {}
     for place in (folder, folder / "zh"):
-        for path in sorted(place.glob("*.ipynb")) if place.is_dir() else []:
-            if not shown(path):
-                continue
+        for path in filter(shown, sorted(place.glob("*.ipynb")) if place.is_dir() else []):
             editions.setdefault(path.name, []).append(
                 read_teacher_notebook(path, "python -m mxlearn grade")
             )
@@ -259,22 +249,16 @@ def refuse_out(submissions: Path, out: Path) -> None:
         raise OutNotCSV(out=str(out), folder=folder, csv=out.with_suffix(".csv"))
     if (out.exists() or out.is_symlink()) and not _is_grades_csv(out):
         raise OutNotGrades(out=str(out), header=",".join(HEADER), folder=folder)
-    _refuse_an_unwritable_folder(out)
-    if (html.exists() or html.is_symlink()) and not is_report(html):
-        raise SummaryNotGrades(html=str(html), out=str(out), folder=folder)
-
-
-def _refuse_an_unwritable_folder(out: Path) -> None:
-    """--out's folder made now and tried with a file: found before any notebook runs, not
-    after (a file on the way, no permission, a read-only disk)."""
+    # --out's folder made now and tried with a file: found before any notebook runs, not after
     check_prefix(str(out), "mxlearn grade --out")  # a file on the way is named
     try:
         out.parent.mkdir(parents=True, exist_ok=True)
         with tempfile.TemporaryFile(dir=out.parent):
             pass
     except OSError as problem:
-        said = problem.strerror or problem
-        raise OutNotWritable(out=str(out), problem=said) from None
+        raise OutNotWritable(out=str(out), problem=problem.strerror or problem) from None
+    if (html.exists() or html.is_symlink()) and not is_report(html):
+        raise SummaryNotGrades(html=str(html), out=str(out), folder=folder)
 
 
 def teacher_folder(teacher: str | Path | None, submissions: Path) -> Teacher:

@@ -1,9 +1,5 @@
-"""The HTML summary of a grade run, written beside its CSV (``grades.csv`` -> ``grades.html``).
-
-One self-contained page: no script, no style sheet or font from elsewhere. Every text that came
-from a submission (student and notebook names, error messages) is HTML-escaped. It shows the
-counts per status, a table per exercise (how many students in each status, and who is in each
-status but ``passed``), the most common failure messages, and every student x exercise.
+"""The HTML summary of a grade run, beside its CSV: one self-contained page (no script, style
+sheet or font from elsewhere), every text that came from a submission HTML-escaped.
 """
 
 from __future__ import annotations

@@ -1,34 +1,24 @@
 """One notebook's run for ``python -m mxlearn grade``: a process of its own, and its control.
 
-The grader starts this file as a separate Python process (by path, ``python -P grading_run.py
-NOTEBOOK FOLDER RESULTS MEMORY_MB``, so that neither mxlearn nor MXNet is imported here) in a
-session of its own. It starts a fresh ``python3`` kernel in FOLDER and runs each code cell of
-NOTEBOOK in turn, carrying on after errors, and appends one JSON line per event to RESULTS as it
-goes, so that whatever ran is known even when the process is killed:
+The grader starts this file by path (``python -P grading_run.py NOTEBOOK FOLDER RESULTS
+MEMORY_MB``: neither mxlearn nor MXNet is imported here) in a session of its own. It runs each
+code cell in a fresh ``python3`` kernel, carrying on after errors, and appends one JSON line per
+event to RESULTS, so that what ran is known even when the process is killed:
 
-    {"kernel": PID, "pgid": PGID}              the kernel started
-    {"cell": I, "status": "ok"}                cell I ran without error
-    {"cell": I, "status": "error", "ename": ..., "evalue": ...}
-    {"cell": I, "status": "dead"}              the kernel died while cell I ran
-    {"memory": MB, "cell": I}                  the kernel used more than MB and was killed
-    {"done": true}                             every cell ran
+    {"kernel": PID, "pgid": PGID}   {"cell": I, "status": "ok" | "error" | "dead", ...}
+    {"memory": MB, "cell": I}       {"done": true}
 
-Outputs are dropped as they arrive (only errors are kept, each capped), so a cell that prints
-megabytes does not pile up in the grader. A watchdog thread sums the resident memory of the kernel and its
-children (psutil) and kills the kernel's process group past the limit; without psutil the
-kernel gets an address-space limit (RLIMIT_AS) instead, which is much coarser: it counts
-reserved memory too (about 1 GB for a kernel that trained with MXNet on 1 thread, 3.8 GB on 16).
-
-The grader's side (:func:`start`, :func:`finish`) waits for the whole notebook's time limit and
-then kills this process's group, the kernel's group and every process found below them. It also
-holds the grader's default limits and refuses to start without the packages a run needs: this
-file imports nothing that may be missing, so the command line can use both before it imports
-the rest of the grader.
+Outputs are dropped as they arrive (a cell printing megabytes does not pile up in the grader).
+A watchdog (psutil) kills the kernel's group past the memory limit; without psutil the kernel
+gets RLIMIT_AS, much coarser: it counts reserved memory too (about 1 GB for a kernel that trained
+with MXNet on 1 thread, 3.8 GB on 16). This file imports nothing that may be missing, so the
+command line can refuse missing packages before it imports the rest of the grader.
 """
 
 from __future__ import annotations
 
 import collections
+import contextlib
 import importlib.util
 import json
 import os
@@ -124,10 +114,7 @@ def finish(run: Run, timeout: float) -> tuple[bool, str]:
 def stop_all(run: Run) -> None:
     """Kill the run's process group, the kernel's group and every process below them."""
     below = _descendants(run.process.pid)
-    groups = {run.process.pid}
-    for event in read_events(run.results):
-        if "pgid" in event:
-            groups.add(event["pgid"])
+    groups = {run.process.pid} | {e["pgid"] for e in read_events(run.results) if "pgid" in e}
     for group in groups:
         _kill_group(group)
     for pid in below:
@@ -136,10 +123,8 @@ def stop_all(run: Run) -> None:
 
 
 def _kill_group(pid: int, group: bool = True) -> None:
-    try:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
         (os.killpg if group else os.kill)(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        pass
 
 
 def _descendants(pid: int) -> list[int]:
@@ -173,15 +158,10 @@ def _descendants_from_proc(pid: int) -> list[int]:
 def read_events(path: str) -> list[dict]:
     """The events a run wrote (a line cut short by a kill is left out)."""
     events = []
-    try:
-        with open(path, encoding="utf-8") as f:
-            for line in f:
-                try:
-                    events.append(json.loads(line))
-                except ValueError:
-                    pass
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open(path, encoding="utf-8") as f:
+        for line in f:
+            with contextlib.suppress(ValueError):
+                events.append(json.loads(line))
     return events
 
 

@@ -1,38 +1,20 @@
 """``python -m mxlearn course --student OUT``: the course as students get it.
 
-The notebooks in ``notebooks/`` (English) and ``notebooks/zh/`` (Chinese) are the teacher's
-edition. An exercise's answer sits between nbgrader's markers ``### BEGIN SOLUTION`` and
-``### END SOLUTION``, in a cell that nbgrader's metadata marks as a solution, so a teacher who
-uses nbgrader can grade with it. The student edition replaces each answer by nbgrader's stub
-(``# YOUR CODE HERE`` and ``raise NotImplementedError()``, the comment in the notebook's
-language; ``YOUR ANSWER HERE`` in a text cell) and keeps every other line.
-It clears outputs, execution counts, saved widget state and the attachments an answer showed,
-and tags each stubbed code cell and each check cell ``raises-exception``: they raise until the
-student answers, and Run All then goes on past them instead of stopping at the first exercise.
-
-Everything is made and searched before anything is written; the edition is
-then written beside OUT and put in its place whole, so a refusal or a failed write leaves OUT
-as it was, and a new edition never keeps a file of an older one.
-
-The answer regions of a cell are read as nbgrader reads them: any line holding ``BEGIN
-SOLUTION`` starts an answer (``### BEGIN SOLUTION`` in the course, but ``# BEGIN SOLUTION``
-too) and the region is replaced by a stub; a cell marked as a solution without markers is
-replaced whole; ``### BEGIN HIDDEN TESTS`` regions are removed. mxlearn refuses what nbgrader
-would get wrong without a word: code before a marker on the same line (nbgrader drops the
-line), and near-misses such as ``### begin solution`` (nbgrader leaves them, and the answer, in
-the student's copy).
-
-The last guard: no telling answer line (8 characters or more, code or a phrase; shorter ones
-appear in any code) of any notebook (both languages hold the same code) is left in any student
-notebook: in each cell's text, in the metadata of cells and notebook, and in text attachments.
-The search reads the notebook's texts, not its JSON, so an answer that happens to be one of
-nbformat's own words ("markdown") is not taken for a leak.
+Each answer (between nbgrader's ``### BEGIN SOLUTION`` / ``### END SOLUTION``, read as nbgrader
+reads them; a solution cell without markers whole) becomes nbgrader's stub in the notebook's
+language; hidden tests are removed; outputs, widget state and an answer's attachments cleared;
+stubbed and check cells are tagged ``raises-exception``, so Run All goes on past them. What
+nbgrader would get wrong without a word is refused: code beside a marker (it drops the line) and
+near-misses such as ``### begin solution`` (it hands out the answer). The last guard: no telling
+answer line is left in any student notebook's texts (not its JSON: "markdown" is nbformat's).
+Everything is made and checked before anything is written, then put in OUT's place whole.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import copy
 import os
 import re
@@ -54,11 +36,8 @@ CODE_STUB = {
 TEXT_STUB = {"en": ("YOUR ANSWER HERE",), "zh": ("在这里写你的回答",)}
 STUB_LINES = {line for stub in (*CODE_STUB.values(), *TEXT_STUB.values()) for line in stub}
 
-# kind -> (begin, end) as nbgrader finds them: the words anywhere in the line
-REGIONS = {
-    "solution": ("BEGIN SOLUTION", "END SOLUTION"),
-    "hidden": ("BEGIN HIDDEN TESTS", "END HIDDEN TESTS"),
-}
+# a marker as nbgrader finds one: the words anywhere in the line
+MARKER = re.compile(r"(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 # a marker mxlearn accepts: the words alone on the line after one or more '#'
 ALONE = re.compile(r"#+\s*(BEGIN|END) (SOLUTION|HIDDEN TESTS)")
 # what a teacher may have meant as a marker: any case, any spacing, in a comment
@@ -87,6 +66,10 @@ class StudentCell:
     replaced: bool = False
 
 
+def _bad(where: str, number: int, problem: str, **fields) -> BadRegion:
+    return BadRegion(where=where, line=number, problem=say(problem, **fields))
+
+
 def student_cell(source: str, stub: tuple[str, ...], whole: bool, where: str) -> StudentCell:
     """The cell as the student gets it: each region replaced (a solution by ``stub``, a hidden
     test by nothing); ``whole`` (nbgrader's solution cell without markers) replaces it all."""
@@ -101,52 +84,42 @@ def student_cell(source: str, stub: tuple[str, ...], whole: bool, where: str) ->
             (kept if open_kind is None else cell.answer).append(line)
             continue
         kind, edge = marker
-        if edge == "begin":
+        if edge == "BEGIN":
             if open_kind is not None:
-                problem = say("a second BEGIN before the END of the region above")
-                raise BadRegion(where=where, line=number, problem=problem)
+                raise _bad(where, number, N_("a second BEGIN before the END of the region above"))
             open_kind, indent, cell.replaced = kind, line[: len(line) - len(line.lstrip())], True
             ending = "\r" if line.endswith("\r") else ""
-            if kind == "solution":
+            if kind == "SOLUTION":
                 kept += [indent + part + ending for part in stub]
         elif open_kind != kind:
-            raise BadRegion(where=where, line=number, problem=say("an END without its BEGIN"))
+            raise _bad(where, number, N_("an END without its BEGIN"))
         else:
             open_kind = None
     if open_kind is not None:
-        problem = say("a BEGIN whose region is never closed")
-        raise BadRegion(where=where, line=len(lines), problem=problem)
+        raise _bad(where, len(lines), N_("a BEGIN whose region is never closed"))
     cell.source = "\n".join(kept)
     cell.answer = [line.rstrip("\r") for line in cell.answer]
     return cell
 
 
 def _marker(line: str, number: int, where: str) -> tuple[str, str] | None:
-    """('solution' or 'hidden', 'begin' or 'end') for a marker line, None for any other line."""
+    """('SOLUTION' or 'HIDDEN TESTS', 'BEGIN' or 'END') for a marker line, None for another."""
     text = line.strip()
-    for kind, (begin, end) in REGIONS.items():
-        for edge, words in (("begin", begin), ("end", end)):
-            if words in line:
-                if not ALONE.fullmatch(text):
-                    problem = say(
-                        "{line!r} holds a marker beside other text (nbgrader would drop the whole line)",
-                        line=text,
-                    )
-                    raise BadRegion(where=where, line=number, problem=problem)
-                return kind, edge
+    if MARKER.search(line):
+        alone = ALONE.fullmatch(text)
+        if not alone:
+            beside = N_(
+                "{line!r} holds a marker beside other text (nbgrader would drop the whole line)"
+            )
+            raise _bad(where, number, beside, line=text)
+        return alone[2], alone[1]
     if NEAR_MISS.search(text):
-        problem = say(
-            "{line!r} looks like a marker but nbgrader would not see one, and would hand out the answer",
-            line=text,
+        missed = N_(
+            "{line!r} looks like a marker but nbgrader would not see one, and would hand out "
+            "the answer"
         )
-        raise BadRegion(where=where, line=number, problem=problem)
+        raise _bad(where, number, missed, line=text)
     return None
-
-
-def kept_attachments(attachments: dict, source: str) -> dict:
-    """The attachments the kept text still shows (the others were part of an answer)."""
-    shown = set(IMAGE_LINK.findall(source))
-    return {name: data for name, data in attachments.items() if name in shown}
 
 
 class AnswerLeaks(InputError):
@@ -193,15 +166,6 @@ def _strings(value) -> Iterator[str]:
             yield from _strings(item)
 
 
-def _decoded(mime: str, data) -> Iterator[str]:
-    yield from _strings(data)
-    if mime.startswith("text/") and isinstance(data, str):
-        try:
-            yield base64.b64decode(data, validate=True).decode("utf-8", "replace")
-        except (binascii.Error, ValueError):
-            pass
-
-
 def notebook_texts(notebook) -> Iterator[tuple[str, str]]:
     """(where, text) for every text a student will see or could read in the file."""
     for index, cell in enumerate(notebook.cells, start=1):
@@ -211,8 +175,13 @@ def notebook_texts(notebook) -> Iterator[tuple[str, str]]:
             yield where, text
         for name, bundle in cell.get("attachments", {}).items():
             for mime, data in bundle.items():
-                for text in _decoded(mime, data):
-                    yield f"{where}, {name}", text
+                texts = list(_strings(data))
+                if mime.startswith("text/") and isinstance(data, str):
+                    with contextlib.suppress(binascii.Error, ValueError):
+                        texts.append(
+                            base64.b64decode(data, validate=True).decode("utf-8", "replace")
+                        )
+                yield from ((f"{where}, {name}", text) for text in texts)
     for text in _strings(dict(notebook.metadata)):
         yield say("the notebook's metadata"), text
 
@@ -317,23 +286,19 @@ def student_notebook(notebook, language: str, name: str) -> tuple[object, list[s
         if made.replaced:
             cell.source = made.source
             answers += made.answer
-            if "attachments" in cell:
-                cell.attachments = kept_attachments(cell.attachments, made.source)
+            if "attachments" in cell:  # those the kept text no longer shows were an answer's
+                shown = set(IMAGE_LINK.findall(made.source))
+                cell.attachments = {n: d for n, d in cell.attachments.items() if n in shown}
                 if not cell.attachments:
                     del cell["attachments"]
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
             if made.replaced or cell.metadata.get("nbgrader", {}).get("grade") is True:
-                _may_raise(cell)
+                # it raises until the student answers: Run All (and nbclient) go on past it
+                tags = cell.metadata.setdefault("tags", [])
+                if "raises-exception" not in tags:
+                    tags.append("raises-exception")
     return student, [line for line in answers if line.strip()]
-
-
-def _may_raise(cell) -> None:
-    """Tag a cell that raises until the student answers (the stub, and the checks of its
-    answer): Run All in Jupyter, and nbclient, then go on past its error to the next cell."""
-    tags = cell.metadata.setdefault("tags", [])
-    if "raises-exception" not in tags:
-        tags.append("raises-exception")
 
 
 def _refuse_unsafe_out(folder: Path, out: Path, targets: list[Path]) -> None:

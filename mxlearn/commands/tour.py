@@ -1,9 +1,6 @@
-"""``python -m mxlearn tour``: the seed tutorial, headless and corrected, step by step.
-
-Create a Module; the intermediate API (bind, init_params, init_optimizer, a metric, and a manual
-loop of forward / update_metric / backward / update); the high-level fit; predict and score;
-checkpoints every epoch; reloading with load_checkpoint + set_params; resuming fit with
-begin_epoch. Runs on ``auto_context()``: the GPU when MXNet sees one, else the CPU.
+"""``python -m mxlearn tour``: the seed tutorial, headless and corrected, step by step, on
+``auto_context()``: a Module, the intermediate API and a manual loop, fit, predict and score,
+checkpoints, reloading with set_params and resuming with begin_epoch.
 """
 
 from __future__ import annotations
@@ -28,8 +25,11 @@ class TourDidNotLearn(MXLearnError, RuntimeError):
 
 
 def _step(number: int, title: str, **fields) -> None:
-    """Print the step's number and its title (an N_ template) filled with ``fields``."""
     print(f"\n[{number}] {say(title, **fields)}", flush=True)
+
+
+def _tell(template: str, **fields) -> None:
+    print(say(template, **fields), flush=True)
 
 
 def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) -> dict:
@@ -42,13 +42,11 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     _step(1, N_("Device and data"))
     ctx = auto_context()
     train_iter, val_iter = datasets.letter_iters(batch_size=batch_size)
-    print(
-        say(
-            "    training batches of {data_shape}, labels {label_shape}; data: {source}",
-            data_shape=train_iter.provide_data[0].shape,
-            label_shape=train_iter.provide_label[0].shape,
-            source=datasets.letter_attribution(),
-        )
+    _tell(
+        N_("    training batches of {data_shape}, labels {label_shape}; data: {source}"),
+        data_shape=train_iter.provide_data[0].shape,
+        label_shape=train_iter.provide_label[0].shape,
+        source=datasets.letter_attribution(),
     )
 
     net = models.mlp()
@@ -56,20 +54,16 @@ def run_tour(out_dir: str = "runs/tour", epochs: int = 5, batch_size: int = 32) 
     mod, y = _high_level_api(net, ctx, train_iter, val_iter, epochs)
     accuracy = _checkpoints(net, ctx, train_iter, val_iter, epochs, prefix)
     seconds = time.perf_counter() - started
-    print(
-        say(
-            "\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {minimum})",
-            accuracy=accuracy,
-            minimum=MIN_ACCURACY,
-        )
+    _tell(
+        N_("\nValidation accuracy after resuming: {accuracy:.4f} (must exceed {minimum})"),
+        accuracy=accuracy,
+        minimum=MIN_ACCURACY,
     )
-    print(
-        say(
-            "Tour finished in {seconds:.1f} s on {context}; checkpoints are in {folder}/",
-            seconds=seconds,
-            context=ctx,
-            folder=out_dir,
-        )
+    _tell(
+        N_("Tour finished in {seconds:.1f} s on {context}; checkpoints are in {folder}/"),
+        seconds=seconds,
+        context=ctx,
+        folder=out_dir,
     )
     if accuracy <= MIN_ACCURACY:
         raise TourDidNotLearn(accuracy=accuracy, minimum=MIN_ACCURACY)
@@ -103,13 +97,11 @@ def _intermediate_api(net, ctx, train_iter, epochs: int) -> None:
             mod.backward()
             mod.update()
         name, value = metric.get()
-        print(
-            say(
-                "    Epoch {epoch}, training {name} {value:.4f}",
-                epoch=epoch,
-                name=name,
-                value=value,
-            )
+        _tell(
+            N_("    Epoch {epoch}, training {name} {value:.4f}"),
+            epoch=epoch,
+            name=name,
+            value=value,
         )
 
 
@@ -130,7 +122,7 @@ def _high_level_api(net, ctx, train_iter, val_iter, epochs: int):
     y = mod.predict(val_iter)
     print(f"    mod.predict(val_iter).shape = {y.shape}")
     score = mod.score(val_iter, ["acc"])
-    print(say("    Accuracy score is {accuracy:f}", accuracy=score[0][1]))
+    _tell(N_("    Accuracy score is {accuracy:f}"), accuracy=score[0][1])
     return mod, y
 
 
@@ -145,29 +137,23 @@ def _checkpoints(net, ctx, train_iter, val_iter, epochs: int, prefix: str) -> fl
         optimizer_params={"learning_rate": LEARNING_RATE},
         epoch_end_callback=mx.callback.do_checkpoint(prefix),
     )
-    print(
-        say(
-            "    saved epochs: {epochs} (the number counts completed epochs)",
-            epochs=checkpoint.saved_epochs(prefix),
-        )
+    _tell(
+        N_("    saved epochs: {epochs} (the number counts completed epochs)"),
+        epochs=checkpoint.saved_epochs(prefix),
     )
 
     resume_from = max(1, epochs - 2)
     _step(8, N_("Reload checkpoint {epoch}: load_checkpoint, then set_params"), epoch=resume_from)
     sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, resume_from)
-    print(
-        say(
-            "    the saved network is the one we built: {same}",
-            same=sym.tojson() == net.tojson(),
-        )
+    _tell(
+        N_("    the saved network is the one we built: {same}"),
+        same=sym.tojson() == net.tojson(),
     )
     mod.set_params(arg_params, aux_params)
-    print(
-        say(
-            "    accuracy of checkpoint {epoch}: {accuracy:f}",
-            epoch=resume_from,
-            accuracy=mod.score(val_iter, "acc")[0][1],
-        )
+    _tell(
+        N_("    accuracy of checkpoint {epoch}: {accuracy:f}"),
+        epoch=resume_from,
+        accuracy=mod.score(val_iter, "acc")[0][1],
     )
 
     return _resume(sym, arg_params, aux_params, ctx, train_iter, val_iter, epochs, resume_from)
