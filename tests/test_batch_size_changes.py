@@ -131,3 +131,24 @@ def test_following_the_advice_on_a_hand_set_rescale_grad_steps_as_asked():
         optimizer=mx.optimizer.SGD(learning_rate=0.1, rescale_grad=1 / 64), force_init=True
     )
     assert _same(_one_step(mod, 64), _one_step(_module(64), 64))
+
+
+@pytest.mark.parametrize("bound, rows", [(32, 16), (32, 1), (8, 8), (8, 4)])
+def test_a_mutable_module_steps_as_a_module_bound_at_each_batch_size(bound, rows):
+    mxlearn.seed(1)
+    net = mxlearn.models.mlp(num_classes=2)
+    start = _module(rows)
+    mutable = mxlearn.MutableModule(
+        net, max_data_shapes=[("data", (32, 16))], max_label_shapes=[("softmax_label", (32,))]
+    )
+    it = _iter(bound)
+    mutable.bind(it.provide_data, it.provide_label)
+    mutable.init_params(arg_params=_weights_as_arrays(start), aux_params={})
+    mutable.init_optimizer(optimizer_params=(("learning_rate", 0.1),))
+    stepped = _one_step(mutable, rows)
+    assert mutable._optimizer.rescale_grad == pytest.approx(1 / rows)
+    assert _same(stepped, _one_step(start, rows))
+
+
+def _weights_as_arrays(mod) -> dict:
+    return {n: mx.nd.array(a) for n, a in _weights(mod).items()}

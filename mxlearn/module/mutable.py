@@ -258,6 +258,7 @@ class MutableModule(Module):
         self._exec_group, self._current_key = group, key
         self._data_shapes, self._label_shapes = group.data_shapes, group.label_shapes
         self._count_batch()
+        self._step_for_batch()  # MXNet's rescale_grad is 1/(the batch the optimizer met first)
 
     def _bind_shapes(self, data_descs, label_descs):
         started = time.perf_counter()
