@@ -51,6 +51,7 @@ from mxlearn.guards.fit_arguments import (
     NoNumEpoch,
     NothingToTrain,
     TrainDataNotReset,
+    TrainDataWithoutLabels,
 )
 from mxlearn.guards.lifecycle import (
     BoundForPrediction,
@@ -774,3 +775,24 @@ def test_integer_labels_from_a_custom_iterator_are_told_the_type_not_the_shape()
         mod.bind(data_shapes=[("data", (8, 16))], label_shapes=[labels])
     assert "y.astype('float32')" in str(caught.value)
     assert "infer_shape" not in str(caught.value)
+
+
+def test_fit_on_an_iterator_without_labels_names_the_missing_labels(small_data, small_net):
+    X, y = small_data
+    with pytest.raises(TrainDataWithoutLabels) as refused:
+        mxlearn.Module(small_net).fit(mx.io.NDArrayIter(X, batch_size=32), num_epoch=1)
+    assert "softmax_label" in refused.value.fields["expects"]
+    # the advice followed: the iterator made with the labels trains
+    fixed = eval(refused.value.fix.split(" = ")[1], {"mx": mx, "X": X, "y": y})
+    mod = mxlearn.Module(small_net)
+    mod.fit(fixed, num_epoch=1)
+    assert mod.score(fixed, "acc")[0][1] > 0
+
+
+def test_an_unlabelled_iterators_empty_provide_label_binds_for_prediction(small_data, small_net):
+    X, _ = small_data
+    unlabelled = mx.io.NDArrayIter(X, batch_size=32)
+    mod = mxlearn.Module(small_net)
+    mod.bind(unlabelled.provide_data, unlabelled.provide_label, for_training=False)
+    mod.init_params()
+    assert mod.predict(unlabelled).shape == (len(X), 4)

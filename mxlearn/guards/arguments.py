@@ -60,7 +60,7 @@ class WorkLoadMismatch(InputError):
 
 class NotShapePairs(ArgumentTypeError):
     says = N_(
-        "mod.bind({argument}={shapes!r}): expected a list of (name, shape) pairs such as [('data', "
+        "{called}: {argument}={shapes!r} is not a list of (name, shape) pairs such as [('data', "
         "(32, 16))], which is what an iterator's provide_data gives."
     )
     fix_code = BIND_CALL
@@ -213,7 +213,7 @@ def check_work_load(work_load_list, contexts) -> None:
         )
 
 
-def as_descs(shapes, argument: str) -> list:
+def as_descs(shapes, argument: str, called: str = "mod.bind()") -> list:
     try:
         descs = [s if isinstance(s, mx.io.DataDesc) else mx.io.DataDesc(*s) for s in shapes]
     except (TypeError, ValueError):
@@ -224,7 +224,7 @@ def as_descs(shapes, argument: str) -> list:
         and all(isinstance(n, (int, np.integer)) for n in d.shape)
         for d in descs
     ):
-        raise NotShapePairs(argument=argument, shapes=shapes)
+        raise NotShapePairs(called=called, argument=argument, shapes=shapes)
     return descs
 
 

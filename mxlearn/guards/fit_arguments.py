@@ -90,6 +90,14 @@ class SameCallbackTwice(InputError):
     fix_says = N_("give it once: callbacks=[...] with each callback in it one time")
 
 
+class TrainDataWithoutLabels(InputError):
+    says = N_(
+        "mod.fit(): train_data gives no labels (its provide_label is empty), but {expects}: "
+        "training compares the outputs with them."
+    )
+    fix_code = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32)"
+
+
 class EmptyTrainData(InputError):
     says = N_(
         "mod.fit(): train_data is empty: it yields no batch, even after reset() (fewer rows than "

@@ -303,6 +303,10 @@ class HighLevelAPI:
         if self._auto_bound and not self.for_training:
             request.force_rebind = True  # bound for prediction by predict/score
         fit_arguments.check_epochs_and_params(request, resumed, self.params_initialized)
+        if self._label_inputs and not self._labels_taken_for_params():
+            if not getattr(request.train_data, "provide_label", None):
+                expects = "; ".join(li.describe() for li in self._label_inputs.values())
+                raise fit_arguments.TrainDataWithoutLabels(expects=expects)
         if request.eval_data is not None:
             self._check_eval_labels(request.eval_data, "mod.fit(eval_data=...)")
         self._check_optimizer_request(

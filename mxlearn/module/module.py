@@ -123,10 +123,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     @public("mod.reshape()", **P.RESHAPE)
     def reshape(self, data_shapes, label_shapes=None):
         life.require_bound(self, "mod.reshape()")
-        data = arguments.as_descs(data_shapes, "data_shapes")
-        labels = None if label_shapes is None else arguments.as_descs(label_shapes, "label_shapes")
+        data = arguments.as_descs(data_shapes, "data_shapes", "mod.reshape()")
+        labels = _label_descs(label_shapes, "mod.reshape()")
         self._check_shapes(data, labels, "mod.reshape()")
-        super().reshape(data_shapes, label_shapes)
+        super().reshape(data, labels)
         self._step_for_batch()
 
     def get_input_grads(self, merge_multi_context=True):
@@ -164,9 +164,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     ):
         arguments.refuse_unknown("mod.bind()", unknown, Module.bind)
         data_descs = arguments.as_descs(data_shapes, "data_shapes")
-        label_descs = (
-            None if label_shapes is None else arguments.as_descs(label_shapes, "label_shapes")
-        )
+        label_descs = _label_descs(label_shapes, "mod.bind()")
         asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
         rest = (for_training, inputs_need_grad, force_rebind, shared_module, grad_req)
         if self.binded and not force_rebind:
@@ -492,3 +490,10 @@ def resume(prefix: str, context=None, **module_args) -> Module:
     >>> mod.fit(train_iter, num_epoch=10, checkpoint='runs/mlp')  # doctest: +SKIP
     """
     return resume_checkpoint(Module, prefix, context, **module_args)
+
+
+def _label_descs(label_shapes, called: str) -> list | None:
+    # an unlabelled iterator's provide_label is []: no labels, as None is
+    if label_shapes is None or (isinstance(label_shapes, (list, tuple)) and not label_shapes):
+        return None
+    return arguments.as_descs(label_shapes, "label_shapes", called)
