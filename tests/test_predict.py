@@ -155,3 +155,54 @@ def test_a_module_without_label_names_cannot_score_and_says_so(small_data, small
     scorer.bind(val.provide_data, val.provide_label, for_training=False)
     scorer.set_params(*predictor.get_params(), allow_extra=True)
     assert 0 <= scorer.score(val, "acc")[0][1] <= 1
+
+
+def _predictor(small_data, small_net):
+    trained = _trained(small_data, small_net)
+    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor.bind([("data", (32, 16))], for_training=False)
+    predictor.set_params(*trained.get_params(), allow_missing=True)
+    return trained, predictor
+
+
+def test_a_predictors_checkpoint_holds_weights_only_and_loads_at_any_batch_size(
+    tmp_path, small_data, small_net
+):
+    X, _ = small_data
+    trained, predictor = _predictor(small_data, small_net)
+    predictor.save_checkpoint(str(tmp_path / "p"), 1)
+    assert "arg:softmax_label" not in mx.nd.load(str(tmp_path / "p-0001.params"))
+    loaded = mxlearn.Module.load(str(tmp_path / "p"), 1)
+    expected = trained.predict(X[:3]).asnumpy()
+    np.testing.assert_allclose(loaded.predict(X[:3]).asnumpy(), expected, rtol=1e-6)
+
+
+def test_mxnets_own_predictor_checkpoint_with_its_label_loads_as_weights(
+    tmp_path, small_data, small_net
+):
+    X, _ = small_data
+    trained = _trained(small_data, small_net)
+    theirs = mx.mod.Module(small_net, label_names=None)  # MXNet saves the label as a parameter
+    theirs.bind([("data", (32, 16))], for_training=False)
+    theirs.set_params(*trained.get_params(), allow_missing=True)
+    theirs.save_checkpoint(str(tmp_path / "m"), 1)
+    assert "arg:softmax_label" in mx.nd.load(str(tmp_path / "m-0001.params"))
+    loaded = mxlearn.Module.load(str(tmp_path / "m"), 1)
+    expected = trained.predict(X[:3]).asnumpy()
+    np.testing.assert_allclose(loaded.predict(X[:3]).asnumpy(), expected, rtol=1e-6)
+
+
+def test_loading_a_checkpoint_with_label_names_none_names_the_label(
+    tmp_path, small_data, small_net
+):
+    X, _ = small_data
+    trained = _trained(small_data, small_net)
+    trained.save_checkpoint(str(tmp_path / "t"), 1)
+    with pytest.raises(LabelTakenForAParameter) as refused:
+        mxlearn.Module.load(str(tmp_path / "t"), 1, label_names=None)
+    assert refused.value.fields["name"] == "softmax_label"
+    assert "without label_names=None" in refused.value.fix
+    loaded = mxlearn.Module.load(str(tmp_path / "t"), 1)  # the advice followed
+    loaded.bind([("data", (32, 16))], for_training=False)
+    expected = trained.predict(X[:5]).asnumpy()
+    np.testing.assert_allclose(loaded.predict(X[:5]).asnumpy(), expected, rtol=1e-6)

@@ -169,6 +169,8 @@ def save(
     if os.path.exists(manifest_file(prefix, epoch)) and not overwrite:
         raise CheckpointExists(epoch=epoch, prefix=prefix)
     arg_params, aux_params = module.get_params()
+    # a label taken for a parameter (label_names=None) holds a batch's labels, not weights
+    arg_params = {k: v for k, v in arg_params.items() if k not in module.label_inputs}
     bad = [n for n, a in {**arg_params, **aux_params}.items() if not np.isfinite(a.asnumpy()).all()]
     if bad:
         raise ParametersNotFinite(epoch=epoch, names=bad[:5])

@@ -226,6 +226,17 @@ class LabelParamKeepsItsRows(LabelTakenForAParameter):
     )
 
 
+class LabelNotInCheckpoint(LabelTakenForAParameter):
+    says = N_(
+        "{called}: '{name}' is the label {layer} reads; with label_names=None MXNet takes it for "
+        "a parameter, and a checkpoint holds no labels."
+    )
+    fix_says = N_(
+        "load it as a module that reads its label, without label_names=None: it predicts at any "
+        "batch size (mod.bind(data_shapes=..., for_training=False))"
+    )
+
+
 class ModuleReadsNoLabels(NoLabelsToScore):
     says = N_(
         "mod.score(): this module reads no labels (label_names=None: MXNet takes '{name}' for a "

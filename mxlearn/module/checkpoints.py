@@ -38,6 +38,15 @@ class CheckpointAPI:
             raise CompleteCheckpointExists(epoch=epoch, prefix=prefix)
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
+    def save_params(self, fname):
+        """MXNet's file, without a label taken for a parameter (label_names=None): it holds a
+        batch's labels, not weights, and a module that reads its label could not load it."""
+        arg_params, aux_params = self.get_params()
+        taken = self._labels_taken_for_params()
+        arrays = {f"arg:{k}": v for k, v in arg_params.items() if k not in taken}
+        arrays.update({f"aux:{k}": v for k, v in aux_params.items()})
+        mx.nd.save(fname, {k: v.as_in_context(mx.cpu()) for k, v in arrays.items()})
+
     @classmethod
     def load(cls, prefix, epoch, load_optimizer_states=False, trust=False, **kwargs):
         """Create a module from a checkpoint, as ``mx.mod.Module.load`` does, as an mxlearn.Module.
@@ -52,14 +61,23 @@ class CheckpointAPI:
             optimizer_state.read_pickled_states(states, trust=False, trusted_call=trusted)
         symbol, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
         mod = cls(symbol=symbol, **kwargs)
-        mod._hold_params(
-            arg_params, aux_params, states_file=states if load_optimizer_states else None
-        )
+        held = dict(states_file=states if load_optimizer_states else None)
+        mod._hold_params(arg_params, aux_params, "Module.load()", **held)
         return mod
 
-    def _hold_params(self, arg_params, aux_params, states_file=None, resume_state=None):
+    def _hold_params(self, arg_params, aux_params, called, states_file=None, resume_state=None):
         """Parameters held before the module is bound, as MXNet's load leaves a module; the
         optimizer state (a trusted .states file, or a resume's) waits for init_optimizer."""
+        taken = self._labels_taken_for_params()
+        if taken and not set(taken) & set(arg_params):  # checkpoints hold no labels
+            label = next(iter(taken.values()))
+            layer = f"{label.op} '{label.layer}'"
+            raise binding.LabelNotInCheckpoint(called=called, name=label.name, layer=layer)
+        # a label saved as a parameter (MXNet's own files of a label_names=None module) is a
+        # batch's labels, not a weight, for a module that reads its label
+        arg_params = {
+            k: v for k, v in arg_params.items() if k in taken or k not in self._label_names
+        }
         binding.check_complete_params(arg_params, aux_params, self._param_names, self._aux_names)
         self._arg_params, self._aux_params = arg_params, aux_params
         self.params_initialized = True
@@ -91,6 +109,6 @@ def resume_checkpoint(module_class, prefix: str, context=None, **module_args):
     state = load_resume_state(prefix)
     context = context if context is not None else mx.cpu()
     mod = module_class(files.load_symbol(prefix), context=context, **module_args)
-    mod._hold_params(state.arg_params, state.aux_params, resume_state=state)
+    mod._hold_params(state.arg_params, state.aux_params, "mxlearn.resume()", resume_state=state)
     print(state.explain())
     return mod
