@@ -157,9 +157,9 @@ def test_a_module_without_label_names_cannot_score_and_says_so(small_data, small
     assert 0 <= scorer.score(val, "acc")[0][1] <= 1
 
 
-def _predictor(small_data, small_net):
+def _predictor(small_data, small_net, cls=mxlearn.Module):
     trained = _trained(small_data, small_net)
-    predictor = mxlearn.Module(small_net, label_names=None)
+    predictor = cls(small_net, label_names=None)
     predictor.bind([("data", (32, 16))], for_training=False)
     predictor.set_params(*trained.get_params(), allow_missing=True)
     return trained, predictor
@@ -181,10 +181,7 @@ def test_mxnets_own_predictor_checkpoint_with_its_label_loads_as_weights(
     tmp_path, small_data, small_net
 ):
     X, _ = small_data
-    trained = _trained(small_data, small_net)
-    theirs = mx.mod.Module(small_net, label_names=None)  # MXNet saves the label as a parameter
-    theirs.bind([("data", (32, 16))], for_training=False)
-    theirs.set_params(*trained.get_params(), allow_missing=True)
+    trained, theirs = _predictor(small_data, small_net, mx.mod.Module)  # MXNet saves the label
     theirs.save_checkpoint(str(tmp_path / "m"), 1)
     assert "arg:softmax_label" in mx.nd.load(str(tmp_path / "m-0001.params"))
     loaded = mxlearn.Module.load(str(tmp_path / "m"), 1)
