@@ -14,7 +14,7 @@ import pytest
 
 import mxlearn
 from mxlearn import checkpoint as ckpt
-from mxlearn.checkpoint.files import ListedFileDamaged, NoCompleteCheckpoint
+from mxlearn.checkpoint.files import ListedFileDamaged, ManifestOfAnotherEpoch, NoCompleteCheckpoint
 from mxlearn.checkpoint.policy import WouldOverwriteSeveral
 from mxlearn.checkpoint.resume_state import load_resume_state
 from mxlearn.errors import CheckpointExistsError
@@ -48,6 +48,23 @@ def test_resume_names_the_damaged_checkpoint_and_training_replaces_it(
     mod.fit(small_iter, num_epoch=4, checkpoint=prefix)
     assert ckpt.manifested_epochs(prefix) == [1, 2, 3, 4]
     assert ckpt.latest(prefix)[0] == 4 and ckpt.read_manifest(prefix, 3)["epoch"] == 3
+
+
+@pytest.mark.parametrize("how", ["copied", "linked", "linked with its files"])
+def test_a_checkpoint_put_under_a_newer_epoch_is_passed_over(small_iter, small_net, tmp_path, how):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=3, checkpoint=prefix)
+    suffixes = [".json"] + ([".params", ".optimizer.params"] if "files" in how else [])
+    for suffix in suffixes:
+        old, new = tmp_path / f"m-0003{suffix}", tmp_path / f"m-0004{suffix}"
+        shutil.copy(old, new) if how == "copied" else new.symlink_to(old.name)
+    with pytest.raises(ManifestOfAnotherEpoch) as refused:
+        ckpt.read_manifest(prefix, 4)
+    assert (refused.value.fields["epoch"], refused.value.fields["listed"]) == (4, 3)
+    mod = mxlearn.resume(prefix)  # from the 3 epochs done, not "4"
+    mod.fit(small_iter, num_epoch=4, checkpoint=prefix)
+    assert ckpt.latest(prefix)[0] == 4 and ckpt.read_manifest(prefix, 4)["epoch"] == 4
+    assert ckpt.verifies(prefix, 3)  # the files linked to were replaced, not written through
 
 
 def test_an_intact_checkpoint_in_the_way_is_refused_before_training(

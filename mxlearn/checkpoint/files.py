@@ -293,6 +293,13 @@ class ListedFileDamaged(DamagedCheckpointError):
     )
 
 
+class ManifestOfAnotherEpoch(DamagedCheckpointError):
+    says = N_(
+        "'{path}' is the manifest of checkpoint {listed}, not of {epoch}: copied or linked under "
+        "another epoch's name."
+    )
+
+
 class IncompleteManifest(DamagedCheckpointError):
     says = N_(
         "'{path}' is not a complete manifest: its 'files' list, with each file's name, size "
@@ -352,6 +359,8 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         raise UnreadableManifest(path=path, error=err) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
         raise NotAManifest(path=path)
+    if manifest.get("epoch") != epoch:
+        raise ManifestOfAnotherEpoch(path=path, epoch=epoch, listed=manifest.get("epoch"))
     listed = manifest.get("files")  # a hand-edited manifest may lack any part of an entry
     if not isinstance(listed, dict) or not all(
         isinstance(e, dict) and all(k in e for k in ("name", "size", "sha256"))
