@@ -498,3 +498,18 @@ def test_a_rate_changed_during_the_run_yields_only_to_a_new_request(
         assert "goes on with them, as an uninterrupted one would: lr 0.1 -> 0.5" in said
     else:
         assert "asks for other values, which apply: lr 0.5 -> 0.2" in said
+
+
+def test_settings_the_run_never_changed_are_not_said_to_have_changed(small_iter, tmp_path, capsys):
+    import mxlearn
+
+    prefix = str(tmp_path / "m")
+    mod = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=8))
+    asked = {"learning_rate": 0.1, "momentum": 0.9}
+    mod.fit(small_iter, num_epoch=1, checkpoint=prefix, optimizer_params=asked)
+    mod = mxlearn.resume(prefix)
+    capsys.readouterr()
+    mod.fit(small_iter, num_epoch=2, optimizer_params={"learning_rate": 0.5})
+    said = capsys.readouterr().out
+    assert "changed these settings while it trained" not in said
+    assert (mod.optimizer.lr, mod.optimizer.momentum) == (0.5, 0.0)  # this fit's request

@@ -215,6 +215,8 @@ def _restore_settings(optimizer, saved_now: dict, requested: dict | None) -> tup
             if param not in requested and defaults is None:
                 defaults = vars(type(optimizer)())
             start = requested[param] if param in requested else defaults.get(name, fresh)
+            if value == start:  # the run never changed it: this fit's request applies, unsaid
+                continue
             if fresh != start:  # this fit asks for another value: its own choice
                 kept.append(f"{name} {value!r} -> {fresh!r}")
                 continue
