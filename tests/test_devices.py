@@ -13,7 +13,7 @@ import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
 from mxlearn.errors import TrainingWarning
-from mxlearn.guards.binding import BatchSmallerThanDevices
+from mxlearn.guards.binding import BatchSmallerThanDevices, WorkLoadLeavesADeviceNoRow
 
 TWO_CPUS = [mx.cpu(0), mx.cpu(1)]
 
@@ -104,10 +104,11 @@ def test_uneven_work_loads_ask_for_the_rows_mxnet_needs_to_give_each_device_one(
     X = np.random.RandomState(0).rand(24, 16).astype("float32")
     y = (X[:, 0] > 0.5).astype("float32")
     uneven = dict(context=[mx.cpu(0), mx.cpu(1)], work_load_list=[1, 9])
-    with pytest.raises(BatchSmallerThanDevices) as refused:
+    with pytest.raises(WorkLoadLeavesADeviceNoRow) as refused:
         mxlearn.Module(mxlearn.models.mlp(num_classes=2), **uneven).fit(
             mx.io.NDArrayIter(X, y, 4), num_epoch=1
         )
+    assert refused.value.fields["work_load"] == [1, 9]
     needed = refused.value.fields["needed"]
     assert needed > 4
     # the advice followed: batch_size=needed trains on both devices

@@ -93,6 +93,15 @@ class BatchSmallerThanDevices(InputError):
     fix_says = N_("batch_size={needed} or more, or fewer devices in context=[...]")
 
 
+class WorkLoadLeavesADeviceNoRow(BatchSmallerThanDevices):
+    says = N_(
+        "{called}: a batch of {rows} rows ('{name}' {shape}) split by work_load_list={work_load} "
+        "leaves a device without a row: MXNet gives each device a share of the batch in "
+        "proportion to its work load, at least one row."
+    )
+    fix_says = N_("batch_size={needed} or more, or a work_load_list closer to even")
+
+
 class EmptyDimension(InputError):
     says = N_(
         "{called}: '{name}' shaped {shape} has a dimension of size 0. A batch needs at least one "
@@ -329,6 +338,8 @@ def check_slicable(data_descs, label_descs, work_load: list, called: str) -> Non
         if rows is not None and not _splits(rows, work_load):
             needed = next(n for n in itertools.count(rows) if _splits(n, work_load))
             facts = dict(name=desc.name, shape=tuple(desc.shape), rows=rows, needed=needed)
+            if rows >= len(work_load):  # enough rows for one each: the work loads are the cause
+                raise WorkLoadLeavesADeviceNoRow(called=called, work_load=work_load, **facts)
             raise BatchSmallerThanDevices(called=called, devices=len(work_load), **facts)
 
 
