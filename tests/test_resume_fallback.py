@@ -15,7 +15,7 @@ import pytest
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn.checkpoint.files import ListedFileDamaged, ManifestOfAnotherEpoch, NoCompleteCheckpoint
-from mxlearn.checkpoint.policy import WouldOverwriteSeveral
+from mxlearn.checkpoint.policy import MXNetFilesInTheWay, WouldOverwriteSeveral
 from mxlearn.checkpoint.resume_state import load_resume_state
 from mxlearn.errors import CheckpointExistsError
 
@@ -65,6 +65,23 @@ def test_a_checkpoint_put_under_a_newer_epoch_is_passed_over(small_iter, small_n
     mod.fit(small_iter, num_epoch=4, checkpoint=prefix)
     assert ckpt.latest(prefix)[0] == 4 and ckpt.read_manifest(prefix, 4)["epoch"] == 4
     assert ckpt.verifies(prefix, 3)  # the files linked to were replaced, not written through
+
+
+def test_parameter_files_without_a_manifest_are_named_on_resume_and_at_fit(
+    small_iter, small_net, tmp_path, capsys
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=3, checkpoint=prefix)
+    (tmp_path / "m-0003.json").unlink()  # mxlearn's files of epoch 3, without their manifest
+    capsys.readouterr()
+    mod = mxlearn.resume(prefix)
+    assert load_resume_state(prefix).unmanifested == [3]
+    assert "Epochs [3] have parameter files without a manifest" in capsys.readouterr().out
+    with pytest.raises(MXNetFilesInTheWay) as refused:
+        mod.fit(small_iter, num_epoch=4, checkpoint=prefix)
+    assert "overwrite=True" in refused.value.fix
+    mod.fit(small_iter, num_epoch=4, checkpoint=mxlearn.Checkpoint(prefix, overwrite=True))
+    assert ckpt.manifested_epochs(prefix) == [1, 2, 3, 4]
 
 
 def test_an_intact_checkpoint_in_the_way_is_refused_before_training(

@@ -52,10 +52,10 @@ class WouldOverwriteSeveral(WouldOverwrite):
 
 class MXNetFilesInTheWay(WouldOverwrite):
     says = N_(
-        "Epochs {which} of '{prefix}' have MXNet's own checkpoint files (a .params file "
-        "without mxlearn's manifest: mx.callback.do_checkpoint or mod.save_checkpoint); this "
-        "fit (epochs {first}..{last}) would write over them, and would refuse only after "
-        "training an epoch."
+        "Epochs {which} of '{prefix}' have parameter files without mxlearn's manifest (MXNet's "
+        "own checkpoint, as do_checkpoint and mod.save_checkpoint write, or a manifest "
+        "removed); this fit (epochs {first}..{last}) would write over them, and would refuse "
+        "only after training an epoch."
     )
     fix_says = N_(
         "save under another prefix, or pass Checkpoint(..., overwrite=True) to replace them"

@@ -30,6 +30,7 @@ class ResumeState:
     random_arrays: dict
     skipped: list = field(default_factory=list)  # (epoch, problem) of newer, damaged ones
     partial: list = field(default_factory=list)  # newer epochs whose save a kill cut short
+    unmanifested: list = field(default_factory=list)  # newer .params without a manifest
 
     @property
     def optimizer(self) -> dict | None:
@@ -82,6 +83,16 @@ class ResumeState:
                     epochs=self.partial,
                 )
             )
+        if self.unmanifested:
+            said.append(
+                say(
+                    "Epochs {epochs} have parameter files without a manifest, so not a complete "
+                    "mxlearn checkpoint (MXNet's own, or a manifest removed): passed over; a fit "
+                    "that would save these epochs refuses to write over them unless "
+                    "Checkpoint(..., overwrite=True).",
+                    epochs=self.unmanifested,
+                )
+            )
         if self.not_saved:
             said.append(
                 say(
@@ -102,6 +113,16 @@ def load_resume_state(prefix: str) -> ResumeState:
     # the data order's arrays: none when the iterator did not shuffle
     random_arrays = mx.nd.load(files.random_file(prefix, epoch)) if "random" in listed else {}
     partial = [e for e in files.partial_epochs(prefix) if e > epoch]
+    unmanifested = [e for e in files.mxnet_epochs(prefix) if e > epoch]
     return ResumeState(
-        prefix, epoch, manifest, arg_params, aux_params, arrays, random_arrays, skipped, partial
+        prefix,
+        epoch,
+        manifest,
+        arg_params,
+        aux_params,
+        arrays,
+        random_arrays,
+        skipped,
+        partial,
+        unmanifested,
     )
