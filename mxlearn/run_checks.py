@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .checkpoint import files
+from .checkpoint import files, names
 from .errors import N_, CheckFailed, InputError, MXLearnError, did_you_mean
 from .language import say
 from .metrics.findings import KINDS
@@ -133,7 +133,7 @@ def score_matches(value, mod, eval_iter, metric) -> None:
 def checkpoints_kept(prefix: str, epochs: list) -> None:
     """The checkpoints left on disk under ``prefix`` are exactly those of ``epochs``."""
     # complete checkpoints whose files verify: a .params file alone (or an empty one) is none
-    saved = [e for e in files.manifested_epochs(prefix) if files.verifies(prefix, e)]
+    saved = [e for e in names.manifested_epochs(prefix) if files.verifies(prefix, e)]
     if saved != sorted(epochs):
         raise OtherCheckpointsKept(prefix=prefix, saved=saved, expected=sorted(epochs))
     _ok(N_("checkpoints {saved} of '{prefix}' are on disk."), saved=saved, prefix=prefix)

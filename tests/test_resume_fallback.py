@@ -14,7 +14,12 @@ import pytest
 
 import mxlearn
 from mxlearn import checkpoint as ckpt
-from mxlearn.checkpoint.files import ListedFileDamaged, ManifestOfAnotherEpoch, NoCompleteCheckpoint
+from mxlearn.checkpoint.files import (
+    ListedFileDamaged,
+    ManifestOfAnotherEpoch,
+    NoCompleteCheckpoint,
+)
+from mxlearn.checkpoint.names import FolderInTheWay
 from mxlearn.checkpoint.policy import MXNetFilesInTheWay, WouldOverwriteSeveral
 from mxlearn.checkpoint.resume_state import load_resume_state
 from mxlearn.errors import CheckpointExistsError
@@ -82,6 +87,36 @@ def test_parameter_files_without_a_manifest_are_named_on_resume_and_at_fit(
     assert "overwrite=True" in refused.value.fix
     mod.fit(small_iter, num_epoch=4, checkpoint=mxlearn.Checkpoint(prefix, overwrite=True))
     assert ckpt.manifested_epochs(prefix) == [1, 2, 3, 4]
+
+
+@pytest.mark.parametrize("name", ["m-0002.json", "m-0002.params", "m-symbol.json"])
+def test_a_folder_named_like_a_checkpoint_file_is_refused_before_training(
+    small_iter, small_net, tmp_path, name
+):
+    prefix = str(tmp_path / "m")
+    (tmp_path / name).mkdir()
+    counter = Counter()
+    with pytest.raises(FolderInTheWay) as refused:
+        mxlearn.Module(small_net).fit(
+            small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
+        )
+    assert refused.value.fields["path"] == str(tmp_path / name) and counter.batches == 0
+    (tmp_path / name).rmdir()  # the advice followed
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    assert ckpt.manifested_epochs(prefix) == [1, 2]
+
+
+def test_a_folder_in_place_of_a_checkpoints_files_is_named_on_resume(
+    small_iter, small_net, tmp_path
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    (tmp_path / "m-0003.json").mkdir()
+    assert not ckpt.verifies(prefix, 3)  # a folder is no manifest
+    (tmp_path / "m-symbol.json").unlink()
+    (tmp_path / "m-symbol.json").mkdir()
+    with pytest.raises(FolderInTheWay):
+        mxlearn.resume(prefix)
 
 
 def test_an_intact_checkpoint_in_the_way_is_refused_before_training(

@@ -9,6 +9,12 @@ from .files import (
     load_optimizer_arrays,
     load_params,
     load_symbol,
+    prefixes_in,
+    read_manifest,
+    save,
+    verifies,
+)
+from .names import (
     manifest_file,
     manifested_epochs,
     mxnet_epochs,
@@ -16,12 +22,8 @@ from .files import (
     optimizer_states_file,
     params_file,
     partial_epochs,
-    prefixes_in,
-    read_manifest,
-    save,
     saved_epochs,
     symbol_file,
-    verifies,
 )
 from .ndarray_file import check_ndarray_file
 from .policy import Checkpoint

@@ -6,7 +6,6 @@ optimizer, random state, history), written last: a checkpoint exists once its ma
 
 from __future__ import annotations
 
-import glob
 import hashlib
 import json
 import os
@@ -33,78 +32,26 @@ from ..errors import (
 )
 from ..language import say, sentences
 from . import optimizer_state
+from .names import (
+    FILE_NAMES,
+    epoch_paths,
+    epochs_with,
+    manifest_file,
+    manifested_epochs,
+    marker_file,
+    mxnet_epochs,
+    optimizer_file,
+    params_file,
+    partial_epochs,
+    random_file,
+    refuse_folders,
+    saved_epochs,
+    symbol_file,
+)
 from .ndarray_file import check_ndarray_file
 from .prefixes import check_prefix
 
 MANIFEST_FORMAT = "mxlearn.checkpoint/1"
-# the names of the files a checkpoint of a prefix writes, after "prefix-"
-FILE_NAMES = (
-    r"(symbol\.json|best\.json|\d{4,}\.(params|optimizer\.params|random\.params|json|partial))"
-)
-
-
-def symbol_file(prefix: str) -> str:
-    return f"{prefix}-symbol.json"
-
-
-# NNNN counts completed epochs: fit's epoch index 2, the third, is saved as 0003 and resumed
-# with begin_epoch=3
-def params_file(prefix: str, epoch: int) -> str:
-    return f"{prefix}-{epoch:04d}.params"
-
-
-def optimizer_file(prefix: str, epoch: int) -> str:
-    return f"{prefix}-{epoch:04d}.optimizer.params"
-
-
-def random_file(prefix: str, epoch: int) -> str:
-    return f"{prefix}-{epoch:04d}.random.params"
-
-
-def manifest_file(prefix: str, epoch: int) -> str:
-    return f"{prefix}-{epoch:04d}.json"
-
-
-def marker_file(prefix: str, epoch: int) -> str:
-    return f"{prefix}-{epoch:04d}.partial"
-
-
-def optimizer_states_file(prefix: str, epoch: int) -> str:
-    """MXNet's pickled optimizer states (``save_optimizer_states=True``)."""
-    return f"{prefix}-{epoch:04d}.states"
-
-
-def _epochs_with(prefix: str, suffix: str) -> list[int]:
-    pattern = re.compile(re.escape(os.path.basename(prefix)) + r"-(\d{4,})" + re.escape(suffix))
-    epochs = []
-    for path in glob.glob(f"{glob.escape(prefix)}-*{suffix}"):
-        found = pattern.fullmatch(os.path.basename(path))
-        if found and os.path.isfile(path):  # a folder named like a checkpoint file is not one
-            epochs.append(int(found.group(1)))
-    return sorted(epochs)
-
-
-def saved_epochs(prefix: str) -> list[int]:
-    """Epoch numbers that have a parameter file for ``prefix``, ascending."""
-    return _epochs_with(prefix, ".params")
-
-
-def manifested_epochs(prefix: str) -> list[int]:
-    """Epoch numbers with a complete mxlearn checkpoint (a manifest), ascending."""
-    return _epochs_with(prefix, ".json")
-
-
-def partial_epochs(prefix: str) -> list[int]:
-    """Epochs whose save was cut short (a kill): marked, without a manifest; unwritten."""
-    complete = set(manifested_epochs(prefix))
-    return [e for e in _epochs_with(prefix, ".partial") if e not in complete]
-
-
-def mxnet_epochs(prefix: str) -> list[int]:
-    """Epochs with MXNet's own checkpoint only (a parameter file, neither a manifest nor a
-    save of mxlearn's cut short)."""
-    ours = set(manifested_epochs(prefix)) | set(_epochs_with(prefix, ".partial"))
-    return [e for e in saved_epochs(prefix) if e not in ours]
 
 
 def _unlink(*paths: str) -> None:
@@ -116,9 +63,7 @@ def _unlink(*paths: str) -> None:
 
 
 def _unlink_epoch(prefix: str, epoch: int) -> None:
-    """Every file a checkpoint of ``epoch`` may have, the manifest first."""
-    names = (manifest_file, params_file, optimizer_file, random_file)
-    _unlink(*(name(prefix, epoch) for name in names))
+    _unlink(*epoch_paths(prefix, epoch)[:-1])  # not the mark: a save removes it last
 
 
 # ---------------------------------------------------------------- writing
@@ -242,7 +187,7 @@ def _begin_writing(symbol, prefix: str, epoch: int) -> None:
     """Remove what killed saves left (the files of each marked epoch without a manifest, the
     marks, stale temporaries; not a save by a process still running, another kernel's), write
     the network once (refusing another one), and mark ``epoch`` before any of its files."""
-    for marked in _epochs_with(prefix, ".partial"):
+    for marked in epochs_with(prefix, ".partial"):
         pid = _writer(prefix, marked)
         if pid is not None and writer_alive(pid):
             continue
@@ -355,6 +300,8 @@ def read_manifest(prefix: str, epoch: int) -> dict:
             manifest = json.loads(f.read().decode())
     except FileNotFoundError:
         raise NoCheckpoint(epoch=epoch, prefix=prefix, path=path) from None
+    except IsADirectoryError:
+        raise NotAManifest(path=path) from None
     except (UnicodeDecodeError, ValueError) as err:
         raise UnreadableManifest(path=path, error=err) from None
     if not isinstance(manifest, dict) or manifest.get("format") != MANIFEST_FORMAT:
@@ -372,6 +319,7 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
             raise ListedFileMissing(epoch=epoch, role=role, file=file)
+        refuse_folders(prefix, [file])
         got = _digest(file)
         if got["size"] != entry["size"] or got["sha256"] != entry["sha256"]:
             sizes = {"size": got["size"], "listed_size": entry["size"]}
@@ -578,6 +526,7 @@ def load_checkpoint(prefix: str, epoch: int):
 def load_symbol(prefix: str):
     """The network of ``prefix``; a damaged or truncated file is explained, not a decode error."""
     path = symbol_file(prefix)
+    refuse_folders(prefix, [path])
     try:
         with open(path, encoding="utf-8") as f:
             text = f.read()

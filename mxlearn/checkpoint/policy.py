@@ -12,7 +12,7 @@ from ..errors import N_, CheckpointExistsError, InputError
 from ..language import say
 from ..metrics.directions import check_name, improves
 from ..training.callback import Callback, RunContext
-from . import files, random_state
+from . import files, names, random_state
 from .prefixes import check_writable_prefix
 
 EXAMPLE = "Checkpoint(prefix, period=1, keep=3)"
@@ -125,7 +125,7 @@ class Checkpoint(Callback):
         # The checkpoints this prefix holds up to the epoch this run starts from (a resumed
         # run's) count for ``keep``; the newest is what an interrupt before this run's first
         # save points to.
-        self.saved = [e for e in files.manifested_epochs(self.prefix) if e <= run.begin_epoch]
+        self.saved = [e for e in names.manifested_epochs(self.prefix) if e <= run.begin_epoch]
         if self.saved:
             run.last_checkpoint = (self.prefix, self.saved[-1])
         if self.best_metric is None:
@@ -144,10 +144,13 @@ class Checkpoint(Callback):
         # again: the working folder may have changed (os.chdir) since Checkpoint(...) was made
         check_writable_prefix(self.prefix, f"Checkpoint({self.prefix!r})")
         planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
+        paths = [p for e in planned for p in names.epoch_paths(self.prefix, e)]
+        best = [names.best_file(self.prefix)] if self.best else []
+        names.refuse_folders(self.prefix, [names.symbol_file(self.prefix), *paths, *best])
         # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only;
         # a save of mxlearn's that a kill cut short (files, no manifest) is no checkpoint
-        manifested = set(files.manifested_epochs(self.prefix))
-        existing = manifested | set(files.mxnet_epochs(self.prefix))
+        manifested = set(names.manifested_epochs(self.prefix))
+        existing = manifested | set(names.mxnet_epochs(self.prefix))
         clash = [e for e in planned if e in existing]
         if not clash or self.overwrite:
             return
@@ -194,7 +197,7 @@ class Checkpoint(Callback):
         if value is not None and improves(self.best_is_higher, value, self.best_value):
             self.best_value, self.best_epoch = value, completed
             pointer = {"epoch": completed, "metric": self.best_metric, "value": value}
-            atomic_write_bytes(f"{self.prefix}-best.json", json.dumps(pointer).encode())
+            atomic_write_bytes(names.best_file(self.prefix), json.dumps(pointer).encode())
         if self.keep is not None:
             self._prune()
         run.last_checkpoint = (self.prefix, completed)

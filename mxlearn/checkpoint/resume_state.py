@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from .._compat import mx
 from ..language import say, say_drawn, say_n, sentences
 from ..metrics.history import MetricHistory
-from . import files
+from . import files, names
 from .prefixes import check_prefix
 from .random_state import not_saved_by_hand
 
@@ -111,9 +111,9 @@ def load_resume_state(prefix: str) -> ResumeState:
     listed = manifest["files"]
     arrays = files.load_optimizer_arrays(prefix, epoch) if manifest.get("optimizer") else None
     # the data order's arrays: none when the iterator did not shuffle
-    random_arrays = mx.nd.load(files.random_file(prefix, epoch)) if "random" in listed else {}
-    partial = [e for e in files.partial_epochs(prefix) if e > epoch]
-    unmanifested = [e for e in files.mxnet_epochs(prefix) if e > epoch]
+    random_arrays = mx.nd.load(names.random_file(prefix, epoch)) if "random" in listed else {}
+    partial = [e for e in names.partial_epochs(prefix) if e > epoch]
+    unmanifested = [e for e in names.mxnet_epochs(prefix) if e > epoch]
     return ResumeState(
         prefix,
         epoch,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..checkpoint import files
+from ..checkpoint import names
 from ..errors import N_, ArgumentTypeError, InputError
 from ..language import say
 from .arguments import as_list
@@ -245,8 +245,8 @@ def begin_epoch_note(arg_params, begin_epoch: int, epoch_end_callbacks) -> str |
             continue
         cell = dict(zip(code.co_freevars, callback.__closure__ or ())).get("prefix")
         prefix = getattr(cell, "cell_contents", None)
-        if prefix and files.saved_epochs(prefix):
-            overwrites.append(f"'{files.params_file(prefix, 1)}'")
+        if prefix and names.saved_epochs(prefix):
+            overwrites.append(f"'{names.params_file(prefix, 1)}'")
     if saved_from is None and not overwrites:
         return None
     if saved_from:

@@ -9,7 +9,7 @@ import os
 
 from .._compat import mx
 from ..boundary import public
-from ..checkpoint import files, optimizer_state
+from ..checkpoint import files, names, optimizer_state
 from ..checkpoint.prefixes import check_writable_prefix
 from ..checkpoint.resume_state import load_resume_state
 from ..errors import N_, CheckpointExistsError
@@ -34,7 +34,7 @@ class CheckpointAPI:
     def save_checkpoint(self, prefix, epoch, save_optimizer_states=False, remove_amp_cast=True):
         life.require_params_to_save(self, "mod.save_checkpoint()", save_optimizer_states)
         check_writable_prefix(prefix, "mod.save_checkpoint()")
-        if os.path.exists(files.manifest_file(prefix, epoch)):
+        if os.path.exists(names.manifest_file(prefix, epoch)):
             raise CompleteCheckpointExists(epoch=epoch, prefix=prefix)
         super().save_checkpoint(prefix, epoch, save_optimizer_states, remove_amp_cast)
 
@@ -55,7 +55,7 @@ class CheckpointAPI:
         ``.states`` file is a pickle: ``load_optimizer_states=True`` needs ``trust=True``.
         """
         files.check_epoch(epoch, f"Module.load({prefix!r}, {epoch!r})")
-        states = files.optimizer_states_file(prefix, epoch)
+        states = names.optimizer_states_file(prefix, epoch)
         if load_optimizer_states and not trust:
             trusted = f"Module.load({prefix!r}, {epoch}, load_optimizer_states=True, trust=True)"
             optimizer_state.read_pickled_states(states, trust=False, trusted_call=trusted)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from .. import rules
 from ..boundary import public
-from ..checkpoint import files
+from ..checkpoint import files, names
 from ..errors import N_, InputError, MXLearnError
 from ..language import say, say_drawn
 from ..metrics.directions import check_name, improves
@@ -126,7 +126,7 @@ class EarlyStopping(Callback):
 
     def _earlier_best_params(self):
         """The best epoch came before a resume: its parameters are in its checkpoint, if kept."""
-        if self.prefix is None or self.best_epoch + 1 not in files.manifested_epochs(self.prefix):
+        if self.prefix is None or self.best_epoch + 1 not in names.manifested_epochs(self.prefix):
             return None
         try:
             _, args, auxs = files.load_checkpoint(self.prefix, self.best_epoch + 1)
