@@ -166,9 +166,17 @@ def _run(args: argparse.Namespace) -> int:
     elif args.command == "mark":
         from .commands.exercise_cells import mark_files
 
-        for path, marked in mark_files(args.notebooks).items():
+        for path, (marked, unmarked) in mark_files(args.notebooks).items():
             cells = ", ".join(f"{exercise} {role}" for exercise, role in marked)
             print(say("{path}: {cells}", path=path, cells=cells or say("no exercise cells")))
+            if unmarked:
+                print(
+                    say(
+                        "{path}: no longer exercise cells, unmarked: {cells}",
+                        path=path,
+                        cells=unmarked,
+                    )
+                )
     elif args.command == "grade":
         # its packages (nbformat, nbclient, ipykernel) come with the dev extra, not with mxlearn:
         # named before grade.py imports them, not an ImportError

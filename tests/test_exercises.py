@@ -96,7 +96,7 @@ def test_each_notebook_has_two_exercises_with_an_answer_region_and_a_locked_chec
 @pytest.mark.parametrize("path", TEACHER, ids=lambda p: str(p.relative_to(ROOT)))
 def test_each_exercise_cell_holds_the_metadata_the_one_helper_writes(path):
     notebook = nbformat.read(path, as_version=4)
-    marked = mark(copy.deepcopy(notebook))
+    marked, _ = mark(copy.deepcopy(notebook))
     assert [
         (c.metadata["mxlearn"]["exercise"], c.metadata["mxlearn"]["role"])
         for c in _exercise_cells(path)
@@ -117,7 +117,7 @@ def test_each_exercise_cell_holds_the_metadata_the_one_helper_writes(path):
     ],
 )
 def test_a_new_exercise_is_marked_for_mxlearn_and_nbgrader_from_its_first_lines(
-    answer_line, check_line, tmp_path, capsys
+    answer_line, check_line, tmp_path, capsys, exercise_08_1
 ):
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [
@@ -142,6 +142,55 @@ def test_a_new_exercise_is_marked_for_mxlearn_and_nbgrader_from_its_first_lines(
 
     found = exercises_of(nbformat.read(path, as_version=4))
     assert list(found) == ["08.1"] and found["08.1"].answers == [1] and found["08.1"].checks == [2]
+
+
+@pytest.fixture
+def exercise_08_1(monkeypatch):
+    """A new exercise's entry in the catalogue, as its author adds it to exercises.toml."""
+    from mxlearn import exercises
+
+    entries = {**exercises._exercises(), "08.1": {"title": "a new one", "hints": ["look"]}}
+    monkeypatch.setattr(exercises, "_exercises", lambda: entries)
+
+
+def _notebook(*sources):
+    notebook = nbformat.v4.new_notebook()
+    notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
+    return notebook
+
+
+ANSWER, CHECK = "# Exercise 08.1\nx = 1", "# Check of exercise 08.1 (do not change)\nassert x"
+
+
+@pytest.mark.parametrize(
+    "sources, kind",
+    [
+        (("# Exercise 99.9\nx = 1", "# Check of exercise 99.9 (do not change)"), "NotInCatalogue"),
+        ((ANSWER, ANSWER, CHECK), "ExerciseCellTwice"),
+        ((ANSWER,), "ExerciseWithoutCheck"),
+        ((CHECK,), "CheckWithoutExercise"),
+        (("#Exercise 08.1\nx = 1", CHECK), "AlmostAFirstLine"),
+        (("# exercise 08.1\nx = 1", CHECK), "AlmostAFirstLine"),
+        (("# Exercise 8.1\nx = 1", CHECK), "AlmostAFirstLine"),
+        (("# Exercise ０８.１\nx = 1", CHECK), "AlmostAFirstLine"),
+    ],
+)
+def test_mark_refuses_cells_the_grader_or_nbgrader_would_misread(sources, kind, exercise_08_1):
+    notebook = _notebook(*sources)
+    before = copy.deepcopy(notebook)
+    with pytest.raises(mxlearn.errors.InputError) as refused:
+        mark(notebook)
+    assert type(refused.value).__name__ == kind
+    assert notebook == before  # nothing half marked
+
+
+def test_mark_removes_the_metadata_of_a_cell_no_longer_an_exercise(exercise_08_1):
+    notebook = _notebook(ANSWER, CHECK, "# setup\nimport numpy as np")
+    notebook.cells[2].metadata.update(metadata("08.1", "answer"))  # once an exercise
+    marked, unmarked = mark(notebook)
+    assert marked == [("08.1", "answer"), ("08.1", "check")] and unmarked == [2]
+    assert "mxlearn" not in notebook.cells[2].metadata
+    assert "nbgrader" not in notebook.cells[2].metadata
 
 
 def test_titles_and_hints_are_data_beside_the_checks_not_code():
