@@ -306,3 +306,26 @@ def test_pruning_cut_short_leaves_no_checkpoint_that_looks_like_mxnets(
         [f"m-{e:04d}{s}" for e in (3, 4) for s in (".json", ".params", ".optimizer.params")]
         + ["m-symbol.json"]
     )
+
+
+@pytest.mark.parametrize("given", ["mm", "m-0002.params"])
+def test_resume_of_a_mistyped_prefix_or_a_files_name_suggests_the_saved_one(
+    small_iter, small_net, tmp_path, given
+):
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=prefix)
+    with pytest.raises(NoCompleteCheckpoint) as refused:
+        mxlearn.resume(str(tmp_path / given))
+    assert refused.value.fields["near"] == prefix
+    mxlearn.resume(refused.value.fields["near"]).fit(small_iter, num_epoch=3, checkpoint=prefix)
+
+
+def test_resume_names_its_own_call_for_an_unknown_argument(small_iter, small_net, tmp_path):
+    from mxlearn.guards.arguments import NoSuchArgument
+
+    prefix = str(tmp_path / "m")
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=1, checkpoint=prefix)
+    with pytest.raises(NoSuchArgument) as refused:
+        mxlearn.resume(prefix, contxt=mxlearn.mx.cpu())
+    assert refused.value.fields["called"] == "mxlearn.resume()"
+    assert refused.value.fields["nearest"] == "context"

@@ -289,6 +289,8 @@ class NoCompleteCheckpoint(CheckpointError):
                 )
             ]
         said += [say(more, epochs=fields[k]) for k, more in cls.MORE.items() if fields.get(k)]
+        if fields.get("near"):
+            said.append(say("Did you mean '{prefix}'?", prefix=fields["near"]))
         return sentences(*said)
 
 
@@ -356,7 +358,13 @@ def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
     # or a save of mxlearn's that a kill cut short
     found, cut = mxnet_epochs(prefix), partial_epochs(prefix)
     problems = [problem for _, problem in skipped]
-    raise NoCompleteCheckpoint(prefix=prefix, skipped=problems, mxnet_only=found, partial=cut)
+    near = None
+    if not (skipped or found or cut):  # nothing under this prefix: a typo, or a file's name?
+        saved = {os.path.basename(p): p for p in prefixes_in(os.path.dirname(prefix))}
+        given = re.sub("-" + FILE_NAMES + "$", "", os.path.basename(prefix))  # a file's name
+        near = next((saved[n] for n in closest(given, saved, n=1)), None)
+    facts = dict(skipped=problems, mxnet_only=found, partial=cut, near=near)
+    raise NoCompleteCheckpoint(prefix=prefix, **facts)
 
 
 class NoParamsFile(CheckpointError):

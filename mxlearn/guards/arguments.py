@@ -158,13 +158,15 @@ class NoLaunchedServers(InputError):
     )
 
 
-def refuse_unknown(called: str, unknown: dict, method) -> None:
+def refuse_unknown(called: str, unknown: dict, method, leave_out=()) -> None:
     """A misspelled keyword (the seed tutorial's ``optimizer_param=``) named with the right one,
-    instead of Python's bare "unexpected keyword argument"."""
+    instead of Python's bare "unexpected keyword argument"; ``method``'s parameters are the
+    known ones, but for ``leave_out``."""
     if not unknown:
         return
     name = next(iter(unknown))
-    known = [p for p in inspect.signature(method).parameters if p not in ("self", "unknown")]
+    left_out = ("self", "unknown", *leave_out)
+    known = [p for p in inspect.signature(method).parameters if p not in left_out]
     hint, nearest = did_you_mean(name, known), (closest(name, known) or known)[0]
     raise NoSuchArgument(called=called, name=name, hint=hint, opening=called[:-1], nearest=nearest)
 
