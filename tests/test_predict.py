@@ -203,3 +203,16 @@ def test_loading_a_checkpoint_with_label_names_none_names_the_label(
     loaded.bind([("data", (32, 16))], for_training=False)
     expected = trained.predict(X[:5]).asnumpy()
     np.testing.assert_allclose(loaded.predict(X[:5]).asnumpy(), expected, rtol=1e-6)
+
+
+def test_a_module_without_label_names_cannot_train_and_says_what_can(small_data, small_net):
+    X, y = small_data
+    _, predictor = _predictor(small_data, small_net)
+    labelled = mx.io.NDArrayIter(X, y, 32)
+    with pytest.raises(LabelTakenForAParameter) as refused:
+        predictor.fit(labelled, num_epoch=1, force_rebind=True)
+    assert type(refused.value).__name__ == "LabelTakenForTraining"
+    call = re.search(r"mxlearn\.Module\(net\)", refused.value.fix).group(0)
+    fixed = eval(call, {"mxlearn": mxlearn, "net": small_net})  # the advice followed
+    fixed.fit(labelled, num_epoch=1)
+    assert fixed.predict(X[:3]).shape == (3, 4)

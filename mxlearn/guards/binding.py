@@ -246,6 +246,17 @@ class LabelNotInCheckpoint(LabelTakenForAParameter):
     )
 
 
+class LabelTakenForTraining(LabelTakenForAParameter):
+    says = N_(
+        "mod.fit(): '{name}' is the label {layer} reads; with label_names=None MXNet takes it "
+        "for a parameter, so training would never see the iterator's labels."
+    )
+    fix_says = N_(
+        "train a module that reads the label: mxlearn.Module(net); it also predicts at any "
+        "batch size"
+    )
+
+
 class ModuleReadsNoLabels(NoLabelsToScore):
     says = N_(
         "mod.score(): this module reads no labels (label_names=None: MXNet takes '{name}' for a "

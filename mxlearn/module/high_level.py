@@ -303,7 +303,11 @@ class HighLevelAPI:
         if self._auto_bound and not self.for_training:
             request.force_rebind = True  # bound for prediction by predict/score
         fit_arguments.check_epochs_and_params(request, resumed, self.params_initialized)
-        if self._label_inputs and not self._labels_taken_for_params():
+        for taken in self._labels_taken_for_params().values():
+            raise binding.LabelTakenForTraining(
+                name=taken.name, layer=f"{taken.op} '{taken.layer}'"
+            )
+        if self._label_inputs:
             if not getattr(request.train_data, "provide_label", None):
                 expects = "; ".join(li.describe() for li in self._label_inputs.values())
                 raise fit_arguments.TrainDataWithoutLabels(expects=expects)
