@@ -171,6 +171,11 @@ def instance(types, what: str, example: str, *, optional: bool = False) -> Rule:
     )
 
 
+def satisfying(ok: Callable[[object], bool], what: str, example: str, *, optional=False) -> Rule:
+    """A value for which ``ok`` is true; ``what`` (an N_ template) says it."""
+    return Rule(_optional(lambda v: None if ok(v) else "kind", optional), what, example)
+
+
 def text(example: str, *, optional: bool = False) -> Rule:
     def test(v):
         if not isinstance(v, str):

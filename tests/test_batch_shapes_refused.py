@@ -114,3 +114,12 @@ def test_a_batch_too_large_for_memory_says_so_and_a_smaller_one_binds():
     assert "batch_size" in refused.value.fix
     mod.bind([("data", (32, 2**12))], [("softmax_label", (32,))])  # the advice: a smaller batch
     assert [tuple(d.shape) for d in mod.data_shapes] == [(32, 2**12)]
+
+
+def test_a_second_bind_names_itself_and_keeps_the_labels_at_the_new_rows():
+    mod = _ready()
+    with pytest.raises(EmptyDimension) as refused:
+        mod.bind([("data", (0, 5))], [("softmax_label", (0,))])
+    assert refused.value.fields["called"] == "mod.bind()"
+    mod.bind([("data", (16, 5))])  # the data only: the labels follow its rows
+    assert [tuple(d.shape) for d in mod.label_shapes] == [(16,)]

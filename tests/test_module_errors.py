@@ -29,7 +29,7 @@ from mxlearn.guards.arguments import (
     NoSuchLabel,
     UnknownKVStore,
 )
-from mxlearn.guards.batches import UnlabelledTrainingBatch
+from mxlearn.guards.batches import NotADataBatch, UnlabelledTrainingBatch
 from mxlearn.guards.binding import (
     AlreadyBound,
     DataNamesDiffer,
@@ -796,3 +796,18 @@ def test_an_unlabelled_iterators_empty_provide_label_binds_for_prediction(small_
     mod.bind(unlabelled.provide_data, unlabelled.provide_label, for_training=False)
     mod.init_params()
     assert mod.predict(unlabelled).shape == (len(X), 4)
+
+
+def test_forward_of_a_list_of_arrays_is_refused_as_not_batches(ready_module, small_data):
+    X, _ = small_data
+    with pytest.raises(NotADataBatch) as refused:
+        ready_module.forward([mx.nd.array(X[:32])], is_train=False)
+    assert refused.value.fields["kind"] == "a list of NDArray"
+
+
+def test_max_shapes_given_as_one_pair_are_refused_as_not_a_list_of_pairs(small_net):
+    from mxlearn.rules import WrongKind
+
+    with pytest.raises(WrongKind) as refused:
+        mxlearn.MutableModule(small_net, max_data_shapes=("data", (32, 16)))
+    assert refused.value.fields["name"] == "max_data_shapes"

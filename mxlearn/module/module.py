@@ -30,6 +30,7 @@ from ..guards.optimizer_settings import (
     warn_rescale_kept,
     warn_step_on_servers,
 )
+from ..language import say
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
 from ..states import WeightsFrom
@@ -124,8 +125,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def reshape(self, data_shapes, label_shapes=None):
         life.require_bound(self, "mod.reshape()")
         data = arguments.as_descs(data_shapes, "data_shapes", "mod.reshape()")
-        labels = _label_descs(label_shapes, "mod.reshape()")
-        self._check_shapes(data, labels, "mod.reshape()")
+        self._reshape(data, _label_descs(label_shapes, "mod.reshape()"), "mod.reshape()")
+
+    def _reshape(self, data, labels, called: str) -> None:
+        self._check_shapes(data, labels, called)
         super().reshape(data, labels)
         self._step_for_batch()
 
@@ -179,7 +182,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             if asked.data != now.data or (asked.label and asked.label != now.label):
                 # another batch size only (MXNet would keep the old one): the same binding,
                 # reshaped for it
-                return self.reshape(asked.data, asked.label or now.label)
+                return self._reshape(asked.data, asked.label or _at_rows(now, asked), "mod.bind()")
             return super().bind(data_shapes, label_shapes, *rest)
         asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)
@@ -391,7 +394,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         training = self.for_training if is_train is None else bool(is_train)
         if training and not self.for_training:
             life.require_training(self, "mod.forward(batch, is_train=True)")
-        if not isinstance(data_batch, list):
+        if isinstance(data_batch, list):  # MXNet's batches already sliced, one per device
+            for part in data_batch:
+                if not isinstance(getattr(part, "data", None), (list, tuple)):
+                    kind = say("a list of {kind}", kind=type(part).__name__)
+                    raise batches.NotADataBatch(kind=kind)
+        else:
             self._check_batch(data_batch, training)
             if not data_batch.label and self._label_shapes:  # no labels to give their shape
                 data_batch = batches.with_label_shapes(
@@ -497,3 +505,11 @@ def _label_descs(label_shapes, called: str) -> list | None:
     if label_shapes is None or (isinstance(label_shapes, (list, tuple)) and not label_shapes):
         return None
     return arguments.as_descs(label_shapes, "label_shapes", called)
+
+
+def _at_rows(now: binding.Binding, asked: binding.Binding) -> list | None:
+    """The bound label shapes at the rows of the data asked for (a bind with data only)."""
+    if not now.label:
+        return None
+    rows = asked.data[0].shape[0]
+    return [mx.io.DataDesc(d.name, (rows, *d.shape[1:]), d.dtype, d.layout) for d in now.label]
