@@ -456,10 +456,29 @@ def test_a_notebook_the_teacher_does_not_have_is_not_run(tmp_path):
     assert len(rows) == 3
 
 
+LINKED = "a symbolic link to {}, not a file handed in: links are not followed, so it was not graded"
+
+
+def test_a_linked_notebook_or_folder_is_tampered_not_the_teachers_grades(tmp_path):
+    teacher = _teacher(tmp_path)
+    submitted = tmp_path / "submitted"
+    (submitted / "alice").mkdir(parents=True)
+    target = os.path.relpath(teacher / NOTEBOOK, submitted / "alice")  # the guide's layout
+    (submitted / "alice" / NOTEBOOK).symlink_to(target)
+    (submitted / "bob").symlink_to(os.path.relpath(teacher, submitted))
+    grading = grade(submitted, tmp_path / "grades.csv", teacher=teacher)
+    rows = _rows(tmp_path / "grades.csv")[1:]
+    assert ("alice", NOTEBOOK, "01.1", "tampered", LINKED.format(target)) in rows
+    assert ("alice", NOTEBOOK, "01.2", "tampered", LINKED.format(target)) in rows
+    assert ("bob", "", "", "tampered", LINKED.format(os.path.relpath(teacher, submitted))) in rows
+    assert not [g for g in grading.grades if g.status == "passed"]
+
+
 @pytest.mark.slow
 def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     _notebook(tmp_path / "submitted" / "alice" / "week1" / NOTEBOOK)
+    _notebook(tmp_path / "submitted" / "bob" / "unzipped" / "week1" / NOTEBOOK)  # any depth
     (tmp_path / "submitted" / "alice" / "linked").symlink_to("week1")  # not an assignment
     out = tmp_path / "grades.csv"
     out.write_text(",".join(HEADER) + "\nold,grades,,,\n")  # a CSV of grades: replaced
@@ -469,8 +488,11 @@ def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     finally:
         os.umask(umask)
     assert _rows(out)[1:] == [
+        ("alice", "linked", "", "tampered", LINKED.format("week1")),
         ("alice", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
         ("alice", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
+        ("bob", f"unzipped/week1/{NOTEBOOK}", "01.1", "passed", ""),
+        ("bob", f"unzipped/week1/{NOTEBOOK}", "01.2", "passed", ""),
     ]
     assert os.stat(out).st_mode & 0o777 == 0o640  # as any file the teacher writes
     assert os.stat(tmp_path / "grades.html").st_mode & 0o777 == 0o640

@@ -4,7 +4,8 @@ message`` and an HTML summary beside it). Each notebook runs in a fresh kernel, 
 copy of its folder, every cell even after an error, its check cells given the teacher's source
 again; one the teacher has no copy of is not run (its own checks cannot be trusted). ``failed``:
 the check failed, was not answered, is missing or was not handed in; ``error``: another
-exception, a dead kernel, the memory limit, no teacher's copy; ``timeout``: the time ran out.
+exception, a dead kernel, the memory limit, no teacher's copy; ``timeout``: the time ran out;
+``tampered``: a symbolic link was handed in (to a notebook or a folder), never followed or run.
 
 The copy protects the submission's own folder only: a notebook runs with the grader's rights
 and can read, change or delete anything the grader can. Grade only what you would run yourself.
@@ -34,6 +35,7 @@ from .grade_exercises import (
     FAILED,
     PASSED,
     STATUSES,
+    TAMPERED,
     capped,
     exercise_key,
     exercises_of,
@@ -109,6 +111,8 @@ class _Grader:
         """The submission's grades, seconds, and the file name of its teacher's copy."""
         started = time.monotonic()
         name, teacher = None, None
+        if submission.linked_to is not None:
+            return self._linked(submission), 0.0, None
         try:
             notebook, problem = read_notebook(submission.path)
             name, teacher = teacher_copy(self.teacher, submission.path.name, notebook)
@@ -122,6 +126,17 @@ class _Grader:
             for e, (s, m) in grades.items()
         ]
         return rows, time.monotonic() - started, name
+
+    def _linked(self, submission: Submission) -> list[Grade]:
+        """A symbolic link, to a notebook or a folder: neither followed nor run."""
+        _, teacher = teacher_copy(self.teacher, submission.path.name)
+        names = list(exercises_of(teacher)) if submission.notebook and teacher else [""]
+        message = say(
+            "a symbolic link to {target}, not a file handed in: links are not followed, so it "
+            "was not graded",
+            target=submission.linked_to,
+        )
+        return [Grade(submission.student, submission.notebook, e, TAMPERED, message) for e in names]
 
     def _grades(self, submission, notebook, problem, teacher) -> dict[str, tuple[str, str]]:
         if notebook is None:

@@ -16,7 +16,8 @@ import nbformat
 from ..language import say
 
 PASSED, FAILED, ERROR, TIMEOUT = "passed", "failed", "error", "timeout"
-STATUSES = (PASSED, FAILED, ERROR, TIMEOUT)
+TAMPERED = "tampered"  # not a notebook handed in as it should be: never run
+STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, TAMPERED)
 FAILED_CHECKS = {"AssertionError", "CheckFailed"}  # the names a failed check raises under
 NOT_ANSWERED = "NotImplementedError"
 MESSAGE_CHARS = 300

@@ -133,6 +133,7 @@ class Submission:
     student: str
     notebook: str  # its path under the student's folder, e.g. week1/02_fit.ipynb
     path: Path
+    linked_to: str | None = None  # a symbolic link's target: never followed, never run
 
 
 @dataclass
@@ -154,15 +155,25 @@ def students(folder: Path) -> list[Path]:
 
 
 def find_submissions(folder: Path) -> list[Submission]:
-    """``<student>/<notebook>.ipynb`` and ``<student>/<assignment>/<notebook>.ipynb``."""
+    """Every ``.ipynb`` in a student's folder, at any depth (nbgrader's ``<assignment>/``, an
+    unpacked zip's folders); a symbolic link, to a notebook or a folder, is listed as one and
+    not followed: a link could hand in the teacher's notebook."""
     found = []
     for student in students(folder):
-        places = [student] + sorted(
-            p for p in student.iterdir() if p.is_dir() and not p.is_symlink() and shown(p)
-        )
-        paths = [path for place in places for path in place.glob("*.ipynb")]
-        for path in sorted(p for p in paths if shown(p) and p.is_file()):
-            found.append(Submission(student.name, path.relative_to(student).as_posix(), path))
+        if student.is_symlink():
+            found.append(Submission(student.name, "", student, os.readlink(student)))
+            continue
+        for place, folders, names in os.walk(student):
+            here = Path(place)
+            folders[:] = sorted(f for f in folders if shown(here / f))
+            for name in [*folders, *sorted(names)]:
+                path = here / name
+                notebook = path.relative_to(student).as_posix()
+                if path.is_symlink() and (name in folders or name.endswith(".ipynb")):
+                    found.append(Submission(student.name, notebook, path, os.readlink(path)))
+                elif name.endswith(".ipynb") and shown(path) and path.is_file():
+                    found.append(Submission(student.name, notebook, path))
+            folders[:] = [f for f in folders if not (here / f).is_symlink()]
     return found
 
 
