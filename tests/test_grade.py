@@ -466,11 +466,14 @@ def test_a_linked_notebook_or_folder_is_tampered_not_the_teachers_grades(tmp_pat
     target = os.path.relpath(teacher / NOTEBOOK, submitted / "alice")  # the guide's layout
     (submitted / "alice" / NOTEBOOK).symlink_to(target)
     (submitted / "bob").symlink_to(os.path.relpath(teacher, submitted))
+    (submitted / "=HYPERLINK(x)").mkdir()
+    (submitted / "=HYPERLINK(x)" / NOTEBOOK).symlink_to("/etc/hostname")
     grading = grade(submitted, tmp_path / "grades.csv", teacher=teacher)
     rows = _rows(tmp_path / "grades.csv")[1:]
     assert ("alice", NOTEBOOK, "01.1", "tampered", LINKED.format(target)) in rows
     assert ("alice", NOTEBOOK, "01.2", "tampered", LINKED.format(target)) in rows
     assert ("bob", "", "", "tampered", LINKED.format(os.path.relpath(teacher, submitted))) in rows
+    assert ("'=HYPERLINK(x)", NOTEBOOK, "01.1", "tampered", LINKED.format("/etc/hostname")) in rows
     assert not [g for g in grading.grades if g.status == "passed"]
 
 

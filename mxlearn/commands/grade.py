@@ -260,10 +260,16 @@ def _write(grading: Grading) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(HEADER)
-            writer.writerows(map(astuple, grading.grades))  # a Grade's fields are HEADER's
+            for grade in grading.grades:  # a Grade's fields are HEADER's
+                writer.writerow(map(_inert, astuple(grade)))
 
     atomic_write(str(grading.csv), write)
     write_report(grading.html, grading.grades, grading.csv.name)
+
+
+def _inert(cell: str) -> str:
+    """A cell a spreadsheet would run as a formula (a folder named '=HYPERLINK(...)'), as text."""
+    return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
 
 
 def _tell(template: str, **fields) -> None:
