@@ -1,9 +1,6 @@
-"""The training figure: created once, its line artists updated in place, drawn to PNG.
-
-Drawing uses matplotlib's Agg canvas directly (no pyplot: no global figure list, no inline
-backend showing a second copy). Most draws only redraw the curves over a cached background
-(blitting: ~2 ms here); the axes, ticks and labels are redrawn (~30 ms) only when the curves
-leave the current axis limits, or when asked for a final, exact picture.
+"""The training figure: created once on matplotlib's Agg canvas (no pyplot: no global figure
+list, no second copy from the inline backend), its curves redrawn over a cached background
+(blitting, ~2 ms), everything (~30 ms) only when the curves leave the axes or for a final picture.
 """
 
 from __future__ import annotations
@@ -28,12 +25,8 @@ MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and sh
 
 
 def agg_figure(figsize, chinese: bool = False) -> tuple[Figure, dict]:
-    """A Figure on matplotlib's Agg canvas, and the font its words are drawn in (a ``fontdict``).
-
-    With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib falls back
-    glyph by glyph along a list of families). Looked for only when there is Chinese to draw: the
-    words, or (``chinese``) a text the figure shows, such as a mark a Chinese run left.
-    """
+    """A Figure on the Agg canvas, and its font: with Chinese to draw (the words, or a text such
+    as a mark a Chinese run left), a CJK font with DejaVu Sans for the other glyphs."""
     figure = Figure(figsize=figsize, dpi=96)
     FigureCanvasAgg(figure)
     cjk = cjk_font_name() if chinese or drawn_language() == "zh" else None
@@ -54,8 +47,7 @@ class _Curves:
         self.epochs = {"train": ([], []), "validation": ([], [])}  # phase -> (x, y)
 
     def smooth(self, value: float) -> float:
-        """A NaN or infinite batch value is drawn as it is (a gap) and left out of the
-        average, which goes on smoothing the values after it."""
+        # a NaN or infinite value is drawn as it is (a gap) and left out of the average
         return self.smoother.add(value) if math.isfinite(value) else value
 
 
@@ -90,7 +82,6 @@ class TrainingFigure:
 
     # ---------------------------------------------------------------- data
     def value_range(self, metric: str) -> tuple[float, float] | None:
-        """Where ``metric``'s values lie, when known: a fixed y axis; else the axis follows."""
         if metric in self.ranges:
             return self.ranges[metric]
         facts = facts_of_name(metric)
@@ -145,8 +136,7 @@ class TrainingFigure:
             if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
             ax.legend(loc="best", prop={**self._font, "size": "small"})
-            self._axes[metric] = ax
-            self._lines[metric] = lines
+            self._axes[metric], self._lines[metric] = ax, lines
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
         self._event_artists = []
@@ -160,8 +150,8 @@ class TrainingFigure:
         self._backgrounds = None
 
     def _batch_x(self, c: _Curves) -> np.ndarray:
-        """Batch points in epochs completed; in a first epoch of unknown length, the batches
-        so far fill it (the curve starts at 0 and stretches as the epoch goes on)."""
+        """Batch points in epochs completed; a first epoch of unknown length is filled by the
+        batches so far."""
         per_epoch = self._per_epoch or max(self._batches_seen, 1)
         return np.asarray(c.batch_epoch, float) + (np.asarray(c.batch_index) + 1) / per_epoch
 
@@ -186,14 +176,11 @@ class TrainingFigure:
         ax = self._axes[metric]
         xs = np.concatenate([bx, *(x for x, _ in c.epochs.values())])
         ys = np.concatenate([by, *(y for _, y in c.epochs.values())])
-        finite = np.isfinite(ys)
-        if not finite.any():
+        ys = ys[np.isfinite(ys)]
+        if not len(ys):
             return False
-        x0, x1 = ax.get_xlim()
-        y0, y1 = ax.get_ylim()
-        return bool(
-            xs.max() > x1 or xs.min() < x0 or ys[finite].max() > y1 or ys[finite].min() < y0
-        )
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        return bool(xs.max() > x1 or xs.min() < x0 or ys.max() > y1 or ys.min() < y0)
 
     def _fit_limits(self) -> None:
         for metric, ax in self._axes.items():
@@ -267,16 +254,16 @@ class TrainingFigure:
                 ax.draw_artist(line)
 
     def png(self) -> bytes:
-        """The canvas as PNG: reduced to a 64-colour palette, which a plot of a few lines does
-        not show, and which halves the encoding time and the bytes (for files and exports)."""
+        """The canvas as PNG, in a 64-colour palette: a plot of lines shows no difference, and
+        the encoding time and the bytes halve."""
         image = Image.fromarray(self._rgb()).quantize(64, method=Image.Quantize.FASTOCTREE)
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
 
     def jpeg(self) -> bytes:
-        """The canvas as JPEG (quality 95, no chroma subsampling: lines stay clean), for live
-        frames: ~1 ms to encode against ~4.5 ms for PNG, which matters once per epoch."""
+        """The canvas as JPEG for live frames (~1 ms to encode, PNG ~4.5 ms); no chroma
+        subsampling: lines stay clean."""
         buffer = io.BytesIO()
         Image.fromarray(self._rgb()).save(buffer, format="jpeg", quality=95, subsampling=0)
         return buffer.getvalue()
@@ -293,7 +280,6 @@ class TrainingFigure:
         }
 
     def save(self, path) -> None:
-        """A final, exact PNG at ``path``."""
         self.draw(exact=True)
         with open(path, "wb") as f:
             f.write(self.png())
