@@ -1,7 +1,5 @@
-"""What a symbol (network) expects: its inputs, the label each loss layer reads, shapes.
-
-Used to explain mistakes in the terms of the student's own network, e.g.
-"SoftmaxOutput 'softmax' expects the label 'softmax_label'".
+"""What a symbol (network) expects: its inputs, the label each loss layer reads, shapes; to
+explain mistakes in the network's own terms ("SoftmaxOutput 'softmax' expects the label ...").
 """
 
 from __future__ import annotations
