@@ -1,13 +1,6 @@
-"""``mxlearn.compare(a, b, ...)``: the curves of several runs overlaid, and a table of them.
-
-One subplot per metric (every metric any run measured), one colour per run; training is a solid
-line with circles and validation a dashed line with squares, each at "epochs completed" as in
-the live plot. The legend names each run with its optimizer settings when they are known.
-
-A run is a module, a MetricHistory, or a checkpoint prefix; each becomes a :class:`Run`: a label
-for the legend, the history, and the optimizer's settings when they are known (a module trained
-with ``fit``, a checkpoint that saved them). A run whose settings are not known gets none in its
-label: mxlearn does not guess them.
+"""``mxlearn.compare(a, b, ...)``: the curves of several runs (modules, histories or
+checkpoint prefixes) overlaid, a subplot per metric and a colour per run, and a table of them.
+A run's label shows its optimizer's settings only when they are known: mxlearn does not guess.
 """
 
 from __future__ import annotations
@@ -29,6 +22,8 @@ from ..live.renderers import choose_backend, figure_png, show_figure
 from ..metrics.history import MetricHistory
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+TABLE_COLUMNS = ["run", "metric", "epochs", "final epoch", "final train", "final validation"]
+TABLE_COLUMNS += ["best validation", "best epoch"]
 PHASE_STYLE = {"train": dict(ls="-", marker="o"), "validation": dict(ls="--", marker="s")}
 
 
@@ -82,17 +77,10 @@ class RunComparison:
         return fig
 
     def table(self):
-        """One row per run and metric it measured. Epochs are numbered as fit's log, diagnose
-        and EarlyStopping number them (Epoch[0] is the first; the figure's x axis counts epochs
-        completed, one more):
-
-        - ``epochs``: how many epochs of the run have values;
-        - ``final epoch``: the epoch whose weights the run ended with (an earlier one when
-          early stopping put the best back into the module), and its ``final train`` and
-          ``final validation``;
-        - ``best validation`` and ``best epoch``: left empty for a metric whose direction is
-          unknown (a custom metric: ``history.describe(name, higher_is_better=...)`` says it).
-        """
+        """A row per run and metric, epochs numbered as fit's log numbers them (from 0; the
+        figure counts epochs completed). ``final epoch``: the one whose weights the run ended
+        with (early stopping's best); ``best ...``: empty while a metric's direction is unknown
+        (``history.describe(name, higher_is_better=...)`` says it)."""
         import pandas as pd
 
         rows = []
@@ -107,18 +95,10 @@ class RunComparison:
                 final = epochs[-1] if final is None else final
                 best, best_epoch = _best(validation, run.history.facts(metric))
                 rows.append(
-                    {
-                        "run": run.label,
-                        "metric": metric,
-                        "epochs": len(epochs),
-                        "final epoch": final,
-                        "final train": train.get(final),
-                        "final validation": validation.get(final),
-                        "best validation": best,
-                        "best epoch": best_epoch,
-                    }
+                    (run.label, metric, len(epochs), final, train.get(final))
+                    + (validation.get(final), best, best_epoch)
                 )
-        table = pd.DataFrame(rows)
+        table = pd.DataFrame(rows, columns=TABLE_COLUMNS) if rows else pd.DataFrame()
         for column in ("epochs", "final epoch", "best epoch"):  # whole numbers, or empty
             if column in table:
                 table[column] = table[column].astype("Int64")
@@ -128,19 +108,16 @@ class RunComparison:
         return figure_png(self.fig)
 
     def save(self, path) -> str:
-        """Write the figure as PNG or SVG (by the file's extension)."""
         path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
         kind = os.path.splitext(path)[1].lower().lstrip(".")
         if kind not in ("png", "svg"):
             raise NotAFigureFile(path=path)
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.fig.savefig(path, format=kind)
         return path
 
     def show(self, backend: str | None = None) -> str | None:
-        """Show the figure where the code runs (as LivePlot chooses); in a terminal save a PNG
-        under runs/plots/ and print where, after the table."""
+        """Show the figure where the code runs (in a terminal, after the table)."""
         if choose_backend(backend) == "console":
             print(self.table().to_string(index=False))
         return show_figure(self.fig, "compare", backend)
