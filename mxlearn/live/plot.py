@@ -51,17 +51,8 @@ class LivePlot(Callback):
 
         mod.fit(train_iter, eval_data=val_iter, num_epoch=5, live=True)   # or live=LivePlot()
 
-    or feed it from a manual loop, one call per batch::
-
-        live = mxlearn.LivePlot()
-        for epoch in range(5):
-            train_iter.reset(); metric.reset()
-            for batch in train_iter:
-                mod.forward(batch, is_train=True)
-                mod.update_metric(metric, batch.label)
-                mod.backward(); mod.update()
-                live.update(epoch, metric, batch)
-        live.close()
+    or is fed by a manual loop: ``live.update(epoch, metric, batch)`` after each
+    ``mod.update_metric``, ``live.validation(epoch, ...)``, and ``live.close()`` at the end.
 
     Parameters
     ----------
@@ -138,11 +129,8 @@ class LivePlot(Callback):
 
     # ---------------------------------------------------------------- the manual loop
     def update(self, epoch: int, metric, batch=None) -> None:
-        """Record one training batch from a manual loop: call it after ``mod.update_metric``.
-
-        ``metric`` is the metric the loop updates (reset at each epoch start); ``batch`` (the
-        DataBatch) gives the number of samples, padding excluded.
-        """
+        """Record a training batch of a manual loop, after ``mod.update_metric(metric, ...)``
+        (``metric`` reset at each epoch's start; ``batch`` tells the samples, padding left out)."""
         self._require_open("LivePlot.update()")
         recorder = self.recorder
         if self._manual_epoch is None:
@@ -352,11 +340,10 @@ class LivePlot(Callback):
                 r = self.history.last_record(metric, phase)
                 if r is not None and r.epoch == epoch:
                     parts.append(say(PHASE_SAID[phase], metric=metric, value=r.value))
-        rate = self.recorder.samples_per_second()
-        parts.append(say("{rate:,.0f} samples/s", rate=rate))
+        parts.append(say("{rate:,.0f} samples/s", rate=self.recorder.samples_per_second()))
         eta = self.recorder.eta_seconds()
         if eta is not None:
-            minutes, seconds = int(eta) // 60, int(eta) % 60
+            minutes, seconds = divmod(int(eta), 60)
             parts.append(say("ETA {minutes}:{seconds:02d}", minutes=minutes, seconds=seconds))
         return "  ".join(parts)
 
