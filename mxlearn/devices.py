@@ -175,29 +175,27 @@ def _build_has_cuda() -> bool:
     return mx.runtime.Features().is_enabled("CUDA")
 
 
-def no_gpu_reason(gpus=None, build=None) -> str:
+def no_gpu_reason(gpus=None) -> str:
     """Why MXNet sees no GPU, naming the fix when a GPU is in fact here."""
+    if _build_has_cuda():
+        return say("MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)")
     gpus = nvidia_gpus() if gpus is None else gpus
-    build = installed_mxnet() if build is None else build
-    if not _build_has_cuda():
-        version = mx.__version__
-        if gpus:
-            gpu, wheel = gpus[0], ("mxnet-cu112", "1.9.1")
-            architectures = build_architectures(wheel)
-            if has_kernels(gpu, architectures) is False:
-                return say(
-                    "the installed MXNet {version} is the CPU build; {why}",
-                    version=version,
-                    why=unsupported_reason(gpu, wheel, architectures, False),
-                )
-            return say(
-                "the installed MXNet {version} is the CPU build, though {gpu} is here: "
-                "`make setup MXNET=gpu` installs the GPU build",
-                version=version,
-                gpu=gpu.describe(),
-            )
+    version = mx.__version__
+    if not gpus:
         return say("the installed MXNet {version} is the CPU build", version=version)
-    return say("MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)")
+    gpu, wheel = gpus[0], ("mxnet-cu112", "1.9.1")
+    architectures = build_architectures(wheel)
+    if has_kernels(gpu, architectures) is False:
+        why = unsupported_reason(gpu, wheel, architectures, False)
+        return say(
+            "the installed MXNet {version} is the CPU build; {why}", version=version, why=why
+        )
+    return say(
+        "the installed MXNet {version} is the CPU build, though {gpu} is here: "
+        "`make setup MXNET=gpu` installs the GPU build",
+        version=version,
+        gpu=gpu.describe(),
+    )
 
 
 def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "") -> tuple[str, str]:
@@ -218,7 +216,7 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
         if first is None:
             return "gpu", say("MXNet sees a GPU")
         return "gpu", say("MXNet sees a GPU: {gpu}", gpu=first.describe())
-    why = no_gpu_reason(gpus, build)
+    why = no_gpu_reason(gpus)
     if forced == "gpu":
         raise GpuForcedMissing(why=why)
     return "cpu", why

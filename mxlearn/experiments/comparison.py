@@ -244,13 +244,11 @@ def _from_prefix(prefix: str) -> tuple[MetricHistory, dict | None]:
 
 def as_run(item, index: int, label: str | None = None) -> Run:
     """The run ``item`` stands for; ``index`` numbers it in a default label ('run 2')."""
+    prefix = isinstance(item, (str, os.PathLike)) and label is None
     if isinstance(item, MetricHistory):
         history, settings = item, None
     elif isinstance(item, (str, os.PathLike)):
         history, settings = _from_prefix(os.fspath(item))
-        if label is None:  # the prefix as given (its folders tell runs apart), and settings
-            text = settings_text(settings)
-            label = f"{os.fspath(item)}: {text}" if text else os.fspath(item)
     elif isinstance(getattr(item, "history", None), MetricHistory):
         history, settings = item.history, getattr(item, "optimizer_settings", None)
     else:
@@ -259,9 +257,11 @@ def as_run(item, index: int, label: str | None = None) -> Run:
         raise RunHoldsNothing(number=index + 1)
     if not any(r.kind == "epoch" for r in history.records):
         raise RunHoldsNoEpoch(number=index + 1)
-    default = say_drawn("run {number}", number=index + 1)  # drawn in the legend
-    text = settings_text(settings)
-    return Run(label or (f"{default}: {text}" if text else default), history, settings)
+    if not label:  # the prefix as given (its folders tell runs apart), else "run 2"
+        label = os.fspath(item) if prefix else say_drawn("run {number}", number=index + 1)
+        text = settings_text(settings)
+        label = f"{label}: {text}" if text else label
+    return Run(label, history, settings)
 
 
 def as_runs(items: tuple, labels) -> list[Run]:

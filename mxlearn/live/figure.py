@@ -46,10 +46,6 @@ class _Curves:
         self.batch_y: list[float] = []
         self.epochs = {"train": ([], []), "validation": ([], [])}  # phase -> (x, y)
 
-    def smooth(self, value: float) -> float:
-        # a NaN or infinite value is drawn as it is (a gap) and left out of the average
-        return self.smoother.add(value) if math.isfinite(value) else value
-
 
 class TrainingFigure:
     def __init__(
@@ -72,8 +68,7 @@ class TrainingFigure:
         self._per_epoch: int | None = None  # batches per epoch, once the recorder knows
         self._batches_seen = 0  # the most batches of one epoch seen so far
         self._x_range: tuple[float, float] | None = None
-        self.full_draws = 0
-        self.blits = 0
+        self.full_draws = self.blits = 0
         # metric name -> the range its values lie in (None: unbounded), from the metric
         # objects of the run; names not in it are looked up among MXNet's own metrics
         self.ranges: dict[str, tuple[float, float] | None] = {}
@@ -106,7 +101,9 @@ class TrainingFigure:
             if r.kind == "batch":
                 curves.batch_epoch.append(r.epoch)
                 curves.batch_index.append(r.batch)
-                curves.batch_y.append(curves.smooth(r.value))
+                # a NaN or infinite value is drawn as it is (a gap) and left out of the average
+                value = curves.smoother.add(r.value) if math.isfinite(r.value) else r.value
+                curves.batch_y.append(value)
                 self._batches_seen = max(self._batches_seen, r.batch + 1)
             else:
                 xs, ys = curves.epochs[r.phase]

@@ -129,11 +129,8 @@ class DisplayRenderer(Renderer):
         self._text = display({"text/plain": say("starting...")}, raw=True, display_id=True)
         if self._text is None:  # IPython shows nothing it could update here
             raise NotInAKernel()
-        self._image = display(
-            {"text/plain": say("(the plot appears after the first batches)")},
-            raw=True,
-            display_id=True,
-        )
+        waiting = {"text/plain": say("(the plot appears after the first batches)")}
+        self._image = display(waiting, raw=True, display_id=True)
 
     def progress(self, text: str, fraction: float | None) -> None:
         self._text.update({"text/plain": text}, raw=True)
@@ -153,12 +150,9 @@ class WidgetRenderer(Renderer):
         # that draws widgets has imported it already, in prepare_for_kernel)
         import ipywidgets as widgets
 
+        layout = widgets.Layout(width="320px")
         self.bar = widgets.FloatProgress(
-            value=0.0,
-            min=0.0,
-            max=1.0,
-            description=say("training"),
-            layout=widgets.Layout(width="320px"),
+            value=0.0, max=1.0, description=say("training"), layout=layout
         )
         self.text = widgets.HTML(value=say("starting..."))
         # flex-start: the plot keeps its own size instead of being stretched to the cell's width
