@@ -43,11 +43,6 @@ class GpuForcedMissing(GpuForced):
     )
 
 
-class NoDeviceNamed(ArgumentTypeError):
-    says = N_("{called}: context=[] names no device.")
-    fix_code = "context=mxlearn.auto_context()"
-
-
 class DeviceFunctionGiven(ArgumentTypeError):
     says = N_(
         "{called}: context=mx.{name} passes the function itself; a device is made by calling it."
@@ -321,7 +316,7 @@ def check_context(context, called: str = "Module()"):
     """The context as a list, after refusing what MXNet would only reject at bind time."""
     contexts = list(context) if isinstance(context, (list, tuple)) else [context]
     if not contexts:
-        raise NoDeviceNamed(called=called)
+        raise NotADevice(called=called, context=[])
     for ctx in contexts:
         if ctx is mx.gpu or ctx is mx.cpu or (callable(ctx) and not isinstance(ctx, mx.Context)):
             raise DeviceFunctionGiven(called=called, name=getattr(ctx, "__name__", "gpu"))

@@ -121,28 +121,15 @@ class NetworkView:
         return path
 
     def total_lines(self) -> list[str]:
-        lines = [
-            say(
-                "total: {count:,} parameters ({memory})",
-                count=self.total_params,
-                memory=memory_text(self.total_params * BYTES_PER_VALUE),
-            )
-        ]
-        if self.total_aux:
-            lines.append(
-                say(
-                    "and {count:,} auxiliary states ({memory}), in aux_params",
-                    count=self.total_aux,
-                    memory=memory_text(self.total_aux * BYTES_PER_VALUE),
-                )
-            )
-        lines.append(
-            say(
-                "output memory for one batch: {memory}",
-                memory=memory_text(self.total_output_bytes),
-            )
-        )
-        return lines
+        params, aux = self.total_params, self.total_aux
+        held = memory_text(params * BYTES_PER_VALUE)
+        lines = [say("total: {count:,} parameters ({memory})", count=params, memory=held)]
+        if aux:
+            held = memory_text(aux * BYTES_PER_VALUE)
+            text = N_("and {count:,} auxiliary states ({memory}), in aux_params")
+            lines.append(say(text, count=aux, memory=held))
+        output = memory_text(self.total_output_bytes)
+        return [*lines, say("output memory for one batch: {memory}", memory=output)]
 
     def __str__(self) -> str:
         return text_table(self)
