@@ -153,26 +153,22 @@ def _add(found: dict, name: str, shape: tuple) -> None:
 
 
 def _pairs(symbol, value, argument: str) -> list[tuple[str, tuple]]:
-    """(name, shape) pairs from a list of pairs or DataDesc, a dict, or one pair."""
+    """(name, shape) pairs from a list of pairs or DataDesc (a pair too), a dict, or one pair."""
     if value is None:
         return []
-    if isinstance(value, dict):
-        items = list(value.items())
-    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+    items = list(value.items()) if isinstance(value, dict) else value
+    if isinstance(value, tuple) and _is_pair(value):
         items = [value]  # one pair without its list
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
     pairs = []
-    for item in items:
-        if isinstance(item, mx.io.DataDesc):
-            pairs.append((item.name, _shape(symbol, item.shape, argument, item.name)))
-        elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
-            pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
-        else:
+    for item in items if isinstance(items, (list, tuple)) else [None]:
+        if not _is_pair(item):
             raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
+        pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
     return pairs
+
+
+def _is_pair(item) -> bool:
+    return isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
 
 
 def _shape(symbol, shape, argument: str, name: str) -> tuple:

@@ -66,13 +66,8 @@ class RunComparison:
         ]
         handles += [Line2D([], [], color="grey", ms=4, **PHASE_STYLE[p]) for p in PHASE_STYLE]
         names = [r.label for r in self.runs] + [say_drawn("train (epoch)"), say_drawn("validation")]
-        fig.legend(
-            handles,
-            names,
-            loc="lower center",
-            ncol=min(4, len(names)),
-            prop={**font, "size": "small"},
-        )
+        prop = {**font, "size": "small"}
+        fig.legend(handles, names, loc="lower center", ncol=min(4, len(names)), prop=prop)
         fig.subplots_adjust(bottom=0.22 + 0.06 * (len(names) // 4), top=0.9, wspace=0.3)
         return fig
 
@@ -91,8 +86,7 @@ class RunComparison:
                 if not (train or validation):
                     continue  # this run never measured it
                 epochs = sorted({*train, *validation})
-                final = _restored(run.history, epochs)
-                final = epochs[-1] if final is None else final
+                final = _final(run.history, epochs)
                 best, best_epoch = _best(validation, run.history.facts(metric))
                 rows.append(
                     (run.label, metric, len(epochs), final, train.get(final))
@@ -148,11 +142,11 @@ def _by_epoch(history, metric: str, phase: str) -> dict[int, float]:
     return {epoch: latest[epoch] for epoch in sorted(latest)}
 
 
-def _restored(history, epochs: list[int]) -> int | None:
-    """The epoch whose weights early stopping put back, when that ended the run."""
+def _final(history, epochs: list[int]) -> int:
+    """The epoch whose weights the run ended with: the last, or the one early stopping put back."""
     last = history.events[-1] if history.events else None
     if last is None or last.kind != "restored" or last.epoch - 1 not in epochs:
-        return None
+        return epochs[-1]
     return last.epoch - 1  # the event stands at "epochs completed", as drawn
 
 
