@@ -183,10 +183,8 @@ def lr_find(
     # no value is read before the average spans its own lag (its first values are noise)
     skip = max(SKIP_START, math.ceil(beta / (1 - beta)))
     reading = Reading(rates[: at + 1], losses[: at + 1], smoothed[: at + 1], beta, skip, broke)
-    collapsed = broke == COLLAPSED
-    finding = RateFinding(
-        rates, losses, smoothed, reading, diverged, collapsed, loss_of.classes_loss
-    )
+    guessing = loss_of.classes_loss
+    finding = RateFinding(rates, losses, smoothed, reading, diverged, broke == COLLAPSED, guessing)
     if plot:
         finding.plot()
     return finding

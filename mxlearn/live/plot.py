@@ -107,12 +107,10 @@ class LivePlot(Callback):
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
         self.saved_path: str | None = None
         self.findings: list = []  # what history.diagnose() read in the curves when training ended
-        self._frame: bytes | None = None
+        self._frame: bytes | None = None  # the last JPEG frame, and the history it shows
         self._frame_version = -1
-        self._shown = False
-        self._closed = False
-        self._last_progress = -1.0
-        self._quiet_until = -1.0  # tick has nothing to do before this clock time
+        self._shown = self._closed = False
+        self._last_progress = self._quiet_until = -1.0  # tick does nothing before _quiet_until
         # manual-loop state
         self._batch_values = BatchValues()
         self._manual_epoch: int | None = None
