@@ -13,11 +13,7 @@ from .language import say
 # Loss layers whose second input is the label; their label is a class index for the first
 # group and a target value for the second.
 CLASSIFICATION_OUTPUTS = {"SoftmaxOutput", "SVMOutput"}
-REGRESSION_OUTPUTS = {
-    "LinearRegressionOutput",
-    "LogisticRegressionOutput",
-    "MAERegressionOutput",
-}
+REGRESSION_OUTPUTS = {"LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"}
 _PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var")
 
 

@@ -211,11 +211,8 @@ def _lanes(edges: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
     lane_ends: list[int] = []
     lanes = {}
     for start, end in sorted(set(edges)):
-        free = [k for k, last in enumerate(lane_ends) if last <= start]
-        lane = free[0] if free else len(lane_ends)
-        if lane == len(lane_ends):
-            lane_ends.append(end)
-        lane_ends[lane] = end
+        lane = next((k for k, last in enumerate(lane_ends) if last <= start), len(lane_ends))
+        lane_ends[lane : lane + 1] = [end]  # a free lane taken again, or a new one
         lanes[(start, end)] = lane
     return lanes
 
@@ -284,10 +281,7 @@ def _entries(lanes: dict, tops: list, bottoms: list) -> dict[tuple[int, int], fl
 # Presentation attributes, not a <style> sheet: a notebook puts the SVG inline in its page,
 # where a sheet's rules would restyle every other SVG there (matplotlib figures too).
 TEXT_LOOK = {"name": ' font-weight="bold"', "op": ' fill="#555"', "fact": ""}
-BOX_LOOK = {
-    "operator": 'fill="#eaf2fb" stroke="#4a78b0"',
-    "input": 'fill="#f2f2f2" stroke="#888"',
-}
+BOX_LOOK = {"operator": 'fill="#eaf2fb" stroke="#4a78b0"', "input": 'fill="#f2f2f2" stroke="#888"'}
 EDGE_LOOK = 'fill="none" stroke="#555" stroke-width="1.2"'
 
 

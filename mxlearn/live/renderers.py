@@ -191,10 +191,7 @@ class WidgetRenderer(Renderer):
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
-    return {
-        mimetype: base64.b64encode(data).decode("ascii"),
-        "text/plain": say("<training plot>"),
-    }
+    return {mimetype: base64.b64encode(data).decode("ascii"), "text/plain": say("<training plot>")}
 
 
 # One row a backend: a new renderer is a class with the methods above and its row here.
