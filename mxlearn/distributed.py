@@ -127,7 +127,6 @@ class Job:
     processes: list[JobProcess] = field(default_factory=list)
     print_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    # ---------------------------------------------------------------- starting
     def start(self) -> None:
         env = job_environment(self.workers, self.servers, free_port())
         # servers and scheduler: importing MXNet with their role runs their loop, then exits
@@ -162,7 +161,6 @@ class Job:
             with self.print_lock:
                 print(f"[{process.role}] {line}", file=self.output, flush=True)
 
-    # ---------------------------------------------------------------- watching
     def watch(self) -> None:
         """Return when every worker succeeded; raise DistributedJobError otherwise."""
         started = time.monotonic()
@@ -210,7 +208,6 @@ class Job:
             tail = say(" Its last output:\n    {lines}", lines="\n    ".join(culprit.last_lines))
         raise kind(what=what, tail=tail)
 
-    # ---------------------------------------------------------------- stopping
     def stop(self) -> None:
         """Stop every process still running: SIGTERM to its group, then SIGKILL."""
         self._signal_all(signal.SIGTERM)

@@ -87,7 +87,6 @@ class LayerStats(Callback):
         self._group = None
         self._before: list | None = None  # the weights before the next sampled update
 
-    # ---------------------------------------------------------------- hooks
     def on_train_begin(self, run: RunContext) -> None:  # another fit starts over: one run's rows
         self.rows, self.non_finite, self._group, self._before = [], None, None, None
 
@@ -148,7 +147,6 @@ class LayerStats(Callback):
         if self.non_finite is not None:
             print(self.non_finite, flush=True)
 
-    # ---------------------------------------------------------------- reading
     def _read(self, epoch: int) -> None:
         """One wait for the epoch: every sampled batch's values, and the weights' norms now."""
         arrays = self._group.param_arrays
@@ -182,7 +180,6 @@ class LayerStats(Callback):
                 epoch, batches[-1] if batches else -1, layers[max(bad)], "weights"
             )
 
-    # ---------------------------------------------------------------- results
     def to_pandas(self):
         import pandas as pd
 

@@ -75,7 +75,6 @@ class TrainingFigure:
         self._events: list = []
         self._event_artists: list = []
 
-    # ---------------------------------------------------------------- data
     def value_range(self, metric: str) -> tuple[float, float] | None:
         if metric in self.ranges:
             return self.ranges[metric]
@@ -111,7 +110,6 @@ class TrainingFigure:
                 ys.append(r.value)
         self._consumed = len(history.records)
 
-    # ---------------------------------------------------------------- drawing
     def _build(self) -> None:
         n = max(1, len(self.metrics))
         size = self.figsize or (min(5.0 * n, 15.0), 3.4)

@@ -125,7 +125,6 @@ class LivePlot(Callback):
             self.renderer.start()
             self._shown = True
 
-    # ---------------------------------------------------------------- the manual loop
     def update(self, epoch: int, metric, batch=None) -> None:
         """Record a training batch of a manual loop, after ``mod.update_metric(metric, ...)``
         (``metric`` reset at each epoch's start; ``batch`` tells the samples, padding left out)."""
@@ -183,7 +182,6 @@ class LivePlot(Callback):
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # ---------------------------------------------------------------- fit's hooks
     @classmethod
     def of(cls, spec) -> LivePlot | None:
         """What ``fit(live=spec)`` draws with: True a new LivePlot, False or None nothing."""
@@ -221,7 +219,6 @@ class LivePlot(Callback):
     def on_train_end(self, run: RunContext) -> None:
         self.finish()
 
-    # ---------------------------------------------------------------- drawing
     @property
     def history(self):
         """The values drawn: the recorder's MetricHistory (``mod.history`` after fit)."""
@@ -313,7 +310,6 @@ class LivePlot(Callback):
         self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
         self.figure.save(path)
 
-    # ---------------------------------------------------------------- text
     def _x_range(self):
         r = self.recorder
         if r.total_epochs:
