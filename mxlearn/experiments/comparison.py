@@ -228,21 +228,18 @@ def settings_text(settings: dict | None) -> str:
     return ", ".join([str(settings.get("optimizer", "")), *shown]).strip(", ")
 
 
-def _from_prefix(prefix: str) -> tuple[MetricHistory, dict | None]:
-    epoch, manifest = latest(prefix)  # refuses a prefix with no complete checkpoint, naming why
-    if not manifest.get("history"):
-        raise NoHistoryInCheckpoint(epoch=epoch, prefix=prefix)
-    optimizer = manifest.get("optimizer") or {}
-    return MetricHistory.from_dict(manifest["history"]), optimizer.get("settings")
-
-
 def as_run(item, index: int, label: str | None = None) -> Run:
     """The run ``item`` stands for; ``index`` numbers it in a default label ('run 2')."""
     prefix = isinstance(item, (str, os.PathLike)) and label is None
     if isinstance(item, MetricHistory):
         history, settings = item, None
     elif isinstance(item, (str, os.PathLike)):
-        history, settings = _from_prefix(os.fspath(item))
+        # latest() refuses a prefix with no complete checkpoint, naming why
+        epoch, manifest = latest(os.fspath(item))
+        if not manifest.get("history"):
+            raise NoHistoryInCheckpoint(epoch=epoch, prefix=os.fspath(item))
+        history = MetricHistory.from_dict(manifest["history"])
+        settings = (manifest.get("optimizer") or {}).get("settings")
     elif isinstance(getattr(item, "history", None), MetricHistory):
         history, settings = item.history, getattr(item, "optimizer_settings", None)
     else:
