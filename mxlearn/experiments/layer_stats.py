@@ -170,15 +170,14 @@ class LayerStats(Callback):
             return
         layers = list(self.layers)
         for row, batch in zip(grads, batches):
-            bad = [k for k, value in enumerate(row) if not math.isfinite(value)]
-            if bad:  # backpropagation meets the layer nearest the output first
-                self.non_finite = NonFinite(epoch, batch, layers[max(bad)], "gradient")
+            bad = np.flatnonzero(~np.isfinite(row))
+            if bad.size:  # backpropagation meets the layer nearest the output first
+                self.non_finite = NonFinite(epoch, batch, layers[bad[-1]], "gradient")
                 return
-        bad = [k for k, value in enumerate(weight_norms) if not math.isfinite(value)]
-        if bad:
-            self.non_finite = NonFinite(
-                epoch, batches[-1] if batches else -1, layers[max(bad)], "weights"
-            )
+        bad = np.flatnonzero(~np.isfinite(weight_norms))
+        if bad.size:
+            batch = batches[-1] if batches else -1
+            self.non_finite = NonFinite(epoch, batch, layers[bad[-1]], "weights")
 
     def to_pandas(self):
         import pandas as pd

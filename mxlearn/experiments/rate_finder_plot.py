@@ -210,10 +210,11 @@ class RateFinding:
         return path
 
     def __repr__(self) -> str:
+        rates = ("None" if r is None else f"{r:.3g}" for r in (self.suggested, self.diverged_at))
+        suggested, diverged = rates
         return (
-            f"RateFinding(suggested={_short(self.suggested)}, "
-            f"diverged_at={_short(self.diverged_at)}, collapsed={self.collapsed}, "
-            f"batches={len(self.rates)})"
+            f"RateFinding(suggested={suggested}, diverged_at={diverged}, "
+            f"collapsed={self.collapsed}, batches={len(self.rates)})"
         )
 
     def __str__(self) -> str:
@@ -225,7 +226,3 @@ class RateFinding:
             last=float(self.rates[-1]),
             reason=self.reason,
         )
-
-
-def _short(rate: float | None) -> str:
-    return "None" if rate is None else f"{rate:.3g}"
