@@ -44,11 +44,12 @@ class LabelInput:
         )
 
 
-def _ignore_label(node: dict) -> float | None:
-    attrs = node.get("attrs", {})
-    if attrs.get("use_ignore", "False").lower() in ("true", "1"):
-        return float(attrs.get("ignore_label", "-1"))
-    return None
+def is_set(attrs: dict, name: str) -> bool:  # MXNet writes an operator's flags as text
+    return attrs.get(name, "False").lower() in ("true", "1")
+
+
+def ignore_label(attrs: dict) -> float | None:
+    return float(attrs.get("ignore_label", "-1")) if is_set(attrs, "use_ignore") else None
 
 
 def label_inputs(symbol) -> list[LabelInput]:
@@ -61,7 +62,7 @@ def label_inputs(symbol) -> list[LabelInput]:
             label_node = nodes[node["inputs"][1][0]]
             if label_node["op"] == "null":
                 found[label_node["name"]] = LabelInput(
-                    label_node["name"], op, node["name"], _ignore_label(node)
+                    label_node["name"], op, node["name"], ignore_label(node.get("attrs", {}))
                 )
     # A '*_label' variable read by another operator (a custom loss) is still a label.
     for name in symbol.list_arguments():

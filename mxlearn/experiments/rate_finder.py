@@ -284,11 +284,9 @@ class CrossEntropy:
 
     def __init__(self, softmax_output) -> None:
         attrs = softmax_output.list_attr()  # the settings given to the SoftmaxOutput
-        flag = {n: attrs.get(n, "False").lower() in ("true", "1") for n in attrs}
-        self.multi_output = flag.get("multi_output", False)
-        self.preserve_shape = flag.get("preserve_shape", False)
-        use_ignore = flag.get("use_ignore", False)
-        self.ignore = float(attrs.get("ignore_label", "-1")) if use_ignore else None
+        self.multi_output = network.is_set(attrs, "multi_output")
+        self.preserve_shape = network.is_set(attrs, "preserve_shape")
+        self.ignore = network.ignore_label(attrs)
         self.classes_loss = None  # ln(classes), once a batch was read
 
     def guessing(self, logits) -> float | None:
