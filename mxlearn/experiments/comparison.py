@@ -54,18 +54,17 @@ class RunComparison:
     def _draw(self) -> Figure:
         n = len(self.metrics)
         fig, font = agg_figure((min(5.0 * n, 15.0), 3.8))
+        labels = [r.label for r in self.runs]  # one each (as_runs refuses two alike)
+        colour = {label: COLOURS[i % len(COLOURS)] for i, label in enumerate(labels)}
         for ax, metric in zip(fig.subplots(1, n, squeeze=False)[0], self.metrics):
             for (label, phase), (xs, ys) in self.lines(metric).items():
-                colour = COLOURS[[r.label for r in self.runs].index(label) % len(COLOURS)]
-                ax.plot(xs, ys, color=colour, ms=4, **PHASE_STYLE[phase])
+                ax.plot(xs, ys, color=colour[label], ms=4, **PHASE_STYLE[phase])
             ax.set_title(metric, fontdict=font)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
             ax.grid(alpha=0.3)
-        handles = [
-            Line2D([], [], color=COLOURS[i % len(COLOURS)], lw=3) for i in range(len(self.runs))
-        ]
+        handles = [Line2D([], [], color=c, lw=3) for c in colour.values()]
         handles += [Line2D([], [], color="grey", ms=4, **PHASE_STYLE[p]) for p in PHASE_STYLE]
-        names = [r.label for r in self.runs] + [say_drawn("train (epoch)"), say_drawn("validation")]
+        names = labels + [say_drawn("train (epoch)"), say_drawn("validation")]
         prop = {**font, "size": "small"}
         fig.legend(handles, names, loc="lower center", ncol=min(4, len(names)), prop=prop)
         fig.subplots_adjust(bottom=0.22 + 0.06 * (len(names) // 4), top=0.9, wspace=0.3)

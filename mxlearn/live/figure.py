@@ -209,21 +209,13 @@ class TrainingFigure:
         for artist in self._event_artists:
             artist.remove()
         self._event_artists = []
+        at = dict(xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points")
+        look = dict(fontsize="small", color="grey", fontfamily=self._font.get("family"))
         for event in events:
             for ax in self._axes.values():
-                self._event_artists.append(ax.axvline(event.epoch, color="grey", ls="--", lw=1))
-                self._event_artists.append(
-                    ax.annotate(
-                        event.text,
-                        (event.epoch, 1.0),
-                        xycoords=("data", "axes fraction"),
-                        xytext=(3, -12),
-                        textcoords="offset points",
-                        fontsize="small",
-                        color="grey",
-                        fontfamily=self._font.get("family"),
-                    )
-                )
+                line = ax.axvline(event.epoch, color="grey", ls="--", lw=1)
+                text = ax.annotate(event.text, (event.epoch, 1.0), **at, **look)
+                self._event_artists += [line, text]
 
     def draw(self, exact: bool = False) -> None:
         """Bring the canvas up to date: a blit when the limits still hold, else a full draw."""
