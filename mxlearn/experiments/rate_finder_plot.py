@@ -22,7 +22,9 @@ EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate 
 MIN_FALL = 0.05
 # The floor of the valley: the first smoothed value within FLOOR noise deviations of the lowest
 # (a minimum on a flat floor lies anywhere along it). The suggestion is a tenth of its rate
-# (fast.ai's lr_min / 10); a fall of less than NOISE deviations is the noise's own (#26).
+# (fast.ai's lr_min / 10), not the rate of the steepest fall: on raw features that is the
+# network unlearning its large first logits, far too slow to learn; a fall of less than NOISE
+# deviations is the noise's own (#26).
 FLOOR, NOISE, FRACTION = 1.0, 5.0, 10.0
 
 # Why no rate is suggested (RateFinding.no_suggestion); the reason says it in words.
