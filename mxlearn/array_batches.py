@@ -1,19 +1,10 @@
-"""While fit runs, an NDArrayIter's full batches are views of its arrays: the same rows, one
-device copy fewer.
-
-``NDArrayIter.next`` cuts each batch out of its arrays with ``slice_axis``, a device operation
-per array and batch (about 12 us of Python each), and the module then copies the batch into
-its executor. At batch 32 on a small network Python's time is what a batch costs (the device
-keeps up), so during fit a plain NDArrayIter, training or validation, serves each full batch as
-``array[start:stop]``: a view that shares the iterator's memory and costs no device operation.
-Its values are the very same; any other batch (the padded or rolled-over last one, the end of
-the epoch) comes from the iterator's own ``next``. The iterator stays the user's object (fit's
-callbacks see it, with its cursor), and gets its own ``next`` back when fit ends. Shuffling
-replaces the iterator's arrays with new ones at ``reset``, so a view never changes under a
-batch. One difference remains: MXNet's fit fetches the next batch before it calls the batch
-callbacks, so a callback that changes the arrays in place in the middle of an epoch reaches
-that fetched batch too (a view is read when the batch is copied into the executor, a slice
-when it is cut). Each batch's metric still measures the labels it trained on.
+"""While fit runs, an NDArrayIter's full batches are views of its arrays (``array[a:b]``):
+``NDArrayIter.next`` cuts each with a device operation (~12 us of Python per array and batch),
+which at batch 32 is what a batch costs. The values are the same, any other batch (padded,
+rolled over) is the iterator's own, and it gets its own ``next`` back when fit ends. Shuffling
+replaces the arrays at ``reset``, so a view never changes under a batch; but MXNet's fit fetches
+the next batch before the batch callbacks, so a callback that changes the arrays in place
+mid-epoch reaches that fetched batch too (a view is read when copied, a slice when cut).
 """
 
 from __future__ import annotations

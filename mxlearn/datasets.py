@@ -1,12 +1,7 @@
-"""The seed tutorial's data (UCI Letter Recognition) and small seeded synthetic sets.
-
-The letter file is looked for at ``path``, then in ``$MXLEARN_DATA``, then in the user cache
-(``$XDG_CACHE_HOME/mxlearn``, else ``~/.cache/mxlearn``), and downloaded from the UCI repository
-into the cache as a last resort. Whatever is found is checked against the SHA-256 of the file UCI
-serves (a gzipped copy is checked after unzipping), so a damaged copy is never trained on.
-
-Data: UCI Machine Learning Repository, "Letter Recognition" (dataset 59), D. J. Slate, 1991,
-doi:10.24432/C5ZP40, CC BY 4.0.
+"""The seed tutorial's data (UCI Letter Recognition, dataset 59, D. J. Slate, 1991,
+doi:10.24432/C5ZP40, CC BY 4.0) and small seeded synthetic sets. The letter file is looked for
+at ``path``, in ``$MXLEARN_DATA``, in the user cache, then downloaded into it; whatever is found
+is checked against the SHA-256 of UCI's file, so a damaged copy is never trained on.
 """
 
 from __future__ import annotations
@@ -102,9 +97,7 @@ def _download(url: str, folder: Path) -> Path:
 
 def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) -> Path:
     """Where the verified letter-recognition file is, downloading it into the cache if needed."""
-    places = [] if path is None else [Path(path)]
-    if os.environ.get("MXLEARN_DATA"):
-        places.append(Path(os.environ["MXLEARN_DATA"]))
+    places = [Path(p) for p in (path, os.environ.get("MXLEARN_DATA") or None) if p is not None]
     for place in [*places, cache_dir()]:
         # a folder holds the file under one of its names; anything else is the file itself
         for candidate in [place / n for n in LETTER_FILES] if place.is_dir() else [place]:
@@ -112,13 +105,6 @@ def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) ->
                 _verified_bytes(candidate)
                 return candidate
     return _download(url, cache_dir())
-
-
-def _parse(content: bytes) -> tuple[np.ndarray, np.ndarray]:
-    rows = content.decode("ascii").split()
-    y = np.array([ord(row[0]) - ord("A") for row in rows], dtype=np.float32)
-    X = np.array([row[2:].split(",") for row in rows], dtype=np.float32)
-    return X, y
 
 
 def letter_recognition(path: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:
@@ -130,7 +116,10 @@ def letter_recognition(path: str | os.PathLike | None = None) -> tuple[np.ndarra
     >>> X.shape, int(y.max())
     ((20000, 16), 25)
     """
-    return _parse(_verified_bytes(letter_file(path)))
+    rows = _verified_bytes(letter_file(path)).decode("ascii").split()
+    y = np.array([ord(row[0]) - ord("A") for row in rows], dtype=np.float32)
+    X = np.array([row[2:].split(",") for row in rows], dtype=np.float32)
+    return X, y
 
 
 @public("mxlearn.datasets.letter_iters()")

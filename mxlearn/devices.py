@@ -1,18 +1,12 @@
-"""Device choice: the GPU when MXNet sees one, else the CPU, always with the reason.
-
-Which NVIDIA GPUs are here, and whether the installed MXNet build has kernels for them: MXNet's
-GPU wheels carry machine code for a fixed list of GPU architectures and no PTX, so a GPU
-outside that list can allocate memory and then fail in the first operator with "no kernel
-image is available for execution on the device". ``mxnet-cu112==1.9.1`` (the last release)
-stops at sm_86: it runs on Maxwell to Ada GPUs, not on Hopper (H100/H200) or newer. mxlearn
-checks before training starts instead.
-
-GPUs are read with ``nvidia-smi`` (it comes with the driver), not through MXNet, so that the
-answer is there even with the CPU build installed.
+"""Device choice: the GPU when MXNet sees one its build has kernels for, else the CPU, with
+the reason. MXNet's GPU wheels carry machine code for fixed architectures and no PTX (the last,
+``mxnet-cu112==1.9.1``, stops at sm_86): another GPU fails in its first operator with "no kernel
+image", so mxlearn checks first, reading GPUs with ``nvidia-smi``, which even the CPU build has.
 """
 
 from __future__ import annotations
 
+import contextlib
 import importlib.metadata
 import os
 import platform
@@ -49,11 +43,6 @@ class GpuForcedMissing(GpuForced):
     )
 
 
-class NoDeviceNamed(ArgumentTypeError):
-    says = N_("{called}: context=[] names no device.")
-    fix_code = "context=mxlearn.auto_context()"
-
-
 class DeviceFunctionGiven(ArgumentTypeError):
     says = N_(
         "{called}: context=mx.{name} passes the function itself; a device is made by calling it."
@@ -87,23 +76,16 @@ class GpuInfo:
     memory_total_mib: int | None
     memory_used_mib: int | None
 
-    @property
-    def sm(self) -> str:
-        if self.compute_capability is None:
-            return "sm_?"
-        major, minor = self.compute_capability
-        return f"sm_{major}{minor}"
-
     def describe(self) -> str:
+        sm = "sm_{}{}".format(*self.compute_capability) if self.compute_capability else "sm_?"
         memory = f", {self.memory_total_mib / 1024:.0f} GiB" if self.memory_total_mib else ""
-        return f"gpu({self.index}) {self.name} ({self.sm}{memory})"
+        return f"gpu({self.index}) {self.name} ({sm}{memory})"
 
 
 def _number(text: str) -> int | None:
-    try:
+    with contextlib.suppress(ValueError):
         return int(float(text))
-    except ValueError:
-        return None
+    return None
 
 
 def parse_nvidia_smi(csv_text: str) -> list[GpuInfo]:
@@ -125,17 +107,10 @@ def nvidia_gpus() -> list[GpuInfo]:
     """The GPUs the NVIDIA driver shows; [] without a driver or GPU."""
     if not shutil.which("nvidia-smi"):
         return []
+    query = "--query-gpu=index,name,compute_cap,memory.total,memory.used"
     try:
-        out = subprocess.run(
-            [
-                "nvidia-smi",
-                "--query-gpu=index,name,compute_cap,memory.total,memory.used",
-                "--format=csv,noheader,nounits",
-            ],
-            capture_output=True,
-            text=True,
-            timeout=15,
-        )
+        command = ["nvidia-smi", query, "--format=csv,noheader,nounits"]
+        out = subprocess.run(command, capture_output=True, text=True, timeout=15)
     except (OSError, subprocess.SubprocessError):
         return []
     return parse_nvidia_smi(out.stdout) if out.returncode == 0 else []
@@ -169,28 +144,22 @@ def architectures_text(architectures) -> str:
 
 
 def unsupported_reason(gpu: GpuInfo, build, architectures, installed: bool = True) -> str:
-    facts = dict(
-        gpu=gpu.describe(),
-        wheel=build[0],
-        version=build[1],
-        architectures=architectures_text(architectures),
+    template = N_(
+        "{gpu} has no kernels in the installed {wheel} {version}, which carries machine code for "
+        "{architectures} only (no PTX): every operator would fail with 'no kernel image'"
     )
     if not installed:
-        return say(
+        template = N_(
             "{gpu} has no kernels in the GPU build {wheel} {version} either, which carries machine "
             "code for {architectures} only (no PTX): every operator would fail with 'no kernel "
-            "image'",
-            **facts,
+            "image'"
         )
-    return say(
-        "{gpu} has no kernels in the installed {wheel} {version}, which carries machine code for "
-        "{architectures} only (no PTX): every operator would fail with 'no kernel image'",
-        **facts,
-    )
+    wheel, version = build
+    text = architectures_text(architectures)
+    return say(template, gpu=gpu.describe(), wheel=wheel, version=version, architectures=text)
 
 
 def gpu_count() -> int:
-    """GPUs MXNet can use: 0 on the CPU wheel or without the NVIDIA driver."""
     try:
         return mx.context.num_gpus()
     except mx.base.MXNetError:
@@ -201,36 +170,31 @@ def _build_has_cuda() -> bool:
     return mx.runtime.Features().is_enabled("CUDA")
 
 
-def no_gpu_reason(gpus=None, build=None) -> str:
+def no_gpu_reason(gpus=None) -> str:
     """Why MXNet sees no GPU, naming the fix when a GPU is in fact here."""
+    if _build_has_cuda():
+        return say("MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)")
     gpus = nvidia_gpus() if gpus is None else gpus
-    build = installed_mxnet() if build is None else build
-    if not _build_has_cuda():
-        version = mx.__version__
-        if gpus:
-            gpu, wheel = gpus[0], ("mxnet-cu112", "1.9.1")
-            architectures = build_architectures(wheel)
-            if has_kernels(gpu, architectures) is False:
-                return say(
-                    "the installed MXNet {version} is the CPU build; {why}",
-                    version=version,
-                    why=unsupported_reason(gpu, wheel, architectures, False),
-                )
-            return say(
-                "the installed MXNet {version} is the CPU build, though {gpu} is here: "
-                "`make setup MXNET=gpu` installs the GPU build",
-                version=version,
-                gpu=gpu.describe(),
-            )
+    version = mx.__version__
+    if not gpus:
         return say("the installed MXNet {version} is the CPU build", version=version)
-    return say("MXNet's GPU build sees no GPU (is the NVIDIA driver loaded? nvidia-smi tells)")
+    gpu, wheel = gpus[0], ("mxnet-cu112", "1.9.1")
+    architectures = build_architectures(wheel)
+    if has_kernels(gpu, architectures) is False:
+        why = unsupported_reason(gpu, wheel, architectures, False)
+        return say(
+            "the installed MXNet {version} is the CPU build; {why}", version=version, why=why
+        )
+    return say(
+        "the installed MXNet {version} is the CPU build, though {gpu} is here: "
+        "`make setup MXNET=gpu` installs the GPU build",
+        version=version,
+        gpu=gpu.describe(),
+    )
 
 
 def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "") -> tuple[str, str]:
-    """('gpu' or 'cpu', why): the first GPU when MXNet sees one that its build can run on.
-
-    ``forced`` is $MXLEARN_DEVICE: 'cpu' always takes the CPU, 'gpu' refuses to fall back.
-    """
+    """('gpu' or 'cpu', why); ``forced`` ($MXLEARN_DEVICE) 'gpu' refuses to fall back."""
     forced = forced.strip().lower()
     if forced not in ("", "cpu", "gpu"):
         raise NotADeviceKind(forced=forced)
@@ -247,7 +211,7 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
         if first is None:
             return "gpu", say("MXNet sees a GPU")
         return "gpu", say("MXNet sees a GPU: {gpu}", gpu=first.describe())
-    why = no_gpu_reason(gpus, build)
+    why = no_gpu_reason(gpus)
     if forced == "gpu":
         raise GpuForcedMissing(why=why)
     return "cpu", why
@@ -255,8 +219,8 @@ def choose_device(mxnet_gpus: int, gpus: list[GpuInfo], build, forced: str = "")
 
 @public("mxlearn.auto_context()", verbose=rules.flag("verbose=False"))
 def auto_context(verbose: bool = True):
-    """``mx.gpu(0)`` when MXNet sees a GPU its build has kernels for, else ``mx.cpu()``; prints
-    why in one line. ``$MXLEARN_DEVICE`` (cpu or gpu) overrides the choice.
+    """``mx.gpu(0)`` when MXNet sees a GPU its build has kernels for, else ``mx.cpu()``, saying
+    why. ``$MXLEARN_DEVICE`` (cpu or gpu) overrides the choice.
 
     Examples
     --------
@@ -320,13 +284,10 @@ def gpu_memory_text(contexts) -> str:
 
 
 def _cpu_name() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            for line in f:
-                if line.startswith("model name"):
-                    return line.split(":", 1)[1].strip()
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open("/proc/cpuinfo") as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return platform.processor() or platform.machine()
 
 
@@ -339,13 +300,9 @@ def describe(ctx) -> str:
     if ctx.device_type == "gpu":
         name = next((g.name for g in nvidia_gpus() if g.index == ctx.device_id), "NVIDIA GPU")
         text = f"gpu({ctx.device_id}) {name}"
-        try:
-            free, total = mx.context.gpu_memory_info(ctx.device_id)
-            text += say(
-                ", {total:.1f} GiB ({free:.1f} GiB free)", total=total / 2**30, free=free / 2**30
-            )
-        except mx.base.MXNetError:
-            pass
+        with contextlib.suppress(mx.base.MXNetError):
+            free, total = (n / 2**30 for n in mx.context.gpu_memory_info(ctx.device_id))
+            text += say(", {total:.1f} GiB ({free:.1f} GiB free)", total=total, free=free)
         return text
     return say(
         "cpu({number}) {name}, {cores} cores",
@@ -359,23 +316,21 @@ def check_context(context, called: str = "Module()"):
     """The context as a list, after refusing what MXNet would only reject at bind time."""
     contexts = list(context) if isinstance(context, (list, tuple)) else [context]
     if not contexts:
-        raise NoDeviceNamed(called=called)
+        raise NotADevice(called=called, context=[])
     for ctx in contexts:
         if ctx is mx.gpu or ctx is mx.cpu or (callable(ctx) and not isinstance(ctx, mx.Context)):
             raise DeviceFunctionGiven(called=called, name=getattr(ctx, "__name__", "gpu"))
         if not isinstance(ctx, mx.Context):
             raise NotADevice(called=called, context=ctx)
-        if ctx.device_type == "gpu" and ctx.device_id >= gpu_count():
-            seen = gpu_count()
-            why = (
-                no_gpu_reason()
-                if seen == 0
-                else say_n(
+        seen = gpu_count() if ctx.device_type == "gpu" else 0
+        if ctx.device_type == "gpu" and ctx.device_id >= seen:
+            why = no_gpu_reason()
+            if seen:
+                why = say_n(
                     "MXNet sees {count} GPU: gpu(0)",
                     "MXNet sees {count} GPUs: gpu(0)..gpu({last})",
                     seen,
                     last=seen - 1,
                 )
-            )
             raise DeviceUnusable(called=called, context=ctx, why=why)
     return contexts

@@ -1,21 +1,12 @@
-"""Run MXNet's parameter-server training on this machine: one job, watched and stopped as one.
-
-``kvstore='dist_sync'`` needs a scheduler, one or more servers and the workers, each a process
-told its role through DMLC environment variables. MXNet's own ``tools/launch.py`` does not run
-on Python 3.11, advertises the machine's external address, lets an exported ``PORT`` move the
-server onto the scheduler's port, and leaves every other process waiting forever when one dies.
-:func:`launch` starts them all on 127.0.0.1 with a free port, each in its own process group,
-prefixes every output line with its role, and when a process fails or the time limit passes
-stops all of them and says which one failed and how.
-
-    python -m mxlearn launch -n 2 -s 1 train.py --epochs 5
-
-The worker script is an ordinary training script with ``fit(..., kvstore='dist_sync')``; the
-workers are numbered in ``$MXLEARN_WORKER_INDEX`` (MXNet's ``kv.rank`` may differ).
+"""``kvstore='dist_sync'`` on this machine: MXNet's scheduler, servers and workers started
+on 127.0.0.1 as one job (MXNet's ``tools/launch.py`` fails on Python 3.11, advertises the
+external address, and leaves the others waiting forever when one dies), each output line
+prefixed with its role, all stopped when one fails, naming it. Workers: ``$MXLEARN_WORKER_INDEX``.
 """
 
 from __future__ import annotations
 
+import contextlib
 import os
 import signal
 import socket
@@ -82,10 +73,9 @@ class JobProcess:
         if code is None:
             ended = say("is still running")
         elif code < 0:
-            try:
+            name = say("signal {number}", number=-code)
+            with contextlib.suppress(ValueError):
                 name = signal.Signals(-code).name
-            except ValueError:
-                name = say("signal {number}", number=-code)
             ended = say("was killed by {signal}", signal=name)
         else:
             ended = say("exited with status {code}", code=code)
@@ -106,13 +96,10 @@ def free_port() -> int:
 
 def job_environment(workers: int, servers: int, port: int, base: dict | None = None) -> dict:
     """The environment every process of the job shares (its role is added per process)."""
-    env = {
-        k: v
-        for k, v in (base if base is not None else os.environ).items()
-        if not k.startswith("DMLC_") and k != "PORT"
-    }
     # ps-lite reads PORT as the node's own port: an exported one puts a server on the
     # scheduler's port. The DMLC_ variables of an earlier job would mix two jobs.
+    base = os.environ if base is None else base
+    env = {k: v for k, v in base.items() if not k.startswith("DMLC_") and k != "PORT"}
     env.update(
         DMLC_PS_ROOT_URI=LOOPBACK,
         DMLC_PS_ROOT_PORT=str(port),
@@ -140,7 +127,6 @@ class Job:
     processes: list[JobProcess] = field(default_factory=list)
     print_lock: threading.Lock = field(default_factory=threading.Lock)
 
-    # ---------------------------------------------------------------- starting
     def start(self) -> None:
         env = job_environment(self.workers, self.servers, free_port())
         # servers and scheduler: importing MXNet with their role runs their loop, then exits
@@ -149,9 +135,8 @@ class Job:
         for i in range(self.servers):
             self._spawn(f"server {i}", "server", server_code, env)
         for i in range(self.workers):
-            self._spawn(
-                f"worker {i}", "worker", [self.script, *self.args], env, MXLEARN_WORKER_INDEX=str(i)
-            )
+            argv, index = [self.script, *self.args], str(i)
+            self._spawn(f"worker {i}", "worker", argv, env, MXLEARN_WORKER_INDEX=index)
 
     def _spawn(self, role: str, kind: str, argv, env: dict, **extra) -> None:
         popen = subprocess.Popen(
@@ -176,7 +161,6 @@ class Job:
             with self.print_lock:
                 print(f"[{process.role}] {line}", file=self.output, flush=True)
 
-    # ---------------------------------------------------------------- watching
     def watch(self) -> None:
         """Return when every worker succeeded; raise DistributedJobError otherwise."""
         started = time.monotonic()
@@ -196,28 +180,22 @@ class Job:
             late = servers_done_at and time.monotonic() - servers_done_at > FINISH_GRACE_SECONDS
             running = [p for p in workers if p.popen.poll() is None]
             if late and running:
-                self._fail(
-                    running[0],
-                    say(
-                        "{role} (pid {pid}) was still running after the servers and the "
-                        "scheduler had ended",
-                        role=running[0].role,
-                        pid=running[0].pid,
-                    ),
+                what = say(
+                    "{role} (pid {pid}) was still running after the servers and the "
+                    "scheduler had ended",
+                    role=running[0].role,
+                    pid=running[0].pid,
                 )
+                self._fail(running[0], what)
             if self.timeout is not None and time.monotonic() - started > self.timeout:
-                running = [p.role for p in self.processes if p.popen.poll() is None]
-                self._fail(
-                    None,
-                    say(
-                        "the time limit of {seconds:g} s passed; still running: {running}",
-                        seconds=self.timeout,
-                        running=", ".join(running),
-                    ),
-                    JobTimedOut,
+                running = ", ".join(p.role for p in self.processes if p.popen.poll() is None)
+                what = say(
+                    "the time limit of {seconds:g} s passed; still running: {running}",
+                    seconds=self.timeout,
+                    running=running,
                 )
+                self._fail(None, what, JobTimedOut)
             time.sleep(POLL_SECONDS)
-        # servers and the scheduler leave once the workers have said goodbye
         deadline = time.monotonic() + FINISH_GRACE_SECONDS
         while time.monotonic() < deadline and any(p.popen.poll() is None for p in others):
             time.sleep(POLL_SECONDS)
@@ -230,7 +208,6 @@ class Job:
             tail = say(" Its last output:\n    {lines}", lines="\n    ".join(culprit.last_lines))
         raise kind(what=what, tail=tail)
 
-    # ---------------------------------------------------------------- stopping
     def stop(self) -> None:
         """Stop every process still running: SIGTERM to its group, then SIGKILL."""
         self._signal_all(signal.SIGTERM)
@@ -245,10 +222,8 @@ class Job:
 
     def _signal_all(self, sig) -> None:
         for process in self.processes:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(process.pid, sig)  # the group: whatever the process started, too
-            except ProcessLookupError:
-                pass
 
 
 @public(

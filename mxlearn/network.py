@@ -1,7 +1,5 @@
-"""What a symbol (network) expects: its inputs, the label each loss layer reads, shapes.
-
-Used to explain mistakes in the terms of the student's own network, e.g.
-"SoftmaxOutput 'softmax' expects the label 'softmax_label'".
+"""What a symbol (network) expects: its inputs, the label each loss layer reads, shapes; to
+explain mistakes in the network's own terms ("SoftmaxOutput 'softmax' expects the label ...").
 """
 
 from __future__ import annotations
@@ -15,11 +13,7 @@ from .language import say
 # Loss layers whose second input is the label; their label is a class index for the first
 # group and a target value for the second.
 CLASSIFICATION_OUTPUTS = {"SoftmaxOutput", "SVMOutput"}
-REGRESSION_OUTPUTS = {
-    "LinearRegressionOutput",
-    "LogisticRegressionOutput",
-    "MAERegressionOutput",
-}
+REGRESSION_OUTPUTS = {"LinearRegressionOutput", "LogisticRegressionOutput", "MAERegressionOutput"}
 _PARAM_SUFFIXES = ("_weight", "_bias", "_gamma", "_beta", "_moving_mean", "_moving_var")
 
 
@@ -50,11 +44,12 @@ class LabelInput:
         )
 
 
-def _ignore_label(node: dict) -> float | None:
-    attrs = node.get("attrs", {})
-    if attrs.get("use_ignore", "False").lower() in ("true", "1"):
-        return float(attrs.get("ignore_label", "-1"))
-    return None
+def is_set(attrs: dict, name: str) -> bool:  # MXNet writes an operator's flags as text
+    return attrs.get(name, "False").lower() in ("true", "1")
+
+
+def ignore_label(attrs: dict) -> float | None:
+    return float(attrs.get("ignore_label", "-1")) if is_set(attrs, "use_ignore") else None
 
 
 def label_inputs(symbol) -> list[LabelInput]:
@@ -67,7 +62,7 @@ def label_inputs(symbol) -> list[LabelInput]:
             label_node = nodes[node["inputs"][1][0]]
             if label_node["op"] == "null":
                 found[label_node["name"]] = LabelInput(
-                    label_node["name"], op, node["name"], _ignore_label(node)
+                    label_node["name"], op, node["name"], ignore_label(node.get("attrs", {}))
                 )
     # A '*_label' variable read by another operator (a custom loss) is still a label.
     for name in symbol.list_arguments():

@@ -1,19 +1,17 @@
-"""Every layer of a network with its output shape and its parameters, found by MXNet's shape
-inference alone (no data, no binding, no Graphviz): what :func:`mxlearn.show_network` draws.
-
-Parameters and auxiliary states are counted apart: ``params`` are the learned arguments
-(weight, bias, gamma, beta...: what ``mod.get_params()[0]`` holds), ``aux`` the states a layer
-updates without gradients (BatchNorm's moving mean and variance: ``mod.get_params()[1]``).
+"""Every layer of a network with its output shape, its parameters (``mod.get_params()[0]``)
+and auxiliary states (BatchNorm's moving averages, ``[1]``), found by MXNet's shape inference
+alone (no data, no binding, no Graphviz): what :func:`mxlearn.show_network` draws.
 """
 
 from __future__ import annotations
 
+import itertools
 import json
 from dataclasses import dataclass, field
 
 import numpy as np
 
-from . import network
+from . import network, rules
 from ._compat import mx
 from .boundary import condensed
 from .errors import N_, InputError, did_you_mean
@@ -32,9 +30,7 @@ class ModuleForNetwork(NotANetwork):
     fix_code = "mxlearn.show_network(mod.symbol, data_shapes=train_iter.provide_data)"
 
 
-class NeedsShapes(InputError):
-    """Shapes missing or wrong: the fix is the call that gives each input one (``call``)."""
-
+class NeedsShapes(InputError):  # the fix: the call that gives each input a shape
     fix_says = N_(
         "{call} with the shape of one batch, batch size first; or "
         "data_shapes=train_iter.provide_data"
@@ -87,7 +83,7 @@ class ImageShapesNotInferred(ShapesNotInferred):
 
 @dataclass(frozen=True)
 class Layer:
-    """One operator of the network (or one of its data and label inputs)."""
+    """One operator of the network, or one of its data and label inputs."""
 
     name: str
     op: str
@@ -114,13 +110,11 @@ class Layer:
         return sum(int(np.prod(s)) for s in self.aux.values())
 
     @property
-    def output_bytes(self) -> int:
-        """Memory of this layer's outputs for one batch of the given shapes."""
+    def output_bytes(self) -> int:  # for one batch of the given shapes
         return sum(int(np.prod(s)) for s in self.shapes) * BYTES_PER_VALUE
 
     @property
-    def param_bytes(self) -> int:
-        """Memory of its parameters and auxiliary states together."""
+    def param_bytes(self) -> int:  # parameters and auxiliary states together
         return (self.param_count + self.aux_count) * BYTES_PER_VALUE
 
 
@@ -159,43 +153,33 @@ def _add(found: dict, name: str, shape: tuple) -> None:
 
 
 def _pairs(symbol, value, argument: str) -> list[tuple[str, tuple]]:
-    """(name, shape) pairs from a list of pairs or DataDesc (an iterator's provide_data), a
-    dict, or one pair."""
+    """(name, shape) pairs from a list of pairs or DataDesc (a pair too), a dict, or one pair."""
     if value is None:
         return []
-    if isinstance(value, dict):
-        items = list(value.items())
-    elif isinstance(value, tuple) and len(value) == 2 and isinstance(value[0], str):
+    items = list(value.items()) if isinstance(value, dict) else value
+    if isinstance(value, tuple) and _is_pair(value):
         items = [value]  # one pair without its list
-    elif isinstance(value, (list, tuple)):
-        items = list(value)
-    else:
-        raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
     pairs = []
-    for item in items:
-        if isinstance(item, mx.io.DataDesc):
-            pairs.append((item.name, _shape(symbol, item.shape, argument, item.name)))
-        elif isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str):
-            pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
-        else:
+    for item in items if isinstance(items, (list, tuple)) else [None]:
+        if not _is_pair(item):
             raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
+        pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
     return pairs
 
 
+def _is_pair(item) -> bool:
+    return isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
+
+
 def _shape(symbol, shape, argument: str, name: str) -> tuple:
-    if (
-        isinstance(shape, (list, tuple))
-        and shape
-        and all(
-            isinstance(n, (int, np.integer)) and not isinstance(n, bool) and n > 0 for n in shape
-        )
-    ):
+    whole = rules.whole(1)
+    if isinstance(shape, (list, tuple)) and shape and all(whole.test(n) is None for n in shape):
         return tuple(int(n) for n in shape)
     raise NotAShape(argument=argument, shape=shape, name=name, call=_example_call(symbol))
 
 
 def _example_call(symbol, names=None) -> str:
-    """The call that gives a shape to each input (the shape an example: the letters' one)."""
+    """The call that gives each input a shape (the letters' one, as an example)."""
     names = names or network.input_names(symbol) or ["data"]
     pairs = ", ".join(f"('{n}', (32, 16))" for n in names)
     return f"mxlearn.show_network(net, data_shapes=[{pairs}])"
@@ -245,17 +229,13 @@ def _known(shape) -> bool:
 def _node_shapes(name: str, outputs: dict) -> tuple:
     if f"{name}_output" in outputs:
         return (outputs[f"{name}_output"],)
-    found, index = [], 0
-    while f"{name}_output{index}" in outputs:  # an operator with several outputs
-        found.append(outputs[f"{name}_output{index}"])
-        index += 1
-    return tuple(found)
+    several = itertools.takewhile(lambda k: f"{name}_output{k}" in outputs, itertools.count())
+    return tuple(outputs[f"{name}_output{k}"] for k in several)
 
 
 def _inferred(symbol, shapes: dict) -> tuple[dict, dict, dict]:
     """Shapes by name of the arguments, the auxiliary states and every layer's outputs, from one
-    inference over the network's internals (they have the network's arguments and states);
-    MXNet's refusal as one explained line."""
+    inference over the network's internals; MXNet's refusal as one explained line."""
     internals = symbol.get_internals()
     try:
         arg_shapes, out_shapes, aux_shapes = internals.infer_shape_partial(**shapes)

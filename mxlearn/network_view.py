@@ -1,10 +1,6 @@
-"""``show_network(net, data_shapes=...)``: a network's layers, output shapes and parameter
-counts, drawn as SVG in pure Python, so it works where ``mx.viz.plot_network`` cannot (that
-one needs the Graphviz program and its Python package, which a student's machine rarely has).
-
-A notebook shows the drawing (``_repr_svg_``); ``print(view)`` shows the same as a text table,
-``view.table()`` as a pandas DataFrame. Layer and operator names are MXNet's, never translated:
-they are what the code says.
+"""``show_network(net, data_shapes=...)``: a network's layers drawn as SVG in pure Python
+(``mx.viz.plot_network`` needs Graphviz, which a student's machine rarely has), printed as a
+text table or given as a DataFrame. Layer and operator names are MXNet's, never translated.
 """
 
 from __future__ import annotations
@@ -40,16 +36,8 @@ class PngNotDrawn(InputError):
     fix_says = N_("{call}; a browser opens it, and a notebook shows the view itself")
 
 
-class NoSvgExtension(InputError):
-    says = N_("view.save({path!r}): the file name needs the .svg extension.")
-    fix_code = "{call}"
-
-
 class NotSvg(InputError):
-    says = N_(
-        "view.save({path!r}): a network view is saved as an .svg file; {suffix} is not "
-        "a format it writes."
-    )
+    says = N_("view.save({path!r}): a network view is saved as a file with the .svg extension.")
     fix_code = "{call}"
 
 
@@ -99,8 +87,7 @@ class NetworkView:
         return sum(layer.output_bytes for layer in self.layers)
 
     def table(self, total: bool = True):
-        """A DataFrame, one row per layer (and a last row of totals unless ``total=False``);
-        its columns are :data:`COLUMNS`, the same in every language."""
+        """A DataFrame, a row per layer and one of totals; its :data:`COLUMNS` untranslated."""
         import pandas as pd  # only this needs pandas (slow to import)
 
         rows = [
@@ -122,43 +109,27 @@ class NetworkView:
     _repr_svg_ = svg
 
     def save(self, path: str | os.PathLike) -> str:
-        """Write the drawing to ``path`` (a .svg file); returns the path."""
         path = os.fspath(path)
         stem, suffix = os.path.splitext(path)
         call = f"view.save('{os.path.basename(stem) or 'network'}.svg')"
         if suffix.lower() == ".png":
             raise PngNotDrawn(path=path, call=call)
-        if not suffix:
-            raise NoSvgExtension(path=path, call=call)
         if suffix.lower() != ".svg":
-            raise NotSvg(path=path, suffix=suffix, call=call)
+            raise NotSvg(path=path, call=call)
         os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)  # as compare's save
         atomic_write_bytes(path, self.svg().encode("utf-8"))
         return path
 
     def total_lines(self) -> list[str]:
-        lines = [
-            say(
-                "total: {count:,} parameters ({memory})",
-                count=self.total_params,
-                memory=memory_text(self.total_params * BYTES_PER_VALUE),
-            )
-        ]
-        if self.total_aux:
-            lines.append(
-                say(
-                    "and {count:,} auxiliary states ({memory}), in aux_params",
-                    count=self.total_aux,
-                    memory=memory_text(self.total_aux * BYTES_PER_VALUE),
-                )
-            )
-        lines.append(
-            say(
-                "output memory for one batch: {memory}",
-                memory=memory_text(self.total_output_bytes),
-            )
-        )
-        return lines
+        params, aux = self.total_params, self.total_aux
+        held = memory_text(params * BYTES_PER_VALUE)
+        lines = [say("total: {count:,} parameters ({memory})", count=params, memory=held)]
+        if aux:
+            held = memory_text(aux * BYTES_PER_VALUE)
+            text = N_("and {count:,} auxiliary states ({memory}), in aux_params")
+            lines.append(say(text, count=aux, memory=held))
+        output = memory_text(self.total_output_bytes)
+        return [*lines, say("output memory for one batch: {memory}", memory=output)]
 
     def __str__(self) -> str:
         return text_table(self)
@@ -180,24 +151,21 @@ def shape_text(layer: Layer) -> str:
 
 
 def columns(text: str) -> int:
-    """Width of ``text`` in a terminal's (or a monospace font's) columns: a Chinese character
-    takes two."""
+    """Width of ``text`` in a terminal's columns: a Chinese character takes two."""
     return sum(2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in text)
 
 
 def text_width(text: str, size: float = FONT) -> float:
-    """Width of ``text`` in px, in a monospace font (a column is about 0.6 em)."""
+    # a monospace column is about 0.6 em
     return columns(text) * 0.6 * size
 
 
 def padded(text: str, width: int, right: bool = False) -> str:
-    """``text`` filled with spaces to ``width`` columns, on the left when ``right``."""
     room = " " * max(0, width - columns(text))
     return room + text if right else text + room
 
 
 def text_table(view: NetworkView) -> str:
-    """The layers as aligned columns of text, totals last, for ``print(view)``."""
     has_aux = view.total_aux > 0
     headings = [say("layer"), say("operator"), say("output"), say("parameters")]
     headings += [say("auxiliary")] if has_aux else []
@@ -223,7 +191,7 @@ def text_table(view: NetworkView) -> str:
 
 
 def box_lines(layer: Layer) -> list[tuple[str, str]]:
-    """The text of a layer's box, each line with its style (a CSS class)."""
+    """The text of a layer's box, each line with its style."""
     lines = [(layer.name, "name"), (layer.op, "op")]
     lines.append((say("output {shape}", shape=shape_text(layer)), "fact"))
     if layer.param_count:
@@ -243,11 +211,8 @@ def _lanes(edges: list[tuple[int, int]]) -> dict[tuple[int, int], int]:
     lane_ends: list[int] = []
     lanes = {}
     for start, end in sorted(set(edges)):
-        free = [k for k, last in enumerate(lane_ends) if last <= start]
-        lane = free[0] if free else len(lane_ends)
-        if lane == len(lane_ends):
-            lane_ends.append(end)
-        lane_ends[lane] = end
+        lane = next((k for k, last in enumerate(lane_ends) if last <= start), len(lane_ends))
+        lane_ends[lane : lane + 1] = [end]  # a free lane taken again, or a new one
         lanes[(start, end)] = lane
     return lanes
 
@@ -282,21 +247,18 @@ def _box_svg(layer: Layer, x: float, top: float, width: float, height: float) ->
     return parts + ["</g>"]
 
 
-def _arrow_down(centre: float, leave: float, tip: float) -> str:
-    """An arrow from a box straight down into the next one."""
-    head = f"{centre:.0f},{tip:.0f} {centre - 4:.0f},{tip - 7:.0f} {centre + 4:.0f},{tip - 7:.0f}"
-    return _edge_svg(f"M{centre:.0f},{leave:.0f} V{tip - 6:.0f}", head)
-
-
-def _arrow_around(right: float, leave: float, column: float, enter: float) -> str:
-    """An arrow out of a box's right side, down a lane, into a later box's right side."""
-    head = (
-        f"{right:.0f},{enter:.0f} {right + 7:.0f},{enter - 4:.0f} {right + 7:.0f},{enter + 4:.0f}"
-    )
-    return _edge_svg(f"M{right:.0f},{leave:.0f} H{column:.0f} V{enter:.0f} H{right + 6:.0f}", head)
-
-
-def _edge_svg(path: str, head: str) -> str:
+def _arrow(start: int, end: int, centre, right, lanes, entries, tops, bottoms) -> str:
+    """An arrow straight down into the next box, or out of a box's right side, down a lane,
+    into a later box's right side."""
+    if end == start + 1:
+        x, tip = centre, tops[end]
+        path = f"M{x:.0f},{bottoms[start]:.0f} V{tip - 6:.0f}"
+        head = f"{x:.0f},{tip:.0f} {x - 4:.0f},{tip - 7:.0f} {x + 4:.0f},{tip - 7:.0f}"
+    else:
+        column, enter = right + 10 + lanes[(start, end)] * LANE, entries[(start, end)]
+        path = f"M{right:.0f},{bottoms[start] - 6:.0f} H{column:.0f} V{enter:.0f} H{right + 6:.0f}"
+        tail = right + 7
+        head = f"{right:.0f},{enter:.0f} {tail:.0f},{enter - 4:.0f} {tail:.0f},{enter + 4:.0f}"
     return (
         f'<g class="edge"><path d="{path}" {EDGE_LOOK}/><polygon points="{head}" fill="#555"/></g>'
     )
@@ -319,10 +281,7 @@ def _entries(lanes: dict, tops: list, bottoms: list) -> dict[tuple[int, int], fl
 # Presentation attributes, not a <style> sheet: a notebook puts the SVG inline in its page,
 # where a sheet's rules would restyle every other SVG there (matplotlib figures too).
 TEXT_LOOK = {"name": ' font-weight="bold"', "op": ' fill="#555"', "fact": ""}
-BOX_LOOK = {
-    "operator": 'fill="#eaf2fb" stroke="#4a78b0"',
-    "input": 'fill="#f2f2f2" stroke="#888"',
-}
+BOX_LOOK = {"operator": 'fill="#eaf2fb" stroke="#4a78b0"', "input": 'fill="#f2f2f2" stroke="#888"'}
 EDGE_LOOK = 'fill="none" stroke="#555" stroke-width="1.2"'
 
 
@@ -352,12 +311,7 @@ def draw_svg(view: NetworkView) -> str:
         '<rect width="100%" height="100%" fill="white"/>',
     ]
     entries = _entries(lanes, tops, bottoms)
-    for start, end in edges:
-        if end == start + 1:
-            parts.append(_arrow_down(centre, bottoms[start], tops[end]))
-        else:
-            column = right + 10 + lanes[(start, end)] * LANE
-            parts.append(_arrow_around(right, bottoms[start] - 6, column, entries[(start, end)]))
+    parts += [_arrow(s, e, centre, right, lanes, entries, tops, bottoms) for s, e in edges]
     for layer, top, bottom in zip(view.layers, tops, bottoms):
         parts += _box_svg(layer, MARGIN, top, box_width, bottom - top)
     rule = y - GAP + LINE / 2

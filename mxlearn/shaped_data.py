@@ -1,8 +1,5 @@
-"""Data whose shape changes from batch to batch, for MutableModule: images of several sizes.
-
-``ShapeVaryingIter`` serves batches from groups of equally shaped examples; a batch never mixes
-shapes, and each batch's ``provide_data`` gives its own shape. Its own ``provide_data`` is the
-largest shape of any batch, so a MutableModule bound from it needs no ``max_data_shapes``.
+"""Images of several sizes for MutableModule: ``ShapeVaryingIter`` never mixes shapes in a
+batch, and its own ``provide_data`` is the largest shape (no ``max_data_shapes`` needed).
 """
 
 from __future__ import annotations
@@ -34,12 +31,9 @@ class GroupsDifferInDimensions(InputError):
 def striped_images(
     sizes=(12, 16, 20, 24, 28, 32), per_size: int = 64, seed: int = 0
 ) -> list[tuple[np.ndarray, np.ndarray]]:
-    """Grey images with stripes, one group per size: label 0 horizontal, 1 vertical, 2
-    diagonal. Period, phase and noise vary, so the class is in the direction only; a network
-    must look at neighbouring pixels (convolutions) to tell them apart.
-
-    Returns ``[(X, y), ...]`` with ``X`` shaped (per_size, 1, size, size), float32.
-    """
+    """``[(X, y), ...]``, a group of (per_size, 1, size, size) grey images a size, striped
+    horizontally (label 0), vertically (1) or diagonally (2); period, phase and noise vary, so
+    the class is in the direction only, which convolutions see."""
     rng = np.random.default_rng(seed)
     groups = []
     for size in sizes:

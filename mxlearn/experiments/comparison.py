@@ -1,13 +1,6 @@
-"""``mxlearn.compare(a, b, ...)``: the curves of several runs overlaid, and a table of them.
-
-One subplot per metric (every metric any run measured), one colour per run; training is a solid
-line with circles and validation a dashed line with squares, each at "epochs completed" as in
-the live plot. The legend names each run with its optimizer settings when they are known.
-
-A run is a module, a MetricHistory, or a checkpoint prefix; each becomes a :class:`Run`: a label
-for the legend, the history, and the optimizer's settings when they are known (a module trained
-with ``fit``, a checkpoint that saved them). A run whose settings are not known gets none in its
-label: mxlearn does not guess them.
+"""``mxlearn.compare(a, b, ...)``: the curves of several runs (modules, histories or
+checkpoint prefixes) overlaid, a subplot per metric and a colour per run, and a table of them.
+A run's label shows its optimizer's settings only when they are known: mxlearn does not guess.
 """
 
 from __future__ import annotations
@@ -29,6 +22,8 @@ from ..live.renderers import choose_backend, figure_png, show_figure
 from ..metrics.history import MetricHistory
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
+TABLE_COLUMNS = ["run", "metric", "epochs", "final epoch", "final train", "final validation"]
+TABLE_COLUMNS += ["best validation", "best epoch"]
 PHASE_STYLE = {"train": dict(ls="-", marker="o"), "validation": dict(ls="--", marker="s")}
 
 
@@ -59,40 +54,27 @@ class RunComparison:
     def _draw(self) -> Figure:
         n = len(self.metrics)
         fig, font = agg_figure((min(5.0 * n, 15.0), 3.8))
+        labels = [r.label for r in self.runs]  # one each (as_runs refuses two alike)
+        colour = {label: COLOURS[i % len(COLOURS)] for i, label in enumerate(labels)}
         for ax, metric in zip(fig.subplots(1, n, squeeze=False)[0], self.metrics):
             for (label, phase), (xs, ys) in self.lines(metric).items():
-                colour = COLOURS[[r.label for r in self.runs].index(label) % len(COLOURS)]
-                ax.plot(xs, ys, color=colour, ms=4, **PHASE_STYLE[phase])
+                ax.plot(xs, ys, color=colour[label], ms=4, **PHASE_STYLE[phase])
             ax.set_title(metric, fontdict=font)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
             ax.grid(alpha=0.3)
-        handles = [
-            Line2D([], [], color=COLOURS[i % len(COLOURS)], lw=3) for i in range(len(self.runs))
-        ]
+        handles = [Line2D([], [], color=c, lw=3) for c in colour.values()]
         handles += [Line2D([], [], color="grey", ms=4, **PHASE_STYLE[p]) for p in PHASE_STYLE]
-        names = [r.label for r in self.runs] + [say_drawn("train (epoch)"), say_drawn("validation")]
-        fig.legend(
-            handles,
-            names,
-            loc="lower center",
-            ncol=min(4, len(names)),
-            prop={**font, "size": "small"},
-        )
+        names = labels + [say_drawn("train (epoch)"), say_drawn("validation")]
+        prop = {**font, "size": "small"}
+        fig.legend(handles, names, loc="lower center", ncol=min(4, len(names)), prop=prop)
         fig.subplots_adjust(bottom=0.22 + 0.06 * (len(names) // 4), top=0.9, wspace=0.3)
         return fig
 
     def table(self):
-        """One row per run and metric it measured. Epochs are numbered as fit's log, diagnose
-        and EarlyStopping number them (Epoch[0] is the first; the figure's x axis counts epochs
-        completed, one more):
-
-        - ``epochs``: how many epochs of the run have values;
-        - ``final epoch``: the epoch whose weights the run ended with (an earlier one when
-          early stopping put the best back into the module), and its ``final train`` and
-          ``final validation``;
-        - ``best validation`` and ``best epoch``: left empty for a metric whose direction is
-          unknown (a custom metric: ``history.describe(name, higher_is_better=...)`` says it).
-        """
+        """A row per run and metric, epochs numbered as fit's log numbers them (from 0; the
+        figure counts epochs completed). ``final epoch``: the one whose weights the run ended
+        with (early stopping's best); ``best ...``: empty while a metric's direction is unknown
+        (``history.describe(name, higher_is_better=...)`` says it)."""
         import pandas as pd
 
         rows = []
@@ -103,22 +85,13 @@ class RunComparison:
                 if not (train or validation):
                     continue  # this run never measured it
                 epochs = sorted({*train, *validation})
-                final = _restored(run.history, epochs)
-                final = epochs[-1] if final is None else final
+                final = _final(run.history, epochs)
                 best, best_epoch = _best(validation, run.history.facts(metric))
                 rows.append(
-                    {
-                        "run": run.label,
-                        "metric": metric,
-                        "epochs": len(epochs),
-                        "final epoch": final,
-                        "final train": train.get(final),
-                        "final validation": validation.get(final),
-                        "best validation": best,
-                        "best epoch": best_epoch,
-                    }
+                    (run.label, metric, len(epochs), final, train.get(final))
+                    + (validation.get(final), best, best_epoch)
                 )
-        table = pd.DataFrame(rows)
+        table = pd.DataFrame(rows, columns=TABLE_COLUMNS) if rows else pd.DataFrame()
         for column in ("epochs", "final epoch", "best epoch"):  # whole numbers, or empty
             if column in table:
                 table[column] = table[column].astype("Int64")
@@ -128,19 +101,16 @@ class RunComparison:
         return figure_png(self.fig)
 
     def save(self, path) -> str:
-        """Write the figure as PNG or SVG (by the file's extension)."""
         path = os.fspath(path) if isinstance(path, (str, os.PathLike)) else repr(path)
         kind = os.path.splitext(path)[1].lower().lstrip(".")
         if kind not in ("png", "svg"):
             raise NotAFigureFile(path=path)
-        folder = os.path.dirname(os.path.abspath(path))
-        os.makedirs(folder, exist_ok=True)
+        os.makedirs(os.path.dirname(os.path.abspath(path)), exist_ok=True)
         self.fig.savefig(path, format=kind)
         return path
 
     def show(self, backend: str | None = None) -> str | None:
-        """Show the figure where the code runs (as LivePlot chooses); in a terminal save a PNG
-        under runs/plots/ and print where, after the table."""
+        """Show the figure where the code runs (in a terminal, after the table)."""
         if choose_backend(backend) == "console":
             print(self.table().to_string(index=False))
         return show_figure(self.fig, "compare", backend)
@@ -171,11 +141,11 @@ def _by_epoch(history, metric: str, phase: str) -> dict[int, float]:
     return {epoch: latest[epoch] for epoch in sorted(latest)}
 
 
-def _restored(history, epochs: list[int]) -> int | None:
-    """The epoch whose weights early stopping put back, when that ended the run."""
+def _final(history, epochs: list[int]) -> int:
+    """The epoch whose weights the run ended with: the last, or the one early stopping put back."""
     last = history.events[-1] if history.events else None
     if last is None or last.kind != "restored" or last.epoch - 1 not in epochs:
-        return None
+        return epochs[-1]
     return last.epoch - 1  # the event stands at "epochs completed", as drawn
 
 
@@ -257,23 +227,18 @@ def settings_text(settings: dict | None) -> str:
     return ", ".join([str(settings.get("optimizer", "")), *shown]).strip(", ")
 
 
-def _from_prefix(prefix: str) -> tuple[MetricHistory, dict | None]:
-    epoch, manifest = latest(prefix)  # refuses a prefix with no complete checkpoint, naming why
-    if not manifest.get("history"):
-        raise NoHistoryInCheckpoint(epoch=epoch, prefix=prefix)
-    optimizer = manifest.get("optimizer") or {}
-    return MetricHistory.from_dict(manifest["history"]), optimizer.get("settings")
-
-
 def as_run(item, index: int, label: str | None = None) -> Run:
     """The run ``item`` stands for; ``index`` numbers it in a default label ('run 2')."""
+    prefix = isinstance(item, (str, os.PathLike)) and label is None
     if isinstance(item, MetricHistory):
         history, settings = item, None
     elif isinstance(item, (str, os.PathLike)):
-        history, settings = _from_prefix(os.fspath(item))
-        if label is None:  # the prefix as given (its folders tell runs apart), and settings
-            text = settings_text(settings)
-            label = f"{os.fspath(item)}: {text}" if text else os.fspath(item)
+        # latest() refuses a prefix with no complete checkpoint, naming why
+        epoch, manifest = latest(os.fspath(item))
+        if not manifest.get("history"):
+            raise NoHistoryInCheckpoint(epoch=epoch, prefix=os.fspath(item))
+        history = MetricHistory.from_dict(manifest["history"])
+        settings = (manifest.get("optimizer") or {}).get("settings")
     elif isinstance(getattr(item, "history", None), MetricHistory):
         history, settings = item.history, getattr(item, "optimizer_settings", None)
     else:
@@ -282,9 +247,11 @@ def as_run(item, index: int, label: str | None = None) -> Run:
         raise RunHoldsNothing(number=index + 1)
     if not any(r.kind == "epoch" for r in history.records):
         raise RunHoldsNoEpoch(number=index + 1)
-    default = say_drawn("run {number}", number=index + 1)  # drawn in the legend
-    text = settings_text(settings)
-    return Run(label or (f"{default}: {text}" if text else default), history, settings)
+    if not label:  # the prefix as given (its folders tell runs apart), else "run 2"
+        label = os.fspath(item) if prefix else say_drawn("run {number}", number=index + 1)
+        text = settings_text(settings)
+        label = f"{label}: {text}" if text else label
+    return Run(label, history, settings)
 
 
 def as_runs(items: tuple, labels) -> list[Run]:

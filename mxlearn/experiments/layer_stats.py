@@ -1,21 +1,7 @@
-"""``mxlearn.LayerStats``: what happens inside the network, layer by layer, epoch by epoch.
-
-A callback (``fit(..., callbacks=[stats])``) that records for each layer (the parameters that
-share a name before ``_weight``, ``_bias``, ...) and each epoch:
-
-- ``grad_norm``: the L2 norm of the layer's gradient (all its parameters together, summed over
-  the devices as the optimizer sees it), averaged over the sampled batches of the epoch;
-- ``weight_norm``: the L2 norm of its parameters when the epoch ends;
-- ``update_ratio``: ||W after - W before|| / ||W before|| of one update, averaged over the
-  sampled batches: about 1e-3 is healthy, far below means the layer barely learns (vanishing
-  gradients), far above means steps too large.
-
-Every ``every`` batches (50 unless told) it queues these reductions on the device; nothing is
-read until the epoch ends, so no batch waits for them (benchmarks/layer_stats.py measures the
-cost). When a value turns NaN or infinite, it names the layer and the sampled batch where a
-gradient or a weight first did: of the layers whose gradient turned non-finite at once, the one
-nearest the output, where backpropagation met it first. (It reads gradients and weights, not
-the layers' outputs: which layer's output first overflowed is not known.)
+"""``mxlearn.LayerStats``: a callback recording, per layer (the parameters that share a name
+before ``_weight``, ``_bias``, ...) and epoch, the gradient's norm, the weights' norm and the
+update-to-weight ratio (about 1e-3 is healthy), from reductions queued on the device every
+``every`` batches and read once an epoch, so no batch waits (benchmarks/layer_stats.py).
 """
 
 from __future__ import annotations
@@ -54,6 +40,10 @@ class NoSuchLayer(InputError):
     says = N_("LayerStats has no layer {layer!r}.")
 
 
+STATISTICS = ("grad_norm", "weight_norm", "update_ratio")
+COLUMNS = ["epoch", "layer", *STATISTICS, "batches"]
+
+
 def layer_of(param: str) -> str:
     """The layer a parameter belongs to: its name before ``_weight``, ``_bias``, ..."""
     return re.sub("_(weight|bias|gamma|beta)$", "", param)
@@ -79,7 +69,14 @@ class NonFinite:
 
 
 class LayerStats(Callback):
-    """Per layer and epoch: gradient norm, weight norm and update-to-weight ratio."""
+    """Per layer and epoch: ``grad_norm`` (all the layer's parameters, summed over the devices
+    as the optimizer sees it), ``weight_norm`` at the epoch's end, and ``update_ratio`` (||W
+    after - W before|| / ||W before|| of one update), averaged over the sampled batches.
+
+    When a value turns NaN or infinite, it names the layer and sampled batch where a gradient
+    or a weight first did: of the layers whose gradient turned at once, the one nearest the
+    output, where backpropagation met it first (it reads no layer's outputs).
+    """
 
     def __init__(self, every: int = 50) -> None:
         if rules.whole(1).test(every) is not None:  # a NumPy integer is a count too
@@ -90,9 +87,7 @@ class LayerStats(Callback):
         self._group = None
         self._before: list | None = None  # the weights before the next sampled update
 
-    # ---------------------------------------------------------------- hooks
-    def on_train_begin(self, run: RunContext) -> None:
-        """A LayerStats given to another fit starts over: its rows are one run's."""
+    def on_train_begin(self, run: RunContext) -> None:  # another fit starts over: one run's rows
         self.rows, self.non_finite, self._group, self._before = [], None, None, None
 
     def _setup(self, run: RunContext) -> None:
@@ -121,8 +116,7 @@ class LayerStats(Callback):
             self._before = [w[0].copy() for w in self._group.param_arrays]
 
     def _queue_norms(self) -> mx.nd.NDArray:
-        """Per parameter, still on the device: the gradient's norm (summed over devices), the
-        update's and the weight's before it; layers are put together when read."""
+        """Per parameter, on the device: the gradient's norm, the update's and the weight's."""
         group, grads, steps, sizes = self._group, [], [], []
         for i, devices in enumerate(group.grad_arrays):
             if not devices or devices[0] is None:  # a frozen parameter (fixed_param_names)
@@ -135,7 +129,7 @@ class LayerStats(Callback):
         return mx.nd.concat(*grads, *steps, *sizes, dim=0)
 
     def _by_layer(self, norms: np.ndarray) -> np.ndarray:
-        """Parameters' norms (the last axis) put together per layer: sqrt of their squares."""
+        """Parameters' norms (the last axis) per layer: the root of their squares' sum."""
         norms = norms.astype(np.float64)
         with np.errstate(over="ignore"):  # an exploding layer's norm may square to infinity
             return np.stack(
@@ -153,7 +147,6 @@ class LayerStats(Callback):
         if self.non_finite is not None:
             print(self.non_finite, flush=True)
 
-    # ---------------------------------------------------------------- reading
     def _read(self, epoch: int) -> None:
         """One wait for the epoch: every sampled batch's values, and the weights' norms now."""
         arrays = self._group.param_arrays
@@ -168,44 +161,32 @@ class LayerStats(Callback):
             ratios = steps / sizes
         self._find_non_finite(epoch, batches, grads, weight_norms)
         for k, layer in enumerate(self.layers):
-            self.rows.append(
-                {
-                    "epoch": epoch,
-                    "layer": layer,
-                    "grad_norm": float(grads[:, k].mean()) if len(batches) else math.nan,
-                    "weight_norm": float(weight_norms[k]),
-                    "update_ratio": float(ratios[:, k].mean()) if len(batches) else math.nan,
-                    "batches": len(batches),
-                }
-            )
+            grad, ratio = (float(v[:, k].mean()) if batches else math.nan for v in (grads, ratios))
+            values = (epoch, layer, grad, float(weight_norms[k]), ratio, len(batches))
+            self.rows.append(dict(zip(COLUMNS, values)))
 
     def _find_non_finite(self, epoch, batches, grads, weight_norms) -> None:
         if self.non_finite is not None:
             return
         layers = list(self.layers)
         for row, batch in zip(grads, batches):
-            bad = [k for k, value in enumerate(row) if not math.isfinite(value)]
-            if bad:  # backpropagation meets the layer nearest the output first
-                self.non_finite = NonFinite(epoch, batch, layers[max(bad)], "gradient")
+            bad = np.flatnonzero(~np.isfinite(row))
+            if bad.size:  # backpropagation meets the layer nearest the output first
+                self.non_finite = NonFinite(epoch, batch, layers[bad[-1]], "gradient")
                 return
-        bad = [k for k, value in enumerate(weight_norms) if not math.isfinite(value)]
-        if bad:
-            self.non_finite = NonFinite(
-                epoch, batches[-1] if batches else -1, layers[max(bad)], "weights"
-            )
+        bad = np.flatnonzero(~np.isfinite(weight_norms))
+        if bad.size:
+            batch = batches[-1] if batches else -1
+            self.non_finite = NonFinite(epoch, batch, layers[bad[-1]], "weights")
 
-    # ---------------------------------------------------------------- results
     def to_pandas(self):
         import pandas as pd
 
-        return pd.DataFrame(
-            self.rows,
-            columns=["epoch", "layer", "grad_norm", "weight_norm", "update_ratio", "batches"],
-        )
+        return pd.DataFrame(self.rows, columns=COLUMNS)
 
     def figure(self):
-        """The statistics drawn: one subplot each, one line per layer, log scale (the layers of
-        a deep network differ by orders of magnitude, which is the point); a matplotlib Figure."""
+        """A subplot per statistic, a line per layer, on a log scale (the layers of a deep
+        network differ by orders of magnitude, which is the point)."""
         self._known()
         fig, font = agg_figure((13.0, 3.6))
         titles = {
@@ -228,15 +209,13 @@ class LayerStats(Callback):
         return fig
 
     def plot(self, backend: str | None = None):
-        """Show the figure where the code runs (a PNG under runs/plots/ in a terminal)."""
         return show_figure(self.figure(), "layers", backend)
 
     def _known(self, layer: str | None = None, column: str | None = None) -> None:
         if not self.rows:
             raise NothingRecorded()
-        columns = ("grad_norm", "weight_norm", "update_ratio")
-        if column is not None and column not in columns:
-            raise NoSuchStatistic(column=column, fix=did_you_mean(column, columns))
+        if column is not None and column not in STATISTICS:
+            raise NoSuchStatistic(column=column, fix=did_you_mean(column, STATISTICS))
         if layer is not None and layer not in self.layers:
             raise NoSuchLayer(layer=layer, fix=did_you_mean(layer, self.layers))
 

@@ -1,23 +1,6 @@
-"""A learning-rate range test: which rate to train with, measured before training.
-
-One short run from fresh copies of the weights raises the learning rate exponentially, batch
-by batch, from ``start`` to ``stop`` (Leslie Smith's range test, fast.ai's ``lr_find``). The
-loss first barely moves (the rate is too small), then falls, then explodes or collapses (the
-rate is too large). The suggestion is a tenth of the rate where the smoothed loss reaches the
-floor of its valley (within its noise of its lowest; fast.ai's lr_min / 10), not the rate of
-its steepest fall: on raw features (the letters' 0 to 15) the steepest fall is the network
-unlearning its large first logits, at rates far too small to learn in 3 epochs (#26). When
-the curve cannot tell (no fall, a fall within the noise, a breakdown at the first rates, a loss
-still falling at ``stop``), no rate is suggested and the reason says why.
-
-(``training.rate_probe``, after a run diverged, trains one fresh module per candidate rate.)
-lr_find's values are checked by fit's rules where fit has them (the iterator, the optimizer);
-what no rule of one value can say is refused by the kinds below, in lr_find's name.
-
-The loss is the cross-entropy of the network's SoftmaxOutput, computed on the device; the host
-reads the losses every :data:`CHECK_EVERY` batches, the one wait on the device. Stopping at an
-explosion needs that read: reading every batch would make the CPU wait for every step, and
-the up to 9 batches trained past an explosion cost a few milliseconds and are not recorded.
+"""``lr_find``: Leslie Smith's range test (fast.ai's ``lr_find``), one short run from fresh
+copies of the weights at rates growing from ``start`` to ``stop``; the reading and the figure
+are :mod:`.rate_finder_plot`'s. Refusals name lr_find, with fit's rules where fit has them.
 """
 
 from __future__ import annotations
@@ -42,19 +25,16 @@ from .rate_finder_plot import SKIP_START, RateFinding, Reading, Smoothed
 
 CALLED = "mxlearn.lr_find()"
 EXAMPLE = "mxlearn.lr_find(mod, train_iter, start=1e-6, stop=10, num_batches=300)"
-# Both the loss and its average trail the rate, and by a number of batches: what matters is
-# how far the rate grew meanwhile. Momentum 0.9 (and Adam's first moment) averages the last
-# ~10 gradients; at 100 batches over 1e-6..10 (14 a decade) that is 0.7 of a decade, and on the
-# scaled letters SGD with momentum the former rule (steepest descent) gave 0.33 to 2, where
-# 3-epoch fits reached 0.05 to 0.8 accuracy. At 300 batches (43 a decade) the loss follows the
-# rate within a quarter of a decade; the whole test takes about 0.2 s there.
+# The loss trails the rate by the ~10 gradients momentum averages: at 100 batches (14 a decade)
+# that is 0.7 of a decade, and suggestions came out too large; at 300 (43 a decade) the loss
+# follows within a quarter of a decade, and the whole test takes about 0.2 s.
 NUM_BATCHES = 300
-# fast.ai's beta=0.98 makes the average trail by 49 batches: 3.5 decades at 100 batches, which
-# put the reading near the rates where the raw loss already exploded. By default beta
-# is chosen from the batches per decade so that the average trails by a quarter of a decade,
-# whatever num_batches, start and stop (at the defaults: beta 0.914, about 22 batches averaged).
+# beta chosen so that the average trails by a quarter of a decade whatever the span (fast.ai's
+# 0.98 trails by 49 batches: 3.5 decades at 100 batches, into the raw loss's explosion).
 LAG_DECADES = 0.25
-CHECK_EVERY = 10  # batches between two reads of the losses from the device
+# Batches between two reads of the losses, the one wait on the device: reading every batch
+# makes the CPU wait for every step; the up to 9 batches past an explosion are not recorded.
+CHECK_EVERY = 10
 COLLAPSE_BATCHES = 10  # one class for every row this many batches in a row: collapsed
 EXPLODED, COLLAPSED = "exploded", "collapsed"
 RULES = dict(
@@ -167,34 +147,30 @@ def lr_find(
     plot: bool = True,
     seed: int | None = None,
 ) -> RateFinding:
-    """Train fresh copies of the weights for ``num_batches`` batches of ``train_iter`` while
-    the learning rate grows exponentially from ``start`` to ``stop``; stop early when the
-    smoothed loss passes 4 times its lowest value or turns NaN (it exploded), or when the
-    network predicts one class for every row of 10 batches in a row with its loss back to
-    guessing, ln(classes) (it collapsed: ``finding.collapsed``). ``finding.suggested`` is a
-    tenth of the rate where the smoothed loss comes within its noise of its lowest, or None
-    with ``finding.no_suggestion`` saying why and ``finding.retry`` the arguments to change.
+    """Train fresh copies of the weights for ``num_batches`` batches while the learning rate
+    grows exponentially from ``start`` to ``stop``; stop early when the loss explodes (the
+    smoothed loss past 4 times its lowest, or NaN) or collapses (one class predicted for every
+    row of 10 batches in a row, the loss back to ln(classes): ``finding.collapsed``).
+    ``finding.suggested`` is a tenth of the rate where the smoothed loss comes within its noise
+    of its lowest, or None with ``finding.no_suggestion`` and ``finding.retry`` saying why.
 
-    ``mod_or_symbol``: a bound, initialized Module (its weights are copied; the module itself,
-    its weights and its optimizer are left as they were), or a network (an mx.sym Symbol, or
-    a Module not initialized yet: fresh weights from ``mx.init.Xavier()``, drawn from MXNet's
-    generator as ``mxlearn.seed`` left it, or after ``mx.random.seed(seed)`` when ``seed`` is
-    given). Drawing them moves MXNet's generator on (MXNet cannot put it back): call
-    ``mxlearn.seed`` again before a fit that should repeat. Frozen parameters
-    (``fixed_param_names``) stay frozen. The network must end with a SoftmaxOutput.
-    ``context``: where to train, by default the module's devices (a mxlearn.Module), else the CPU.
-
-    ``train_iter`` is left as it was: an NDArrayIter's arrays are read, in their current order,
-    by an iterator of lr_find's own; another iterator is read from its start, again from its
-    start when it ends, and reset when the test is over, and NumPy's random state (which a
-    shuffling reset draws from) is put back, so a seeded fit afterwards shuffles as it would
-    have. ``num_batches``: fewer than about 40 per decade of rate let the loss trail the rate
-    (momentum averages ~10 batches) and the suggestion comes out too large. ``beta``: the
-    smoothing weight of the loss (an exponential moving average, corrected for its start at
-    0); by default chosen so that the average trails the loss by a quarter of a decade of rate.
-    ``plot``: show the figure at the end (see :meth:`RateFinding.plot`).
+    ``mod_or_symbol``: a bound, initialized Module (its weights are copied, it is left as it
+    was), or a network (an mx.sym Symbol, or a Module not initialized yet: Xavier weights from
+    MXNet's generator, after ``mx.random.seed(seed)`` when ``seed`` is given; drawing them moves
+    the generator on, so call ``mxlearn.seed`` again before a fit that should repeat). Frozen
+    parameters stay frozen; the network must end with a SoftmaxOutput. ``context``: by default
+    the module's devices, else the CPU. ``train_iter`` and NumPy's random state are left as
+    they were (a seeded fit afterwards shuffles as it would have). ``beta``: the loss's
+    smoothing weight, by default trailing the loss by a quarter of a decade of rate.
     """
-    source = _network_of(mod_or_symbol)
+    if isinstance(mod_or_symbol, mx.sym.Symbol):
+        source = mod_or_symbol
+    else:
+        try:
+            source = mod_or_symbol.symbol
+        except AssertionError:  # a BucketingModule knows its network once bound
+            kind = type(mod_or_symbol).__name__
+            raise NoNetworkYet(called=CALLED, kind=kind, example=EXAMPLE) from None
     params = _refuse(mod_or_symbol, source, train_iter, start, stop, optimizer, optimizer_params)
     rates = start * (stop / start) ** (np.arange(num_batches) / (num_batches - 1))
     params["learning_rate"] = float(rates[0])
@@ -207,28 +183,15 @@ def lr_find(
     # no value is read before the average spans its own lag (its first values are noise)
     skip = max(SKIP_START, math.ceil(beta / (1 - beta)))
     reading = Reading(rates[: at + 1], losses[: at + 1], smoothed[: at + 1], beta, skip, broke)
-    collapsed = broke == COLLAPSED
-    finding = RateFinding(
-        rates, losses, smoothed, reading, diverged, collapsed, loss_of.classes_loss
-    )
+    guessing = loss_of.classes_loss
+    finding = RateFinding(rates, losses, smoothed, reading, diverged, broke == COLLAPSED, guessing)
     if plot:
         finding.plot()
     return finding
 
 
-def _network_of(given):
-    """The symbol to train: the given one, or the module's."""
-    if isinstance(given, mx.sym.Symbol):
-        return given
-    try:
-        return given.symbol
-    except AssertionError:  # a BucketingModule knows its network once bound
-        raise NoNetworkYet(called=CALLED, kind=type(given).__name__, example=EXAMPLE) from None
-
-
 def _refuse(given, symbol, train_iter, start, stop, optimizer, optimizer_params) -> dict:
-    """What the rules, one value each, cannot refuse; the optimizer's settings, which lr_find
-    completes with its rate."""
+    """What the rules, one value each, cannot refuse; the optimizer's settings."""
     if start >= stop:
         raise StartNotBelowStop(called=CALLED, start=start, stop=stop)
     if not math.isfinite(stop / start):  # the rates would overflow to inf
@@ -255,11 +218,8 @@ def _refuse(given, symbol, train_iter, start, stop, optimizer, optimizer_params)
 
 
 def _refuse_inputs(given, symbol, train_iter) -> None:
-    """What the trial module's bind and init_params would refuse in their own names: names the
-    iterator feeds that the network lacks, labels of the wrong shape, inputs the iterator does
-    not feed (arguments whose shapes the iterator's do not decide: the weights' follow from the
-    data's), a module's weights made for inputs of another shape; then every row, as fit
-    checks them (NaN, labels out of range), not only the first batch's."""
+    """What the trial's bind and init_params would refuse in their own names (unknown or unfed
+    inputs, label shapes, weights for other shapes); then every row, as fit checks them."""
     fed = {d.name: tuple(d.shape) for d in (*train_iter.provide_data, *train_iter.provide_label)}
     labels = {li.name: li for li in network.label_inputs(symbol)}
     unknown = [name for name in fed if name not in symbol.list_arguments()]
@@ -289,8 +249,7 @@ def _refuse_inputs(given, symbol, train_iter) -> None:
 
 @contextlib.contextmanager
 def _told_as_lr_find():
-    """The trial module's refusals (of the data: a NaN, a label out of range) name lr_find,
-    the call the student made; a refusal already naming it (its ``called`` field) passes."""
+    """The trial module's refusals name lr_find, the call the student made."""
     try:
         yield
     except InputError as error:
@@ -301,8 +260,13 @@ def _told_as_lr_find():
 
 def _measure(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, str | None, int]:
     """:func:`_train` on ``train_iter``'s batches, the iterator and NumPy's random state left
-    as they were (see :func:`lr_find`)."""
-    own = _own_reader(train_iter)
+    as they were. An NDArrayIter is read by an unshuffled iterator of lr_find's own: resetting
+    the student's would reshuffle it, and a fit afterwards would see other batches."""
+    own = None
+    arrays = data_values.source_arrays(train_iter)
+    if arrays is not None:
+        handle = "discard" if getattr(train_iter, "last_batch_handle", "") == "discard" else "pad"
+        own = mx.io.NDArrayIter(*map(dict, arrays), train_iter.batch_size, last_batch_handle=handle)
     random_state = np.random.get_state()
     try:
         with _told_as_lr_find(), np.errstate(all="ignore"):
@@ -313,41 +277,16 @@ def _measure(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, str |
         np.random.set_state(random_state)
 
 
-def _own_reader(train_iter):
-    """An iterator of lr_find's own over an NDArrayIter's arrays, in their current order
-    (unshuffled: it draws nothing from NumPy), or None for an iterator whose data mxlearn
-    cannot read (it is then read and reset itself). Resetting the student's NDArrayIter would
-    reshuffle its arrays: a fit afterwards would see other batches than without lr_find."""
-    arrays = data_values.source_arrays(train_iter)
-    if arrays is None:
-        return None
-    data, labels = arrays
-    handle = "discard" if getattr(train_iter, "last_batch_handle", "") == "discard" else "pad"
-    return mx.io.NDArrayIter(
-        dict(data), dict(labels), train_iter.batch_size, last_batch_handle=handle
-    )
-
-
 class CrossEntropy:
-    """A batch's mean cross-entropy against its labels, computed on the device from the
-    logits (the SoftmaxOutput's input) as logsumexp - the true class's logit: an NDArray of one
-    value, so that nothing waits for it.
-
-    From the logits, not from the softmax's probabilities: a rate that blows the logits up to
-    differences of hundreds makes the loss hundreds, as it is, where the probabilities would
-    round to 0 and 1 and any clipping would cap the loss near 27 (MXNet's CrossEntropy metric
-    gives 27.6 at most), too little for the smoothed loss to reach 4 times its best: the
-    explosion would go unseen.
-    """
+    """A batch's mean cross-entropy, on the device, from the logits (the SoftmaxOutput's
+    input): from the probabilities, clipping would cap an exploding loss near 27 (MXNet's
+    CrossEntropy metric), too little to reach 4 times its best, and the explosion go unseen."""
 
     def __init__(self, softmax_output) -> None:
         attrs = softmax_output.list_attr()  # the settings given to the SoftmaxOutput
-        flag = {n: attrs.get(n, "False").lower() in ("true", "1") for n in attrs}
-        self.multi_output = flag.get("multi_output", False)
-        self.preserve_shape = flag.get("preserve_shape", False)
-        use_ignore = flag.get("use_ignore", False)
-        self.ignore = float(attrs.get("ignore_label", "-1")) if use_ignore else None
-
+        self.multi_output = network.is_set(attrs, "multi_output")
+        self.preserve_shape = network.is_set(attrs, "preserve_shape")
+        self.ignore = network.ignore_label(attrs)
         self.classes_loss = None  # ln(classes), once a batch was read
 
     def guessing(self, logits) -> float | None:
@@ -357,8 +296,8 @@ class CrossEntropy:
         return self.classes_loss
 
     def one_class(self, logits, pad: int):
-        """1 when every row of the batch is predicted as one class, else 0 (an NDArray of one
-        value); a network with several outputs a row counts as never one class."""
+        """1 when every row of the batch is predicted as one class, else 0 (on the device); a
+        network with several outputs a row never counts as one class."""
         rows = logits.shape[0] - pad
         if self.preserve_shape or self.multi_output or rows < 2:
             return mx.nd.zeros((1,), ctx=logits.context)
@@ -384,11 +323,9 @@ class CrossEntropy:
 
 
 def _train(trial, train_iter, rates, loss_of, beta) -> tuple[list, list, str | None, int]:
-    """(raw losses, smoothed losses, how training broke down: EXPLODED, COLLAPSED or None, and
-    the batch it broke down at): one batch per rate, until it breaks down. A collapse: one
-    class predicted for every row of COLLAPSE_BATCHES batches in a row, each with a loss back
-    to guessing (0.9 to 1.5 times ln(classes): a batch's labels move it; a network that starts with a loss far
-    above guessing, as one of raw features does, has not collapsed)."""
+    """(raw losses, smoothed losses, EXPLODED, COLLAPSED or None, the batch it broke down at):
+    one batch per rate. A collapse's loss is back to 0.9 to 1.5 times ln(classes) (a batch's
+    labels move it; a network of raw features starts far above it and has not collapsed)."""
     smoother = Smoothed(beta)
     losses, smoothed, pending, streak = [], [], [], 0
     batches = _cycle(train_iter)
@@ -432,10 +369,8 @@ def _cycle(train_iter):
 
 
 def _fresh_module(given, symbol, train_iter, context, seed, optimizer, params) -> Module:
-    """A new module over ``symbol`` and, as a second output, the SoftmaxOutput's input (the
-    logits, for the loss; BlockGrad: no gradient flows from it), bound for training on
-    ``train_iter``'s shapes, with a copy of ``given``'s weights when it has them, else
-    Xavier's, and its optimizer."""
+    """A module over ``symbol`` plus its logits (BlockGrad: no gradient flows from them),
+    bound on ``train_iter``'s shapes, with a copy of ``given``'s weights, else Xavier's."""
     if context is None:
         context = getattr(given, "contexts", None) or mx.cpu()  # a mxlearn.Module's devices
     else:

@@ -1,13 +1,5 @@
-"""What the range test found, and how it is shown: how the smoothed loss is read (where its
-valley's floor begins, its noise, why no rate can be told), the :class:`RateFinding`, its
-sentence, and its figure (the
-loss against the learning rate, on a log axis, with the suggested rate and the rate where the
-loss diverged marked).
-
-Drawn on matplotlib's Agg canvas (no pyplot: no window, no global figure list, no second copy
-shown by a notebook's inline backend). In a notebook the PNG goes into the cell's output; in a
-terminal or a script it is saved as a file whose path is printed, as a LivePlot's final
-figure is (the same choice of place: ``live.renderers``).
+"""What the range test found: how the smoothed loss is read, the :class:`RateFinding`, its
+sentence and its figure (on matplotlib's Agg canvas, shown or saved as ``live.renderers`` does).
 """
 
 from __future__ import annotations
@@ -17,7 +9,7 @@ import math
 import numpy as np
 from matplotlib.figure import Figure
 
-from ..language import say, say_drawn
+from ..language import N_, say, say_drawn
 from ..live.figure import agg_figure
 from ..live.renderers import figure_png, saved_png, show_figure
 from ..metrics.smoothing import SmoothedAverage
@@ -30,7 +22,9 @@ EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate 
 MIN_FALL = 0.05
 # The floor of the valley: the first smoothed value within FLOOR noise deviations of the lowest
 # (a minimum on a flat floor lies anywhere along it). The suggestion is a tenth of its rate
-# (fast.ai's lr_min / 10); a fall of less than NOISE deviations is the noise's own (#26).
+# (fast.ai's lr_min / 10), not the rate of the steepest fall: on raw features that is the
+# network unlearning its large first logits, far too slow to learn; a fall of less than NOISE
+# deviations is the noise's own (#26).
 FLOOR, NOISE, FRACTION = 1.0, 5.0, 10.0
 
 # Why no rate is suggested (RateFinding.no_suggestion); the reason says it in words.
@@ -38,11 +32,39 @@ NO_DESCENT = "no_descent"
 NOISE_OVER_FALL = "noise_over_fall"
 DIVERGED_AT_START = "diverged_at_start"
 STILL_FALLING = "still_falling"
+SAID = {  # what the reason says: by no_suggestion (None: a rate), then by how training broke
+    None: N_(
+        "The smoothed loss reaches its lowest from lr {floor:.3g} on; a tenth of that, "
+        "lr {suggested:.3g}, is the suggestion."
+    ),
+    NOISE_OVER_FALL: N_(
+        "The smoothed loss fell by {fall:.3g}, within its noise ({noise:.3g} a value): "
+        "no rate to suggest; larger batches average the noise out."
+    ),
+    DIVERGED_AT_START: N_(
+        "The loss did not fall before training broke down: no rate to suggest; start "
+        "lower, e.g. start={lower:.0e}."
+    ),
+    STILL_FALLING: N_(
+        "The smoothed loss was still falling at lr {last:.3g}, the last rate, so its "
+        "lowest may lie beyond: no rate to suggest; raise stop, e.g. stop={higher:g}."
+    ),
+    NO_DESCENT: N_(
+        "The smoothed loss did not fall between lr {start:.3g} and lr {last:.3g}: no rate "
+        "to suggest."
+    ),
+    "collapsed": N_(
+        "At lr {rate:.3g} the network collapsed: it predicts one class for every row "
+        "and its loss is back to guessing ({guessing:.3g})."
+    ),
+    True: N_("The loss diverged at lr {rate:.3g}."),
+    False: N_("The loss did not diverge up to lr {last:.3g}."),
+}
 
 
 class Reading:
-    """How the smoothed loss is read: where its valley's floor begins, the suggestion (a tenth of
-    that rate) or why there is none, the fall and the noise it was compared with."""
+    """Where the smoothed loss's valley floor begins, the suggestion or why there is none, and
+    the fall and the noise it was compared with."""
 
     def __init__(self, rates, losses, smoothed, beta: float, skip: int, diverged: bool):
         rates = np.asarray(rates, dtype=np.float64)
@@ -73,9 +95,8 @@ class Reading:
 
 
 def smoothed_noise(losses, beta: float) -> float:
-    """The deviation of the smoothed loss's noise: the raw losses' (from their differences from
-    batch to batch, robust to spikes: 1.4826 times the median absolute deviation, over sqrt 2)
-    times the share of it an exponential average keeps, sqrt((1 - beta) / (1 + beta))."""
+    """The deviation of the smoothed loss's noise: the raw losses' (1.4826 times the MAD of
+    their steps, over sqrt 2: robust to spikes) times what an average keeps of it."""
     steps = np.diff(losses[np.isfinite(losses)])
     if steps.size < 2:
         return 0.0
@@ -92,9 +113,8 @@ class Smoothed:
         self.raw_over = False  # the previous raw loss was past the limit
 
     def add(self, loss: float) -> tuple[float, bool]:
-        """The smoothed value with ``loss`` added, and whether the loss exploded there: the
-        smoothed loss past 4 times its lowest, or the raw loss past it twice in a row (the
-        average trails the raw loss: by then the rate has grown further)."""
+        """The smoothed value, and whether the loss exploded: the smoothed loss past 4 times its
+        lowest, or the raw loss twice in a row (the average trails: the rate grew meanwhile)."""
         value = self.average.add(loss)
         raw_over = not loss <= EXPLOSION * self.lowest  # NaN counts as over
         exploded = math.isnan(value) or value > EXPLOSION * self.lowest
@@ -106,10 +126,8 @@ class Smoothed:
 
 class RateFinding:
     """What :func:`lr_find` measured: per batch the rate, the loss and its smoothed value; the
-    suggested rate or why there is none (``no_suggestion``: one of NO_DESCENT,
-    NOISE_OVER_FALL, DIVERGED_AT_START, STILL_FALLING), and where training broke down
-    (``diverged_at``: the loss exploded there, or, ``collapsed``, the network came to predict
-    one class for every row with its loss back to guessing, ``guessing``)."""
+    suggested rate or why there is none (``no_suggestion``), and where training exploded or
+    (``collapsed``) came to predict one class with its loss back to ``guessing``."""
 
     def __init__(
         self, rates, losses, smoothed, reading, diverged_at, collapsed=False, guessing=None
@@ -127,9 +145,8 @@ class RateFinding:
 
     @property
     def retry(self) -> dict | None:
-        """The arguments of lr_find the reason advises changing, when it advises one: a start
-        1000 times lower after a breakdown at the first rates, a stop 1000 times higher when the
-        loss was still falling at the last rate."""
+        """The arguments the reason advises changing: a start 1000 times lower, or a stop 1000
+        times higher."""
         if self.no_suggestion == DIVERGED_AT_START:
             return {"start": float(f"{self.rates[0] / 1000:.0e}")}
         if self.no_suggestion == STILL_FALLING:
@@ -138,86 +155,39 @@ class RateFinding:
 
     @property
     def reason(self) -> str:
-        """Why this rate, or why none, and where training broke down, in the language mxlearn
-        speaks now."""
-        return say(
-            "{suggestion} {breakdown}", suggestion=self._suggestion(), breakdown=self._breakdown()
-        )
-
-    def _suggestion(self) -> str:
-        start, last = float(self.rates[0]), float(self.rates[-1])
-        if self.suggested is not None:
-            return say(
-                "The smoothed loss reaches its lowest from lr {floor:.3g} on; a tenth of that, "
-                "lr {suggested:.3g}, is the suggestion.",
-                floor=self.floor_at,
-                suggested=self.suggested,
-            )
-        if self.no_suggestion == NOISE_OVER_FALL:
-            return say(
-                "The smoothed loss fell by {fall:.3g}, within its noise ({noise:.3g} a value): "
-                "no rate to suggest; larger batches average the noise out.",
-                fall=self.fall,
-                noise=self.noise,
-            )
-        if self.no_suggestion == DIVERGED_AT_START:
-            return say(
-                "The loss did not fall before training broke down: no rate to suggest; start "
-                "lower, e.g. start={lower:.0e}.",
-                lower=self.retry["start"],
-            )
-        if self.no_suggestion == STILL_FALLING:
-            return say(
-                "The smoothed loss was still falling at lr {last:.3g}, the last rate, so its "
-                "lowest may lie beyond: no rate to suggest; raise stop, e.g. stop={higher:g}.",
-                last=last,
-                higher=self.retry["stop"],
-            )
-        return say(
-            "The smoothed loss did not fall between lr {start:.3g} and lr {last:.3g}: no rate "
-            "to suggest.",
-            start=start,
+        """Why this rate, or why none, and where training broke down."""
+        retry, last = self.retry or {}, float(self.rates[-1])
+        suggestion = say(
+            SAID[self.no_suggestion],
+            floor=self.floor_at,
+            suggested=self.suggested,
+            fall=self.fall,
+            noise=self.noise,
+            lower=retry.get("start"),
+            higher=retry.get("stop"),
+            start=float(self.rates[0]),
             last=last,
         )
-
-    def _breakdown(self) -> str:
-        if self.collapsed:
-            return say(
-                "At lr {rate:.3g} the network collapsed: it predicts one class for every row "
-                "and its loss is back to guessing ({guessing:.3g}).",
-                rate=self.diverged_at,
-                guessing=self.guessing,
-            )
-        if self.diverged_at is not None:
-            return say("The loss diverged at lr {rate:.3g}.", rate=self.diverged_at)
-        return say("The loss did not diverge up to lr {last:.3g}.", last=float(self.rates[-1]))
+        broke = "collapsed" if self.collapsed else self.diverged_at is not None
+        breakdown = say(SAID[broke], rate=self.diverged_at, guessing=self.guessing, last=last)
+        return say("{suggestion} {breakdown}", suggestion=suggestion, breakdown=breakdown)
 
     def figure(self) -> Figure:
-        """The loss against the rate (log axis), raw and smoothed, the two rates marked, as a
-        matplotlib Figure (Agg: nothing shown)."""
+        """The loss against the rate (log axis), raw and smoothed, the two rates marked."""
         figure, font = agg_figure(FIGSIZE)
         ax = figure.subplots()
         rates, losses, smoothed = self.rates, self.losses, self.smoothed
         ax.plot(rates, losses, lw=0.8, color="tab:blue", alpha=0.35, label=say_drawn("loss"))
         ax.plot(rates, smoothed, lw=1.6, color="tab:blue", label=say_drawn("smoothed loss"))
         if self.suggested is not None:
-            ax.axvline(
-                self.suggested,
-                color="tab:green",
-                ls="--",
-                label=say_drawn("suggested lr {rate:.3g}", rate=self.suggested),
-            )
+            label = say_drawn("suggested lr {rate:.3g}", rate=self.suggested)
+            ax.axvline(self.suggested, color="tab:green", ls="--", label=label)
         if self.diverged_at is not None:
-            ax.axvline(
-                self.diverged_at,
-                color="tab:red",
-                ls=":",
-                label=(
-                    say_drawn("collapsed at lr {rate:.3g}", rate=self.diverged_at)
-                    if self.collapsed
-                    else say_drawn("diverged at lr {rate:.3g}", rate=self.diverged_at)
-                ),
-            )
+            rate = self.diverged_at
+            label = say_drawn("collapsed at lr {rate:.3g}", rate=rate)
+            if not self.collapsed:
+                label = say_drawn("diverged at lr {rate:.3g}", rate=rate)
+            ax.axvline(rate, color="tab:red", ls=":", label=label)
         ax.set_xscale("log")
         finite = smoothed[np.isfinite(smoothed)]
         if finite.size:  # up to the smoothed loss's top: an explosion's raw loss would squash it
@@ -233,9 +203,7 @@ class RateFinding:
         return figure
 
     def plot(self, path: str | None = None, backend: str | None = None) -> str | None:
-        """Show the figure where the code runs: in a notebook, as an image in the output;
-        elsewhere saved as a PNG (``path``, else runs/plots/lr-find-<time>.png), its path
-        printed and returned. No window opens."""
+        """Show the figure where the code runs, or save it at ``path``, printing its path."""
         figure = self.figure()
         if path is None:
             return show_figure(figure, "lr-find", backend)
@@ -244,10 +212,11 @@ class RateFinding:
         return path
 
     def __repr__(self) -> str:
+        rates = ("None" if r is None else f"{r:.3g}" for r in (self.suggested, self.diverged_at))
+        suggested, diverged = rates
         return (
-            f"RateFinding(suggested={_short(self.suggested)}, "
-            f"diverged_at={_short(self.diverged_at)}, collapsed={self.collapsed}, "
-            f"batches={len(self.rates)})"
+            f"RateFinding(suggested={suggested}, diverged_at={diverged}, "
+            f"collapsed={self.collapsed}, batches={len(self.rates)})"
         )
 
     def __str__(self) -> str:
@@ -259,7 +228,3 @@ class RateFinding:
             last=float(self.rates[-1]),
             reason=self.reason,
         )
-
-
-def _short(rate: float | None) -> str:
-    return "None" if rate is None else f"{rate:.3g}"

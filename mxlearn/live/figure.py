@@ -1,9 +1,6 @@
-"""The training figure: created once, its line artists updated in place, drawn to PNG.
-
-Drawing uses matplotlib's Agg canvas directly (no pyplot: no global figure list, no inline
-backend showing a second copy). Most draws only redraw the curves over a cached background
-(blitting: ~2 ms here); the axes, ticks and labels are redrawn (~30 ms) only when the curves
-leave the current axis limits, or when asked for a final, exact picture.
+"""The training figure: created once on matplotlib's Agg canvas (no pyplot: no global figure
+list, no second copy from the inline backend), its curves redrawn over a cached background
+(blitting, ~2 ms), everything (~30 ms) only when the curves leave the axes or for a final picture.
 """
 
 from __future__ import annotations
@@ -28,12 +25,8 @@ MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and sh
 
 
 def agg_figure(figsize, chinese: bool = False) -> tuple[Figure, dict]:
-    """A Figure on matplotlib's Agg canvas, and the font its words are drawn in (a ``fontdict``).
-
-    With a Chinese font, it draws the CJK glyphs and DejaVu Sans the rest (matplotlib falls back
-    glyph by glyph along a list of families). Looked for only when there is Chinese to draw: the
-    words, or (``chinese``) a text the figure shows, such as a mark a Chinese run left.
-    """
+    """A Figure on the Agg canvas, and its font: with Chinese to draw (the words, or a text such
+    as a mark a Chinese run left), a CJK font with DejaVu Sans for the other glyphs."""
     figure = Figure(figsize=figsize, dpi=96)
     FigureCanvasAgg(figure)
     cjk = cjk_font_name() if chinese or drawn_language() == "zh" else None
@@ -52,11 +45,6 @@ class _Curves:
         self.batch_index: list[int] = []
         self.batch_y: list[float] = []
         self.epochs = {"train": ([], []), "validation": ([], [])}  # phase -> (x, y)
-
-    def smooth(self, value: float) -> float:
-        """A NaN or infinite batch value is drawn as it is (a gap) and left out of the
-        average, which goes on smoothing the values after it."""
-        return self.smoother.add(value) if math.isfinite(value) else value
 
 
 class TrainingFigure:
@@ -80,17 +68,14 @@ class TrainingFigure:
         self._per_epoch: int | None = None  # batches per epoch, once the recorder knows
         self._batches_seen = 0  # the most batches of one epoch seen so far
         self._x_range: tuple[float, float] | None = None
-        self.full_draws = 0
-        self.blits = 0
+        self.full_draws = self.blits = 0
         # metric name -> the range its values lie in (None: unbounded), from the metric
         # objects of the run; names not in it are looked up among MXNet's own metrics
         self.ranges: dict[str, tuple[float, float] | None] = {}
         self._events: list = []
         self._event_artists: list = []
 
-    # ---------------------------------------------------------------- data
     def value_range(self, metric: str) -> tuple[float, float] | None:
-        """Where ``metric``'s values lie, when known: a fixed y axis; else the axis follows."""
         if metric in self.ranges:
             return self.ranges[metric]
         facts = facts_of_name(metric)
@@ -115,7 +100,9 @@ class TrainingFigure:
             if r.kind == "batch":
                 curves.batch_epoch.append(r.epoch)
                 curves.batch_index.append(r.batch)
-                curves.batch_y.append(curves.smooth(r.value))
+                # a NaN or infinite value is drawn as it is (a gap) and left out of the average
+                value = curves.smoother.add(r.value) if math.isfinite(r.value) else r.value
+                curves.batch_y.append(value)
                 self._batches_seen = max(self._batches_seen, r.batch + 1)
             else:
                 xs, ys = curves.epochs[r.phase]
@@ -123,7 +110,6 @@ class TrainingFigure:
                 ys.append(r.value)
         self._consumed = len(history.records)
 
-    # ---------------------------------------------------------------- drawing
     def _build(self) -> None:
         n = max(1, len(self.metrics))
         size = self.figsize or (min(5.0 * n, 15.0), 3.4)
@@ -145,8 +131,7 @@ class TrainingFigure:
             if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
             ax.legend(loc="best", prop={**self._font, "size": "small"})
-            self._axes[metric] = ax
-            self._lines[metric] = lines
+            self._axes[metric], self._lines[metric] = ax, lines
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
         self._event_artists = []
@@ -160,8 +145,8 @@ class TrainingFigure:
         self._backgrounds = None
 
     def _batch_x(self, c: _Curves) -> np.ndarray:
-        """Batch points in epochs completed; in a first epoch of unknown length, the batches
-        so far fill it (the curve starts at 0 and stretches as the epoch goes on)."""
+        """Batch points in epochs completed; a first epoch of unknown length is filled by the
+        batches so far."""
         per_epoch = self._per_epoch or max(self._batches_seen, 1)
         return np.asarray(c.batch_epoch, float) + (np.asarray(c.batch_index) + 1) / per_epoch
 
@@ -186,14 +171,11 @@ class TrainingFigure:
         ax = self._axes[metric]
         xs = np.concatenate([bx, *(x for x, _ in c.epochs.values())])
         ys = np.concatenate([by, *(y for _, y in c.epochs.values())])
-        finite = np.isfinite(ys)
-        if not finite.any():
+        ys = ys[np.isfinite(ys)]
+        if not len(ys):
             return False
-        x0, x1 = ax.get_xlim()
-        y0, y1 = ax.get_ylim()
-        return bool(
-            xs.max() > x1 or xs.min() < x0 or ys[finite].max() > y1 or ys[finite].min() < y0
-        )
+        (x0, x1), (y0, y1) = ax.get_xlim(), ax.get_ylim()
+        return bool(xs.max() > x1 or xs.min() < x0 or ys.max() > y1 or ys.min() < y0)
 
     def _fit_limits(self) -> None:
         for metric, ax in self._axes.items():
@@ -227,21 +209,13 @@ class TrainingFigure:
         for artist in self._event_artists:
             artist.remove()
         self._event_artists = []
+        at = dict(xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points")
+        look = dict(fontsize="small", color="grey", fontfamily=self._font.get("family"))
         for event in events:
             for ax in self._axes.values():
-                self._event_artists.append(ax.axvline(event.epoch, color="grey", ls="--", lw=1))
-                self._event_artists.append(
-                    ax.annotate(
-                        event.text,
-                        (event.epoch, 1.0),
-                        xycoords=("data", "axes fraction"),
-                        xytext=(3, -12),
-                        textcoords="offset points",
-                        fontsize="small",
-                        color="grey",
-                        fontfamily=self._font.get("family"),
-                    )
-                )
+                line = ax.axvline(event.epoch, color="grey", ls="--", lw=1)
+                text = ax.annotate(event.text, (event.epoch, 1.0), **at, **look)
+                self._event_artists += [line, text]
 
     def draw(self, exact: bool = False) -> None:
         """Bring the canvas up to date: a blit when the limits still hold, else a full draw."""
@@ -267,16 +241,16 @@ class TrainingFigure:
                 ax.draw_artist(line)
 
     def png(self) -> bytes:
-        """The canvas as PNG: reduced to a 64-colour palette, which a plot of a few lines does
-        not show, and which halves the encoding time and the bytes (for files and exports)."""
+        """The canvas as PNG, in a 64-colour palette: a plot of lines shows no difference, and
+        the encoding time and the bytes halve."""
         image = Image.fromarray(self._rgb()).quantize(64, method=Image.Quantize.FASTOCTREE)
         buffer = io.BytesIO()
         image.save(buffer, format="png", compress_level=1)
         return buffer.getvalue()
 
     def jpeg(self) -> bytes:
-        """The canvas as JPEG (quality 95, no chroma subsampling: lines stay clean), for live
-        frames: ~1 ms to encode against ~4.5 ms for PNG, which matters once per epoch."""
+        """The canvas as JPEG for live frames (~1 ms to encode, PNG ~4.5 ms); no chroma
+        subsampling: lines stay clean."""
         buffer = io.BytesIO()
         Image.fromarray(self._rgb()).save(buffer, format="jpeg", quality=95, subsampling=0)
         return buffer.getvalue()
@@ -293,7 +267,6 @@ class TrainingFigure:
         }
 
     def save(self, path) -> None:
-        """A final, exact PNG at ``path``."""
         self.draw(exact=True)
         with open(path, "wb") as f:
             f.write(self.png())

@@ -18,13 +18,16 @@ from .renderers import choose_backend, make_renderer
 from .throttle import Throttle
 
 PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text change)
-# A run predicted to end within SHORT_RUN seconds of its start shows its first frame at the
-# end: an earlier one would cost a whole figure (~30 ms) for a picture replaced a moment later.
-# The prediction after one epoch runs long (that epoch pays for the start), and if it is wrong
-# the first frame is still drawn once FIRST_FRAME_BY seconds have passed.
+# A run predicted to end within SHORT_RUN seconds shows its first frame at the end: an earlier
+# one costs a whole figure (~30 ms) for a picture replaced a moment later. If the prediction is
+# wrong, the first frame is still drawn after FIRST_FRAME_BY seconds (looked at every RECHECK).
 SHORT_RUN = 1.5
 FIRST_FRAME_BY = 0.75
-FIRST_FRAME_RECHECK = 0.05  # seconds between looks at that prediction while a frame waits
+FIRST_FRAME_RECHECK = 0.05
+PHASE_SAID = {
+    "train": N_("train {metric} {value:.4f}"),
+    "validation": N_("validation {metric} {value:.4f}"),
+}
 
 
 class PlotFinished(LifecycleError):
@@ -48,26 +51,15 @@ class LivePlot(Callback):
 
         mod.fit(train_iter, eval_data=val_iter, num_epoch=5, live=True)   # or live=LivePlot()
 
-    or feed it from a manual loop, one call per batch::
-
-        live = mxlearn.LivePlot()
-        for epoch in range(5):
-            train_iter.reset(); metric.reset()
-            for batch in train_iter:
-                mod.forward(batch, is_train=True)
-                mod.update_metric(metric, batch.label)
-                mod.backward(); mod.update()
-                live.update(epoch, metric, batch)
-        live.close()
+    or is fed by a manual loop: ``live.update(epoch, metric, batch)`` after each
+    ``mod.update_metric``, ``live.validation(epoch, ...)``, and ``live.close()`` at the end.
 
     Parameters
     ----------
     backend : 'widget', 'display' or 'console'
         Default: chosen from where the code runs ($MXLEARN_LIVE_BACKEND overrides).
     budget : float
-        Largest share of training time spent drawing (default 0.02 = 2%; with the progress
-        line, the first and the final frame, a widget's own work measured 3.4-3.5% of a
-        2-second fit: benchmarks/README.md).
+        Largest share of training time spent drawing (default 0.02; benchmarks/README.md).
     log_scale : bool
         Logarithmic y axis for unbounded metrics (losses).
     smoothing : float
@@ -115,12 +107,10 @@ class LivePlot(Callback):
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
         self.saved_path: str | None = None
         self.findings: list = []  # what history.diagnose() read in the curves when training ended
-        self._frame: bytes | None = None
+        self._frame: bytes | None = None  # the last JPEG frame, and the history it shows
         self._frame_version = -1
-        self._shown = False
-        self._closed = False
-        self._last_progress = -1.0
-        self._quiet_until = -1.0  # tick has nothing to do before this clock time
+        self._shown = self._closed = False
+        self._last_progress = self._quiet_until = -1.0  # tick does nothing before _quiet_until
         # manual-loop state
         self._batch_values = BatchValues()
         self._manual_epoch: int | None = None
@@ -135,13 +125,9 @@ class LivePlot(Callback):
             self.renderer.start()
             self._shown = True
 
-    # ---------------------------------------------------------------- the manual loop
     def update(self, epoch: int, metric, batch=None) -> None:
-        """Record one training batch from a manual loop: call it after ``mod.update_metric``.
-
-        ``metric`` is the metric the loop updates (reset at each epoch start); ``batch`` (the
-        DataBatch) gives the number of samples, padding excluded.
-        """
+        """Record a training batch of a manual loop, after ``mod.update_metric(metric, ...)``
+        (``metric`` reset at each epoch's start; ``batch`` tells the samples, padding left out)."""
         self._require_open("LivePlot.update()")
         recorder = self.recorder
         if self._manual_epoch is None:
@@ -154,7 +140,9 @@ class LivePlot(Callback):
             recorder.batch = -1
         self._manual_epoch = epoch
         values = self._batch_values.read(metric)
-        samples = _batch_samples(batch) if batch is not None else 0
+        samples = 0
+        if getattr(batch, "data", None):
+            samples = int(batch.data[0].shape[0]) - int(getattr(batch, "pad", 0) or 0)
         seen = recorder.advance(epoch, recorder.batch + 1, samples)
         recorder.record_batch(epoch, recorder.batch, seen, values)
         self._manual_epoch_values = metric.get_global_name_value()
@@ -172,8 +160,7 @@ class LivePlot(Callback):
         self.epoch_done()
 
     def _require_open(self, called: str) -> None:
-        """A finished plot (live.close(), or the end of the fit that drew it) takes no more
-        values: they would be added to a final figure and to that run's history."""
+        # new values would go into a final figure and into a finished run's history
         if self._closed:
             raise PlotFinished(called=called)
 
@@ -195,7 +182,6 @@ class LivePlot(Callback):
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # ---------------------------------------------------------------- fit's hooks
     @classmethod
     def of(cls, spec) -> LivePlot | None:
         """What ``fit(live=spec)`` draws with: True a new LivePlot, False or None nothing."""
@@ -217,9 +203,8 @@ class LivePlot(Callback):
         self._start()
 
     def _know_ranges(self, metrics) -> None:
-        """Fixed axes only for metrics whose range is known from their class: a custom metric
-        named 'accuracy' may go anywhere. The history learns the same (fit's recording tells it
-        too; a manual loop has only this)."""
+        """Fixed axes only for metrics whose range their class tells (a custom metric named
+        'accuracy' may go anywhere); the history learns the same (a manual loop has only this)."""
         for metric in metrics:
             facts = facts_of(metric)
             self.figure.ranges[metric.name] = facts.value_range if facts else None
@@ -234,7 +219,6 @@ class LivePlot(Callback):
     def on_train_end(self, run: RunContext) -> None:
         self.finish()
 
-    # ---------------------------------------------------------------- drawing
     @property
     def history(self):
         """The values drawn: the recorder's MetricHistory (``mod.history`` after fit)."""
@@ -270,18 +254,15 @@ class LivePlot(Callback):
             self.renderer.progress(self.recorder.progress_text(), self._fraction())
 
     def _first_frame_waits(self) -> bool:
-        """No frame yet, the run will be over within SHORT_RUN seconds of its start, and it
-        has not run FIRST_FRAME_BY seconds yet."""
         if self.throttle.draws:
             return False
         elapsed, eta = self.recorder.elapsed(), self.recorder.eta_seconds()
         return eta is not None and elapsed < FIRST_FRAME_BY and elapsed + eta < SHORT_RUN
 
     def epoch_done(self) -> None:
-        """An epoch's values are complete (validation included): its line, and a fresh figure
-        when the throttle allows. Epochs of a few ms would otherwise spend more time drawing
-        than training; the first epoch's figure is drawn at once (unless the whole run is over
-        within SHORT_RUN seconds), the last at the end."""
+        """An epoch's values are complete: its line, and a figure when the throttle allows (or
+        for the first epoch, unless the whole run is short): epochs of a few ms would otherwise
+        spend more time drawing than training."""
         if self.renderer.shows_epoch_lines:  # the text costs ~0.2 ms: only for who prints it
             self.renderer.epoch(self._epoch_text())
         if not self.renderer.wants_figure:
@@ -302,8 +283,7 @@ class LivePlot(Callback):
         self.throttle.drew(self._last_progress - started)
 
     def _current_frame(self) -> bytes:
-        """The figure with every value recorded so far, as a JPEG frame; drawn again only if
-        something is new."""
+        """The figure as a JPEG frame, drawn again only if something is new."""
         if self._frame is None or self._frame_version != self.history.version:
             self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
             self.figure.draw()
@@ -330,7 +310,6 @@ class LivePlot(Callback):
         self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
         self.figure.save(path)
 
-    # ---------------------------------------------------------------- text
     def _x_range(self):
         r = self.recorder
         if r.total_epochs:
@@ -354,28 +333,13 @@ class LivePlot(Callback):
             for phase in ("train", "validation"):
                 r = self.history.last_record(metric, phase)
                 if r is not None and r.epoch == epoch:
-                    parts.append(_phase_value(phase, metric, r.value))
-        rate = self.recorder.samples_per_second()
-        parts.append(say("{rate:,.0f} samples/s", rate=rate))
+                    parts.append(say(PHASE_SAID[phase], metric=metric, value=r.value))
+        parts.append(say("{rate:,.0f} samples/s", rate=self.recorder.samples_per_second()))
         eta = self.recorder.eta_seconds()
         if eta is not None:
-            minutes, seconds = int(eta) // 60, int(eta) % 60
+            minutes, seconds = divmod(int(eta), 60)
             parts.append(say("ETA {minutes}:{seconds:02d}", minutes=minutes, seconds=seconds))
         return "  ".join(parts)
 
     def __repr__(self) -> str:
         return f"LivePlot(backend={self.backend!r}, {self.history!r})"
-
-
-def _phase_value(phase: str, metric: str, value: float) -> str:
-    """One value of an epoch's line: 'train accuracy 0.9012'."""
-    if phase == "train":
-        return say("train {metric} {value:.4f}", metric=metric, value=value)
-    return say("validation {metric} {value:.4f}", metric=metric, value=value)
-
-
-def _batch_samples(batch) -> int:
-    data = getattr(batch, "data", None)
-    if not data:
-        return 0
-    return int(data[0].shape[0]) - int(getattr(batch, "pad", 0) or 0)

@@ -1,14 +1,6 @@
-"""The three faces of a LivePlot, and which one fits where the code runs. Same methods for all;
-what a face cannot show is a no-op.
-
-- widget: an ipywidgets box (progress bar, progress line, PNG image) shown once and updated in
-  place through its traits: no flicker, and the rest of the cell's output stays.
-- display: for frontends without widgets, an image and a text line shown with IPython display
-  ids and replaced in place.
-- console: one line per epoch, and the final figure saved as a PNG whose path it prints.
-
-A finished figure (``compare``, ``lr_find``, ``LayerStats``) is shown the same way:
-:func:`show_figure`.
+"""The three faces of a LivePlot, with the same methods (what one cannot show is a no-op):
+an ipywidgets box updated through its traits (widget), images and text replaced through
+IPython display ids (display), epoch lines and a saved PNG (console); and :func:`show_figure`.
 """
 
 from __future__ import annotations
@@ -50,8 +42,7 @@ def _kernel_shell():
 
 
 def widgets_available() -> bool:
-    """ipywidgets is importable and the frontend side (the JupyterLab/Notebook 7 manager) is
-    installed beside it, which is how JupyterLab, Notebook 7 and VS Code render widgets."""
+    """ipywidgets and its frontend side (how JupyterLab, Notebook 7 and VS Code render it)."""
     if importlib.util.find_spec("ipywidgets") is None:
         return False
     return any(importlib.util.find_spec(m) for m in ("jupyterlab_widgets", "widgetsnbextension"))
@@ -70,12 +61,8 @@ def choose_backend(requested: str | None = None) -> Backend:
 
 
 def prepare_for_kernel() -> None:
-    """In a Jupyter kernel that will draw widgets, import ipywidgets now, at ``import mxlearn``.
-
-    The import takes 25-30 ms (more on a cold disk), and it would otherwise happen in the cell
-    that trains, inside the student's first ``fit(live=True)``; the import cell is where
-    waiting is expected. Elsewhere (a script, the tests, a terminal) nothing is imported.
-    """
+    """In a kernel that will draw widgets, import ipywidgets (25-30 ms) at ``import mxlearn``,
+    where waiting is expected, not inside the student's first ``fit(live=True)``."""
     if _kernel_shell() is None:
         return
     # a wrong $MXLEARN_LIVE_BACKEND, or a broken install, is reported when a plot is made
@@ -101,17 +88,10 @@ class Renderer:
     wants_figure = True  # draws the figure while training
     shows_epoch_lines = False  # prints a line per epoch
 
-    def start(self) -> None:
+    def _nothing(self, *shown) -> None:
         pass
 
-    def progress(self, text: str, fraction: float | None) -> None:
-        pass
-
-    def figure(self, frame: bytes) -> None:
-        pass
-
-    def epoch(self, text: str) -> None:
-        pass
+    start = progress = figure = epoch = _nothing
 
     def findings(self, text: str) -> None:
         """Plain text as the output after the plot: the same words in a notebook read without
@@ -149,11 +129,8 @@ class DisplayRenderer(Renderer):
         self._text = display({"text/plain": say("starting...")}, raw=True, display_id=True)
         if self._text is None:  # IPython shows nothing it could update here
             raise NotInAKernel()
-        self._image = display(
-            {"text/plain": say("(the plot appears after the first batches)")},
-            raw=True,
-            display_id=True,
-        )
+        waiting = {"text/plain": say("(the plot appears after the first batches)")}
+        self._image = display(waiting, raw=True, display_id=True)
 
     def progress(self, text: str, fraction: float | None) -> None:
         self._text.update({"text/plain": text}, raw=True)
@@ -173,12 +150,9 @@ class WidgetRenderer(Renderer):
         # that draws widgets has imported it already, in prepare_for_kernel)
         import ipywidgets as widgets
 
+        layout = widgets.Layout(width="320px")
         self.bar = widgets.FloatProgress(
-            value=0.0,
-            min=0.0,
-            max=1.0,
-            description=say("training"),
-            layout=widgets.Layout(width="320px"),
+            value=0.0, max=1.0, description=say("training"), layout=layout
         )
         self.text = widgets.HTML(value=say("starting..."))
         # flex-start: the plot keeps its own size instead of being stretched to the cell's width
@@ -217,14 +191,10 @@ class WidgetRenderer(Renderer):
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
-    return {
-        mimetype: base64.b64encode(data).decode("ascii"),
-        "text/plain": say("<training plot>"),
-    }
+    return {mimetype: base64.b64encode(data).decode("ascii"), "text/plain": say("<training plot>")}
 
 
-# One row a backend: a new renderer is a class with the methods above (start, progress,
-# figure, epoch, finish, findings) and its row here.
+# One row a backend: a new renderer is a class with the methods above and its row here.
 RENDERERS = {
     Backend.WIDGET: lambda png_path: WidgetRenderer(),
     Backend.DISPLAY: lambda png_path: DisplayRenderer(),
@@ -251,9 +221,8 @@ def figure_png(fig) -> bytes:
 
 
 def show_figure(fig, name: str, backend: str | None = None) -> str | None:
-    """A finished figure shown where the code runs, as LivePlot chooses: in a notebook a widget
-    where widgets render (with the same PNG beside it for exported notebooks), else the PNG
-    itself; in a terminal saved under runs/plots/, saying where (returning the path)."""
+    """A finished figure shown as LivePlot chooses: a widget (with the PNG beside it for
+    exported notebooks), the PNG, or in a terminal a file under runs/plots/ (its path)."""
     chosen, png = choose_backend(backend), figure_png(fig)
     if chosen == "console":
         path = saved_png(png, None, name)

@@ -3,10 +3,10 @@
 from __future__ import annotations
 
 import math
-import numbers
 import time
 from collections.abc import Callable
 
+from .. import rules
 from ..errors import N_, InputError
 
 
@@ -19,14 +19,9 @@ class NotABudget(InputError):
 
 
 class Throttle:
-    """Allows a draw when the drawing time so far, plus one more draw, fits in ``budget``.
-
-    The account is cumulative from the first question asked (the first draw waits
-    ``min_interval`` after it, so that there is something to show): with budget 0.03, drawing may take
-    3% of the wall time since then. Draws the caller makes anyway (epoch ends, the end of
-    training) are paid from the same account, so when epochs are short and those draws already
-    use the budget, no extra draws happen in between. Draws are also at least ``min_interval``
-    apart. The clock is injectable, so tests need no sleeps.
+    """Allows a draw when the drawing time since the first question, plus one more draw, fits
+    in ``budget``, at least ``min_interval`` apart. Draws the caller makes anyway (epoch ends)
+    are paid from the same account, so short epochs leave no extra draws between them.
 
     Examples
     --------
@@ -49,15 +44,14 @@ class Throttle:
         min_interval: float = 0.25,
         clock: Callable[[], float] = time.perf_counter,
     ):
-        if isinstance(budget, bool) or not isinstance(budget, numbers.Real) or not 0 < budget <= 1:
+        if rules.number("", above=0, maximum=1).test(budget) is not None:
             raise NotABudget(budget=budget)
         self.budget = budget
         self.min_interval = min_interval
         self.clock = clock
         self.restart()
 
-    def restart(self) -> None:
-        """Open a new account (a new training run)."""
+    def restart(self) -> None:  # a new account: a new training run
         self._start: float | None = None
         self._last_end: float | None = None
         self._last_cost = 0.0
@@ -71,13 +65,11 @@ class Throttle:
         return now >= self.quiet_until()
 
     def quiet_until(self) -> float:
-        """The clock time before which ``due()`` is False (once the account is open): a caller
-        asking every batch can skip asking until then."""
+        """The clock time before which ``due()`` is False: a caller can skip asking until then."""
         if self._start is None:
             return -math.inf
         if self._last_end is None:  # the first draw: nothing spent yet
             return self._start + self.min_interval
-        # min_interval after the last draw, and once the budget allows the next one
         budget_allows = self._start + (self.spent + self._last_cost) / self.budget
         return max(self._last_end + self.min_interval, budget_allows)
 
