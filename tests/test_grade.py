@@ -199,7 +199,8 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
         ("judy", NOTEBOOK, "01.2", "error", memory),
     ]
     assert (submitted / "frank" / "data.txt").read_text() == "keep me"  # only the copy lost it
-    assert grading.counts() == {"passed": 7, "failed": 6, "error": 6, "timeout": 1}
+    counts = {"passed": 7, "failed": 6, "error": 6, "timeout": 1, "tampered": 0, "flagged": 0}
+    assert grading.counts() == counts
     assert grading.seconds[("dave", NOTEBOOK)] < 30 + 5
     assert took < 30 + 30  # the loop's 30 s, the others beside it
     _nothing_left(tmp_path)
@@ -213,7 +214,7 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
     assert NOT_ANSWERED in common and '<td class="count">3</td>' in common
     printed = capsys.readouterr().out
     assert "dave/01_exercises.ipynb: 1 of 2 exercises passed" in printed
-    assert "20 grades: 7 passed, 6 failed, 6 error, 1 timeout." in printed
+    assert "20 grades: 7 passed, 6 failed, 6 error, 1 timeout, 0 tampered; 0 flagged." in printed
     assert str(out.resolve()) in printed and str(grading.html.resolve()) in printed
 
 
@@ -395,7 +396,7 @@ def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
     (submitted / "frank").mkdir()
     _notebook(submitted / "grace" / ".ipynb_checkpoints" / "01_exercises-checkpoint.ipynb")
     _notebook(submitted / "heidi" / NOTEBOOK)
-    (submitted / "heidi" / "loop").symlink_to(".")  # neither followed nor an assignment
+    (submitted / "heidi" / "loop").symlink_to(".")  # not followed: a link handed in
     _notebook(submitted / "ivan" / "week1" / NOTEBOOK)  # nbgrader's layout: handed in too
     _notebook(submitted / ".hidden" / NOTEBOOK)
     _notebook(submitted / "stray.ipynb")
@@ -422,6 +423,7 @@ def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
         ("grace", NOTEBOOK, "01.2", "failed", NOT_HANDED_IN),
         ("heidi", NOTEBOOK, "01.1", "passed", ""),
         ("heidi", NOTEBOOK, "01.2", "passed", ""),
+        ("heidi", "loop", "", "tampered", LINKED.format(".")),
         ("ivan", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
         ("ivan", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
     ]
@@ -475,6 +477,24 @@ def test_a_linked_notebook_or_folder_is_tampered_not_the_teachers_grades(tmp_pat
     assert ("bob", "", "", "tampered", LINKED.format(os.path.relpath(teacher, submitted))) in rows
     assert ("'=HYPERLINK(x)", NOTEBOOK, "01.1", "tampered", LINKED.format("/etc/hostname")) in rows
     assert not [g for g in grading.grades if g.status == "passed"]
+
+
+def test_a_notebook_handed_in_twice_and_names_one_when_normalised_are_flagged(tmp_path):
+    teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
+    _other_notebook(submitted / "alice" / "notes.ipynb")
+    _other_notebook(submitted / "alice" / "week1" / "notes.ipynb")
+    composed, decomposed = "Jos\u00e9", "Jose\u0301"  # as a macOS zip writes the second
+    _other_notebook(submitted / composed / "notes.ipynb")
+    _other_notebook(submitted / decomposed / "notes.ipynb")
+    grade(submitted, tmp_path / "grades.csv", teacher=teacher)
+    flagged = [row for row in _rows(tmp_path / "grades.csv")[1:] if row[3] == "flagged"]
+    twice = [row for row in flagged if row[0] == "alice"]
+    assert [row[:4] for row in twice] == [("alice", "notes.ipynb", "", "flagged")]
+    assert "week1/notes.ipynb" in twice[0][4] and "each is graded" in twice[0][4]
+    one_name = [row for row in flagged if row[0] != "alice"]
+    assert sorted(row[0] for row in one_name) == sorted([composed, decomposed])
+    assert all("one name once normalised" in row[4] for row in one_name)
+    assert "flagged" in (tmp_path / "grades.html").read_text()
 
 
 @pytest.mark.slow

@@ -38,7 +38,10 @@ def test_the_command_grades_every_student_and_exits_0(tmp_path, capsys):
         ("bob", NOTEBOOK, "01.1", "failed", "x should be 42"),
         ("bob", NOTEBOOK, "01.2", "passed", ""),
     ]
-    assert "4 grades: 3 passed, 1 failed, 0 error, 0 timeout." in capsys.readouterr().out
+    assert (
+        "4 grades: 3 passed, 1 failed, 0 error, 0 timeout, 0 tampered; 0 flagged."
+        in capsys.readouterr().out
+    )
     with pytest.raises(SystemExit) as shown:  # the defaults shown are the grader's own
         main(["grade", "--help"])
     assert shown.value.code == 0

@@ -19,7 +19,8 @@ import shutil
 import tempfile
 import threading
 import time
-from collections import Counter
+import unicodedata
+from collections import Counter, defaultdict
 from concurrent.futures import ThreadPoolExecutor, as_completed
 from dataclasses import astuple, dataclass, field
 from pathlib import Path
@@ -33,6 +34,7 @@ from . import grading_run
 from .grade_exercises import (
     ERROR,
     FAILED,
+    FLAGGED,
     PASSED,
     STATUSES,
     TAMPERED,
@@ -221,6 +223,7 @@ def grade(
             grader.stop_everything()
             raise
     grades += _not_handed_in([p.name for p in students(submissions)], grades, course)
+    grades += _ambiguous(found, [p.name for p in students(submissions)])
     grades.sort(key=lambda g: (g.student, g.notebook, exercise_key(g.exercise)))
     grading = Grading(out, out.with_suffix(".html"), grades, seconds)
     _write(grading)
@@ -250,6 +253,34 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
                 Grade(student, shown, e, FAILED, say("not handed in"))
                 for e in exercises.get(name, {})
             ]
+    return rows
+
+
+def _ambiguous(found: list[Submission], everyone: list[str]) -> list[Grade]:
+    """A ``flagged`` row for a notebook handed in twice by one student (both are graded), and
+    for folders whose names are one after Unicode normalisation (a zip made on macOS writes
+    'José' decomposed): graded apart, though they may be one student."""
+    rows = []
+    places = defaultdict(list)
+    for s in found:
+        places[s.student, Path(s.notebook).name].append(s.notebook)
+    for (student, name), where in sorted(places.items()):
+        if len(where) > 1:
+            message = say(
+                "handed in {count} times: {places}; each is graded",
+                count=len(where),
+                places=", ".join(where),
+            )
+            rows.append(Grade(student, name, "", FLAGGED, message))
+    names = defaultdict(list)
+    for student in everyone:
+        names[unicodedata.normalize("NFC", student)].append(student)
+    for same in (folders for folders in names.values() if len(folders) > 1):
+        forms = ", ".join(ascii(folder) for folder in same)
+        message = say("folders {forms} are one name once normalised: graded apart", forms=forms)
+        rows += [Grade(student, "", "", FLAGGED, message) for student in same]
+    for row in rows:
+        _tell(N_("{student}/{notebook}: {message}"), **vars(row))
     return rows
 
 
@@ -294,9 +325,9 @@ def _print_summary(grading: Grading) -> None:
     counts = grading.counts()
     print(
         say(
-            "{total} grades: {passed} passed, {failed} failed, {error} error, {timeout} timeout."
-            "\n  CSV: {csv}\n  HTML summary: {html}",
-            total=len(grading.grades),
+            "{total} grades: {passed} passed, {failed} failed, {error} error, {timeout} timeout, "
+            "{tampered} tampered; {flagged} flagged.\n  CSV: {csv}\n  HTML summary: {html}",
+            total=len(grading.grades) - counts[FLAGGED],  # a flag is no grade
             **counts,
             csv=grading.csv.resolve(),
             html=grading.html.resolve(),

@@ -17,7 +17,8 @@ from ..language import say
 
 PASSED, FAILED, ERROR, TIMEOUT = "passed", "failed", "error", "timeout"
 TAMPERED = "tampered"  # not a notebook handed in as it should be: never run
-STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, TAMPERED)
+FLAGGED = "flagged"  # not a grade: something the teacher should look at (a notebook twice)
+STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, TAMPERED, FLAGGED)
 FAILED_CHECKS = {"AssertionError", "CheckFailed"}  # the names a failed check raises under
 NOT_ANSWERED = "NotImplementedError"
 MESSAGE_CHARS = 300
