@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 
 from . import rules
@@ -136,10 +137,17 @@ def _add_grade(commands) -> None:
     )
 
 
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
 def main(argv: list[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         return _run(args)
+    except KeyboardInterrupt:  # Ctrl-C, or SIGTERM for grade: what finished is written
+        print(say("\nmxlearn {command}: interrupted.", command=args.command), file=sys.stderr)
+        return 130
     except MXLearnError as err:
         print(f"\nmxlearn: {err}", file=sys.stderr)
         # grade refuses its arguments before any notebook runs: 2, as argparse's own refusals
@@ -183,6 +191,7 @@ def _run(args: argparse.Namespace) -> int:
         refuse_missing_packages()
         from .commands.grade import grade
 
+        signal.signal(signal.SIGTERM, _interrupted)  # as Ctrl-C: finished grades are written
         grade(
             args.submissions,
             args.out,

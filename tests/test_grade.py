@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import csv
 import os
+import signal
+import subprocess
+import sys
 import tempfile
 import time
 import uuid
@@ -495,6 +498,37 @@ def test_a_notebook_handed_in_twice_and_names_one_when_normalised_are_flagged(tm
     assert sorted(row[0] for row in one_name) == sorted([composed, decomposed])
     assert all("one name once normalised" in row[4] for row in one_name)
     assert "flagged" in (tmp_path / "grades.html").read_text()
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("stop", [signal.SIGTERM, signal.SIGINT], ids=["SIGTERM", "Ctrl-C"])
+def test_an_interrupted_run_keeps_its_grades_and_a_rerun_grades_the_rest(temporary, stop):
+    teacher, submitted = _teacher(temporary), temporary / "submitted"
+    slow = "import time\ntime.sleep(4)\n" + ANSWER_1  # long enough to be interrupted
+    for student in ("alice", "bob", "carol"):
+        _notebook(submitted / student / NOTEBOOK, answer_1=slow)
+    out = temporary / "grades.csv"
+    command = [sys.executable, "-m", "mxlearn", "grade", str(submitted), "--out", str(out)]
+    command += ["--teacher", str(teacher), "--jobs", "1"]
+    run = subprocess.Popen(command, stdout=subprocess.PIPE, text=True, env=os.environ.copy())
+    first = ""
+    while "exercises passed" not in first:  # the first notebook is graded
+        first = run.stdout.readline()
+    run.send_signal(stop)
+    assert run.wait(timeout=60) == 130
+    rows = _rows(out)[1:]
+    graded = {row[0] for row in rows if row[0]}
+    assert len(graded) == 1 and rows[-1][:4] == ("", "", "", "flagged")
+    assert "interrupted with 1 of 3 notebooks graded" in rows[-1][4]
+    _nothing_left(temporary)
+    assert not list((temporary / "tmp").glob("mxlearn-grade-*"))  # no temporary copy left
+    again = subprocess.run(command, capture_output=True, text=True, timeout=300)
+    assert again.returncode == 0, again.stderr
+    assert "1 notebooks graded before the interruption: kept" in again.stdout
+    assert graded.pop() + "/" not in again.stdout.replace("interruption", "")
+    final = _rows(out)[1:]
+    assert sorted({row[0] for row in final}) == ["alice", "bob", "carol"]
+    assert all(row[3] == "passed" for row in final)
 
 
 @pytest.mark.slow

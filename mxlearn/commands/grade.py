@@ -129,6 +129,14 @@ class _Grader:
         ]
         return rows, time.monotonic() - started, name
 
+    def course_name(self, submission: Submission) -> str | None:
+        """The file name of the teacher's copy of a notebook graded before (an interrupted
+        run's), as grade() found it."""
+        if submission.linked_to is not None:
+            return None
+        notebook, _ = read_notebook(submission.path)
+        return teacher_copy(self.teacher, submission.path.name, notebook)[0] if notebook else None
+
     def _linked(self, submission: Submission) -> list[Grade]:
         """A symbolic link, to a notebook or a folder: neither followed nor run."""
         _, teacher = teacher_copy(self.teacher, submission.path.name)
@@ -206,9 +214,10 @@ def grade(
     grader = _Grader(teacher_folder(teacher, submissions), float(timeout), int(memory_mb), jobs)
     for loose in loose_notebooks(submissions):
         _tell(N_("{path} is not in a student's folder: not graded"), path=str(loose))
-    grades, seconds, course = [], {}, {}
+    grades, seconds, course = _graded_before(out, found, grader)
+    rest = [s for s in found if (s.student, s.notebook) not in seconds]
     with ThreadPoolExecutor(max_workers=int(jobs)) as pool:
-        futures = {pool.submit(grader.grade, s): s for s in found}
+        futures = {pool.submit(grader.grade, s): s for s in rest}
         try:
             for future in as_completed(futures):
                 submission = futures[future]
@@ -218,9 +227,12 @@ def grade(
                 if name is not None:  # only a course notebook is missed by who lacks it
                     course[key] = name
                 _print_notebook(submission, rows, seconds[key])
-        except BaseException:
+        except BaseException:  # Ctrl-C, SIGTERM (the command line's): keep what is graded
             pool.shutdown(wait=False, cancel_futures=True)
             grader.stop_everything()
+            done = len({(g.student, g.notebook) for g in grades})
+            interrupted = Grade("", "", "", FLAGGED, say(INTERRUPTED, done=done, total=len(found)))
+            _write(Grading(out, out.with_suffix(".html"), [*grades, interrupted], seconds))
             raise
     grades += _not_handed_in([p.name for p in students(submissions)], grades, course)
     grades += _ambiguous(found, [p.name for p in students(submissions)])
@@ -254,6 +266,41 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
                 for e in exercises.get(name, {})
             ]
     return rows
+
+
+INTERRUPTED = N_(
+    "grading was interrupted with {done} of {total} notebooks graded: these grades are partial; "
+    "the same command grades the rest"
+)
+
+
+def _graded_before(out: Path, found: list[Submission], grader: _Grader) -> tuple:
+    """An interrupted run's grades (its CSV ends with the INTERRUPTED row): kept, and their
+    notebooks not run again. (grades, {(student, notebook): 0.0}, course) as grade() keeps them."""
+    rows = _read_csv(out)
+    if not rows or rows[-1].status != FLAGGED or rows[-1].student:
+        return [], {}, {}
+    handed_in = {(s.student, s.notebook): s for s in found}
+    kept = [g for g in rows[:-1] if (g.student, g.notebook) in handed_in]
+    seconds = dict.fromkeys({(g.student, g.notebook) for g in kept}, 0.0)
+    course = {}
+    for key in seconds:
+        name = grader.course_name(handed_in[key])
+        if name is not None:
+            course[key] = name
+    _tell(N_("{count} notebooks graded before the interruption: kept"), count=len(seconds))
+    return kept, seconds, course
+
+
+def _read_csv(path: Path) -> list[Grade]:
+    try:
+        with open(path, newline="", encoding="utf-8") as f:
+            rows = list(csv.reader(f))
+    except (OSError, UnicodeDecodeError, csv.Error):
+        return []
+    if not rows or tuple(rows[0]) != HEADER:
+        return []
+    return [Grade(*map(_as_written, row)) for row in rows[1:] if len(row) == 5]
 
 
 def _ambiguous(found: list[Submission], everyone: list[str]) -> list[Grade]:
@@ -301,6 +348,10 @@ def _write(grading: Grading) -> None:
 def _inert(cell: str) -> str:
     """A cell a spreadsheet would run as a formula (a folder named '=HYPERLINK(...)'), as text."""
     return "'" + cell if cell[:1] in ("=", "+", "-", "@", "\t", "\r") else cell
+
+
+def _as_written(cell: str) -> str:
+    return cell[1:] if cell[:1] == "'" and _inert(cell[1:]) == cell else cell
 
 
 def _tell(template: str, **fields) -> None:
