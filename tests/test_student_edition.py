@@ -327,16 +327,26 @@ def test_a_folder_that_cannot_take_the_edition_is_refused_before_writing(tmp_pat
     assert refused.value.fields["out"] == "/proc/mxlearn-student"
 
 
-def test_a_new_edition_replaces_the_old_one_whole(tmp_path):
+def test_a_new_edition_replaces_the_old_one_and_keeps_the_teachers_files(tmp_path, capsys):
     _teacher_notebook(tmp_path / "notebooks")
+    _teacher_notebook(tmp_path / "notebooks", "02_stale.ipynb")
     out = tmp_path / "student"
     write_student_edition(tmp_path / "notebooks", out)
-    (out / "stale.ipynb").write_text("{}")
+    (tmp_path / "notebooks" / "02_stale.ipynb").unlink()  # a notebook the course dropped
+    (out / "data").mkdir()
+    (out / "data" / "letters.csv").write_text("the teacher's")  # files the teacher added
+    (out / "README.txt").write_text("hand out on Monday")
+    capsys.readouterr()
     write_student_edition(tmp_path / "notebooks", out)
-    assert sorted(p.name for p in out.iterdir()) == [
+    assert sorted(p.relative_to(out).as_posix() for p in out.rglob("*") if p.is_file()) == [
         ".mxlearn-student-edition",
         "01_exercise.ipynb",
+        "README.txt",
+        "data/letters.csv",
     ]
+    assert (out / "data" / "letters.csv").read_text() == "the teacher's"
+    said = capsys.readouterr().out
+    assert "kept README.txt" in said and "kept data/letters.csv" in said
     assert [p.name for p in tmp_path.iterdir() if p.name.startswith(".")] == []
 
 

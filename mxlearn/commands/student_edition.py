@@ -324,11 +324,17 @@ def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
         for leftover in (building, replaced):
             shutil.rmtree(leftover, ignore_errors=True)
         building.mkdir()
-        (building / EDITION_MARK).write_text(say("written by python -m mxlearn course --student\n"))
+        written = [target.relative_to(out).as_posix() for target, _ in editions]
+        said = say("written by python -m mxlearn course --student\n")
+        (building / EDITION_MARK).write_text(said + "".join(f"{w}\n" for w in written))
         for target, notebook in editions:
             path = building / target.relative_to(out)
             path.parent.mkdir(parents=True, exist_ok=True)
             nbformat.write(notebook, path)
+        for added in _added_files(out, written):  # the teacher's own files in OUT stay
+            (building / added).parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(out / added, building / added, follow_symlinks=False)
+            print(say("{out}: kept {file}, which the edition did not write", out=out, file=added))
         if out.exists():
             out.rename(replaced)
         building.rename(out)
@@ -339,6 +345,17 @@ def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
         said = f"{type(problem).__name__}: {problem.strerror or problem}"
         raise EditionNotWritten(out=str(out), problem=said) from None
     shutil.rmtree(replaced, ignore_errors=True)
+
+
+def _added_files(out: Path, writing: list[str]) -> list[str]:
+    """Files in an older edition at OUT that no edition wrote (its mark lists what it wrote;
+    a mark of before the list: its notebooks), and that this one does not write either."""
+    if not (out / EDITION_MARK).is_file():
+        return []
+    listed = (out / EDITION_MARK).read_text(encoding="utf-8").splitlines()[1:]
+    ours = {*listed, *writing, EDITION_MARK}
+    found = (p.relative_to(out).as_posix() for p in out.rglob("*") if not p.is_dir())
+    return sorted(f for f in found if f not in ours and (listed or not f.endswith(".ipynb")))
 
 
 def write_student_edition(notebooks: str | Path, out: str | Path) -> list[Path]:
