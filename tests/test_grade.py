@@ -532,6 +532,17 @@ def test_an_interrupted_run_keeps_its_grades_and_a_rerun_grades_the_rest(tempora
 
 
 @pytest.mark.slow
+def test_a_kernel_sees_none_of_the_graders_secrets(temporary, monkeypatch):
+    monkeypatch.setenv("GRADER_TOKEN", "s3cret")
+    teacher, submitted = _teacher(temporary), temporary / "submitted"
+    peek = "x = 0 if any('s3cret' in v for v in os.environ.values()) else 6 * 7"
+    _notebook(submitted / "mallory" / NOTEBOOK, answer_1=peek)
+    grade(submitted, temporary / "grades.csv", teacher=teacher)
+    rows = _rows(temporary / "grades.csv")[1:]
+    assert rows[0][:4] == ("mallory", NOTEBOOK, "01.1", "passed")  # the token was not there
+
+
+@pytest.mark.slow
 def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     teacher = _notebook(tmp_path / "notebooks" / NOTEBOOK)
     _notebook(tmp_path / "submitted" / "alice" / "week1" / NOTEBOOK)

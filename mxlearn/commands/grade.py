@@ -86,9 +86,21 @@ class Grading:
         return {status: sum(g.status == status for g in self.grades) for status in STATUSES}
 
 
+# What a kernel sees of the grader's environment: what Python, Jupyter, MXNet and mxlearn read,
+# never the rest (a token in the teacher's shell would come back in a grade's message).
+KERNEL_VARIABLES = {"PATH", "HOME", "LANG", "LANGUAGE", "TZ", "TMPDIR", "TEMP", "TMP"}
+KERNEL_VARIABLES |= {"MXLEARN_LANG", "MXLEARN_DATA", "MPLBACKEND", "XDG_RUNTIME_DIR"}
+KERNEL_PREFIXES = ("LC_", "MXNET_", "JUPYTER_")
+
+
 def kernel_environment(jobs: int) -> dict[str, str]:
-    """The grader's environment, with a fair share of the CPUs for each of ``jobs`` kernels."""
-    env = dict(os.environ)
+    """The grader's environment as a kernel may see it, with a fair share of the CPUs for each
+    of ``jobs`` kernels."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k in KERNEL_VARIABLES or k.startswith(KERNEL_PREFIXES)
+    }
     threads = str(max(1, (os.cpu_count() or 1) // jobs))
     env.update(OMP_NUM_THREADS=threads, MXNET_CPU_WORKER_NTHREADS=threads)
     env.setdefault("MPLBACKEND", "Agg")
