@@ -27,7 +27,7 @@ from pathlib import Path
 
 import nbformat
 
-from ..atomic_write import atomic_write
+from ..atomic_write import atomic_write, writer_alive
 from ..errors import N_
 from ..language import say
 from . import grading_run
@@ -62,6 +62,15 @@ from .grade_report import write_report
 from .grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+COPY_PREFIX = "mxlearn-grade-"  # then the grader's pid: a killed grader's copies are found
+
+
+def remove_dead_graders_copies() -> None:
+    """The temporary copies a grader killed with -9 left (nothing ran its clean-up)."""
+    for copy in Path(tempfile.gettempdir()).glob(COPY_PREFIX + "*-*"):
+        pid = copy.name[len(COPY_PREFIX) :].split("-", 1)[0]
+        if pid.isdigit() and copy.is_dir() and not copy.is_symlink() and not writer_alive(int(pid)):
+            shutil.rmtree(copy, ignore_errors=True)
 
 
 @dataclass(frozen=True)
@@ -179,7 +188,7 @@ class _Grader:
 
     def _run(self, submission: Submission, prepared) -> dict[str, tuple[str, str]]:
         with tempfile.TemporaryDirectory(
-            prefix="mxlearn-grade-", ignore_cleanup_errors=True
+            prefix=f"{COPY_PREFIX}{os.getpid()}-", ignore_cleanup_errors=True
         ) as tmp:
             work, notebook = Path(tmp) / "work", Path(tmp) / "notebook.ipynb"
             shutil.copytree(submission.path.parent, work, symlinks=True)
@@ -224,6 +233,7 @@ def grade(
     found = refuse_submissions(submissions)
     refuse_out(submissions, out)
     grader = _Grader(teacher_folder(teacher, submissions), float(timeout), int(memory_mb), jobs)
+    remove_dead_graders_copies()
     for loose in loose_notebooks(submissions):
         _tell(N_("{path} is not in a student's folder: not graded"), path=str(loose))
     grades, seconds, course = _graded_before(out, found, grader)
@@ -238,13 +248,13 @@ def grade(
                 grades += rows
                 if name is not None:  # only a course notebook is missed by who lacks it
                     course[key] = name
-                _print_notebook(submission, rows, seconds[key])
+                _write_csv(out, [*grades, _partial(len(seconds), len(found))])  # even a kill -9
+                _print_notebook(submission, rows, seconds[key])  # said once it is written
         except BaseException:  # Ctrl-C, SIGTERM (the command line's): keep what is graded
             pool.shutdown(wait=False, cancel_futures=True)
             grader.stop_everything()
-            done = len({(g.student, g.notebook) for g in grades})
-            interrupted = Grade("", "", "", FLAGGED, say(INTERRUPTED, done=done, total=len(found)))
-            _write(Grading(out, out.with_suffix(".html"), [*grades, interrupted], seconds))
+            stopped = [*grades, _partial(len(seconds), len(found))]
+            _write(Grading(out, out.with_suffix(".html"), stopped, seconds))
             raise
     grades += _not_handed_in([p.name for p in students(submissions)], grades, course)
     grades += _ambiguous(found, [p.name for p in students(submissions)])
@@ -280,14 +290,19 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
     return rows
 
 
-INTERRUPTED = N_(
-    "grading was interrupted with {done} of {total} notebooks graded: these grades are partial; "
-    "the same command grades the rest"
-)
+def _partial(done: int, total: int) -> Grade:
+    """The last row of a CSV written before the run ended (it is running, or was stopped)."""
+    said = say(
+        "grading had {done} of {total} notebooks graded when this was written: these grades are "
+        "partial; if the run stopped, the same command grades the rest",
+        done=done,
+        total=total,
+    )
+    return Grade("", "", "", FLAGGED, said)
 
 
 def _graded_before(out: Path, found: list[Submission], grader: _Grader) -> tuple:
-    """An interrupted run's grades (its CSV ends with the INTERRUPTED row): kept, and their
+    """An interrupted run's grades (its CSV ends with the _partial row): kept, and their
     notebooks not run again. (grades, {(student, notebook): 0.0}, course) as grade() keeps them."""
     rows = _read_csv(out)
     if not rows or rows[-1].status != FLAGGED or rows[-1].student:
@@ -344,17 +359,21 @@ def _ambiguous(found: list[Submission], everyone: list[str]) -> list[Grade]:
 
 
 def _write(grading: Grading) -> None:
-    grading.csv.parent.mkdir(parents=True, exist_ok=True)
+    _write_csv(grading.csv, grading.grades)
+    write_report(grading.html, grading.grades, grading.csv.name)
+
+
+def _write_csv(path: Path, grades: list[Grade]) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
 
     def write(tmp: str) -> None:
         with open(tmp, "w", newline="", encoding="utf-8") as f:
             writer = csv.writer(f, lineterminator="\n")
             writer.writerow(HEADER)
-            for grade in grading.grades:  # a Grade's fields are HEADER's
+            for grade in grades:  # a Grade's fields are HEADER's
                 writer.writerow(map(_inert, astuple(grade)))
 
-    atomic_write(str(grading.csv), write)
-    write_report(grading.html, grading.grades, grading.csv.name)
+    atomic_write(str(path), write)
 
 
 def _inert(cell: str) -> str:
