@@ -140,8 +140,8 @@ class NetworkView:
 def memory_text(count: int) -> str:
     """Bytes as a person reads them: 512 B, 4.3 KiB, 1.2 MiB."""
     value = float(count)
-    for unit in ("B", "KiB", "MiB", "GiB"):
-        if value < 1024 or unit == "GiB":
+    for unit in ("B", "KiB", "MiB", "GiB", "TiB"):
+        if value < 1024 or unit == "TiB":
             return f"{count} B" if unit == "B" else f"{value:.1f} {unit}"
         value /= 1024
 

@@ -85,6 +85,21 @@ def test_bind_refuses_labels_with_other_rows_than_the_data():
         mxlearn.Module(_net()).bind([("data", (8, 5))], [("softmax_label", (6,))])
     assert refused.value.fields["first_rows"] == 8
     assert refused.value.fields["rows"] == 6
+    assert "'softmax_label' 8 rows" in refused.value.fix
+    mod = mxlearn.Module(_net())
+    mod.bind([("data", (8, 5))], [("softmax_label", (8,))])  # the advice followed
+    assert [tuple(d.shape) for d in mod.label_shapes] == [(8,)]
+
+
+def test_training_on_arrays_of_other_lengths_is_refused_and_equal_lengths_train():
+    X, y = np.random.RandomState(0).rand(16, 5).astype("float32"), LABELS[:12]
+    with pytest.raises(RowsDiffer) as refused:  # NDArrayIter's second batch: 8 rows, 4 labels
+        mxlearn.Module(_net()).fit(mx.io.NDArrayIter(X, y, 8), num_epoch=1)
+    assert "len(X) == len(y)" in refused.value.fix
+    X = X[: len(y)]  # the advice followed
+    mod = mxlearn.Module(_net())
+    mod.fit(mx.io.NDArrayIter(X, y, 8), num_epoch=1)
+    assert mod.score(mx.io.NDArrayIter(X, y, 8), "acc")[0][1] >= 0
 
 
 def test_a_second_bind_to_another_batch_size_checks_the_shapes_as_the_first():
@@ -111,7 +126,7 @@ def test_a_batch_too_large_for_memory_says_so_and_a_smaller_one_binds():
     with pytest.raises(OutOfMemory) as refused:  # 16 TiB of data in one batch
         mod.bind([("data", (2**30, 2**12))], [("softmax_label", (2**30,))])
     assert refused.value.fields["params"] == "64.0 KiB"  # fc: 4 x 4,096 weights, 4 biases
-    assert "batch_size" in refused.value.fix
+    assert "batch_size" in refused.value.fix and "num_hidden" not in refused.value.fix
     mod.bind([("data", (32, 2**12))], [("softmax_label", (32,))])  # the advice: a smaller batch
     assert [tuple(d.shape) for d in mod.data_shapes] == [(32, 2**12)]
 
@@ -123,3 +138,21 @@ def test_a_second_bind_names_itself_and_keeps_the_labels_at_the_new_rows():
     assert refused.value.fields["called"] == "mod.bind()"
     mod.bind([("data", (16, 5))])  # the data only: the labels follow its rows
     assert [tuple(d.shape) for d in mod.label_shapes] == [(16,)]
+
+
+def _wide(num_hidden):
+    data = mx.sym.Variable("data")
+    return mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(data, num_hidden=num_hidden, name="fc"), name="softmax"
+    )
+
+
+def test_layers_too_large_for_memory_ask_for_smaller_layers_and_smaller_ones_bind():
+    batch = ([("data", (8, 2**12))], [("softmax_label", (8,))])
+    with pytest.raises(OutOfMemory) as refused:  # fc: 2**30 x 4,096 weights, 16 TiB
+        mxlearn.Module(_wide(2**30)).bind(*batch)
+    assert refused.value.fields["params"] == "16.0 TiB"  # and 4 GiB of biases
+    assert "num_hidden" in refused.value.fix and "batch_size" not in refused.value.fix
+    mod = mxlearn.Module(_wide(64))  # the advice: smaller layers, the same batch
+    mod.bind(*batch)
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(8, 2**12)]

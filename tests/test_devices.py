@@ -115,6 +115,13 @@ def test_uneven_work_loads_ask_for_the_rows_mxnet_needs_to_give_each_device_one(
     mod = mxlearn.Module(mxlearn.models.mlp(num_classes=2), **uneven)
     mod.fit(mx.io.NDArrayIter(X, y, needed), num_epoch=1)
     assert min(len(range(*s.indices(needed))) for s in mod._exec_group.slices) >= 1
+    # or the other advice: the same batch, a work_load_list closer to even
+    for closer in ([1, 3], [1, 1]):
+        mod = mxlearn.Module(
+            mxlearn.models.mlp(num_classes=2), context=uneven["context"], work_load_list=closer
+        )
+        mod.fit(mx.io.NDArrayIter(X, y, 4), num_epoch=1)
+        assert min(len(range(*s.indices(4))) for s in mod._exec_group.slices) >= 1
 
 
 def test_the_rows_each_device_needs_are_counted_as_mxnet_splits_a_batch():

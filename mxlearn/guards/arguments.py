@@ -13,7 +13,7 @@ from .._compat import mx
 from ..boundary import condensed
 from ..errors import N_, ArgumentTypeError, InputError, closest, did_you_mean
 from ..language import say
-from ..network_layers import BYTES_PER_VALUE
+from ..network_layers import network_layers
 from ..network_view import memory_text
 from .lifecycle import BIND_CALL
 
@@ -110,9 +110,14 @@ class InputTypesDiffer(NetworkCannotTake):
 class OutOfMemory(NetworkCannotTake):
     says = N_(
         "mod.bind(): MXNet could not allocate the memory for data {data} and labels {labels}: "
-        "{reason}. The parameters take {params}; each layer's outputs grow with the batch's rows."
+        "{reason}. The parameters take {params}, the layers' outputs for this batch {outputs}."
     )
-    fix_says = N_("a smaller batch_size, or smaller layers (fewer num_hidden or num_filter)")
+    fix_says = N_("a smaller batch_size: the layers' outputs grow with the batch's rows")
+
+
+class ParametersOutOfMemory(OutOfMemory):
+    # a smaller batch would not help: the parameters are the same for any batch
+    fix_says = N_("smaller layers (fewer num_hidden or num_filter): the parameters take the most")
 
 
 class NotInferenceData(ArgumentTypeError):
@@ -262,15 +267,17 @@ def engine_errors_explained(symbol, data_descs, label_descs):
         shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
         facts = dict(data=data, labels=labels, reason=reason, shapes=shapes)
         if "Failed to allocate" in reason:
-            kind, facts["params"] = OutOfMemory, _parameter_bytes(symbol, data_descs, label_descs)
+            params, outputs = _memory_taken(symbol, data_descs, label_descs)
+            kind = ParametersOutOfMemory if params > outputs else OutOfMemory
+            facts.update(params=memory_text(params), outputs=memory_text(outputs))
         raise kind(**facts) from None
 
 
-def _parameter_bytes(symbol, data_descs, label_descs) -> str:
-    inputs = {d.name: d.shape for d in [*data_descs, *(label_descs or [])]}
-    names = [n for n in symbol.list_arguments() if n not in inputs]
-    shapes = network.infer_param_shapes(symbol, names, inputs) or {}
-    return memory_text(sum(int(np.prod(s)) for s in shapes.values()) * BYTES_PER_VALUE)
+def _memory_taken(symbol, data_descs, label_descs) -> tuple[int, int]:
+    """Bytes of the parameters, and of every layer's outputs for the batch."""
+    descs = [*data_descs, *(label_descs or [])]
+    view = network_layers(symbol, {d.name: d.shape for d in descs}, {d.name for d in descs})
+    return sum(layer.param_bytes for layer in view), sum(layer.output_bytes for layer in view)
 
 
 def check_inference_data(eval_data, called: str) -> bool:

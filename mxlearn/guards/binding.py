@@ -118,7 +118,10 @@ class RowsDiffer(InputError):
         "{called}: '{name}' {shape} has {rows} rows, but '{first}' {first_shape} has {first_rows}: "
         "every input and label of a batch needs one row per example."
     )
-    fix_says = N_("give as many labels as examples: len(X) == len(y) before making the iterator")
+    fix_says = N_(
+        "give '{name}' {first_rows} rows, one per example; from arrays, make sure "
+        "len(X) == len(y) before making the iterator"
+    )
 
 
 class SharedModuleNotReady(LifecycleError):
