@@ -12,7 +12,8 @@ import pytest
 import mxlearn
 from mxlearn import mx
 from mxlearn.guards.arguments import OutOfMemory
-from mxlearn.guards.binding import EmptyDimension, OneHotLabels, RowsDiffer
+from mxlearn.guards.binding import OneHotLabels
+from mxlearn.guards.rows import EmptyDimension, RowsDiffer
 
 ROWS = np.random.RandomState(0).rand(16, 5).astype("float32")
 LABELS = np.arange(16, dtype="float32") % 4
@@ -156,3 +157,17 @@ def test_layers_too_large_for_memory_ask_for_smaller_layers_and_smaller_ones_bin
     mod = mxlearn.Module(_wide(64))  # the advice: smaller layers, the same batch
     mod.bind(*batch)
     assert [tuple(d.shape) for d in mod.data_shapes] == [(8, 2**12)]
+
+
+def test_labels_follow_the_rows_on_the_data_layouts_batch_axis():
+    data = mx.sym.Variable("data")  # time-major: (steps, rows, features)
+    net = mx.sym.SoftmaxOutput(
+        mx.sym.FullyConnected(mx.sym.mean(data, axis=0), num_hidden=4, name="fc"), name="softmax"
+    )
+    mod = mxlearn.Module(net)
+    mod.bind([mx.io.DataDesc("data", (5, 8, 3), layout="TNC")], [("softmax_label", (8,))])
+    mod.init_params()
+    mod.bind([mx.io.DataDesc("data", (5, 16, 3), layout="TNC")])  # the data only
+    assert [tuple(d.shape) for d in mod.label_shapes] == [(16,)]
+    mod.forward(mx.io.DataBatch([mx.nd.ones((5, 4, 3))]), is_train=False)  # no labels either
+    assert mod.get_outputs()[0].shape == (4, 4)

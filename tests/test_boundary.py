@@ -12,7 +12,7 @@ import mxlearn
 from mxlearn import mx
 from mxlearn.boundary import CallFailed, condensed
 from mxlearn.errors import MXLearnError
-from mxlearn.guards.binding import EmptyDimension
+from mxlearn.guards.rows import EmptyDimension
 
 CJK = re.compile(r"[\u4e00-\u9fff]")
 ENGINE_NOISE = ("Stack trace", "[bt]", ".cc:", ".h:", "Traceback")

@@ -13,7 +13,7 @@ import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
 from mxlearn.errors import TrainingWarning
-from mxlearn.guards.binding import BatchSmallerThanDevices, WorkLoadLeavesADeviceNoRow
+from mxlearn.guards.rows import BatchSmallerThanDevices, WorkLoadLeavesADeviceNoRow
 
 TWO_CPUS = [mx.cpu(0), mx.cpu(1)]
 
@@ -125,7 +125,7 @@ def test_uneven_work_loads_ask_for_the_rows_mxnet_needs_to_give_each_device_one(
 
 
 def test_the_rows_each_device_needs_are_counted_as_mxnet_splits_a_batch():
-    from mxlearn.guards.binding import _splits
+    from mxlearn.guards.rows import _splits
 
     pick = np.random.RandomState(0)
     for _ in range(2000):

@@ -69,27 +69,6 @@ def explain_bad_batch(batch, data_shapes, data_names):
     raise NotADataBatch(kind=type(batch).__name__)
 
 
-def with_label_shapes(batch, bound_data, bound_labels):
-    """A batch without labels in another shape than bound with labels: MXNet's reshape needs
-    label shapes too (else "Shape of unspecified arg ... changed", half reshaped)."""
-    if getattr(batch, "provide_label", None):
-        return batch
-    shapes = [tuple(a.shape) for a in batch.data]
-    if shapes == [tuple(d.shape) for d in bound_data]:
-        return batch
-    rows = shapes[0][0]
-    provide_data = getattr(batch, "provide_data", None) or None
-    labels = [mx.io.DataDesc(d.name, (rows, *d.shape[1:])) for d in bound_labels]
-    return mx.io.DataBatch(
-        batch.data,
-        None,
-        pad=batch.pad,
-        index=batch.index,
-        provide_data=provide_data,
-        provide_label=labels,
-    )
-
-
 def check_values(mod, batch, what: str) -> None:
     """On a first batch only (one device read); labels in the bound label shapes' order."""
     for desc, arr in zip(mod.data_shapes, batch.data):

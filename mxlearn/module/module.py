@@ -20,7 +20,7 @@ from ..boundary import guard_methods, public
 from ..checkpoint import optimizer_state
 from ..checkpoint.resume_state import ResumeState
 from ..devices import check_context
-from ..guards import arguments, batches, binding
+from ..guards import arguments, batches, binding, rows
 from ..guards import lifecycle as life
 from ..guards.optimizer_settings import (
     OptimizerRequest,
@@ -182,7 +182,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             if asked.data != now.data or (asked.label and asked.label != now.label):
                 # another batch size only (MXNet would keep the old one): the same binding,
                 # reshaped for it
-                return self._reshape(asked.data, asked.label or _at_rows(now, asked), "mod.bind()")
+                return self._reshape(
+                    asked.data,
+                    asked.label or rows.labels_at_rows(asked.data, now.label),
+                    "mod.bind()",
+                )
             return super().bind(data_shapes, label_shapes, *rest)
         asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)
@@ -237,7 +241,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         """New shapes, from bind, reshape or a batch: what MXNet can slice over the devices,
         the labels the network expects, inputs the parameters fit."""
         work_load = self._work_load_list or [1] * len(self._context)
-        binding.check_slicable(data_descs, label_descs, work_load, called)
+        rows.check_slicable(data_descs, label_descs, work_load, called)
         if label_descs is not None:
             binding.check_label_shapes(
                 self._symbol, data_descs, label_descs, self._label_names, self._label_inputs, called
@@ -402,7 +406,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         else:
             self._check_batch(data_batch, training)
             if not data_batch.label and self._label_shapes:  # no labels to give their shape
-                data_batch = batches.with_label_shapes(
+                data_batch = rows.with_label_shapes(
                     data_batch, self._data_shapes, self._label_shapes
                 )
         super().forward(data_batch, is_train)
@@ -505,11 +509,3 @@ def _label_descs(label_shapes, called: str) -> list | None:
     if label_shapes is None or (isinstance(label_shapes, (list, tuple)) and not label_shapes):
         return None
     return arguments.as_descs(label_shapes, "label_shapes", called)
-
-
-def _at_rows(now: binding.Binding, asked: binding.Binding) -> list | None:
-    """The bound label shapes at the rows of the data asked for (a bind with data only)."""
-    if not now.label:
-        return None
-    rows = asked.data[0].shape[0]
-    return [mx.io.DataDesc(d.name, (rows, *d.shape[1:]), d.dtype, d.layout) for d in now.label]
