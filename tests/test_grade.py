@@ -620,3 +620,19 @@ def test_a_notebook_that_prints_megabytes_is_graded_as_any_other(tmp_path):
     _notebook(tmp_path / "submitted" / "alice" / NOTEBOOK, answer_1=loud)
     grade(tmp_path / "submitted", tmp_path / "grades.csv", teacher=teacher.parent)
     assert [r[3] for r in _rows(tmp_path / "grades.csv")[1:]] == ["passed", "passed"]
+
+
+def test_only_the_copies_of_graders_no_longer_running_are_removed(tmp_path, monkeypatch):
+    from mxlearn.commands.grade import COPY_PREFIX, remove_dead_graders_copies
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    dead = subprocess.Popen([sys.executable, "-c", "pass"])
+    dead.wait()
+    copies = {
+        name: tmp_path / f"{COPY_PREFIX}{pid}-x"
+        for name, pid in (("mine", os.getpid()), ("dead", dead.pid), ("parent", os.getppid()))
+    }
+    for copy in copies.values():
+        copy.mkdir()
+    remove_dead_graders_copies()  # as a second grade() in the same process does
+    assert {name for name, copy in copies.items() if copy.exists()} == {"mine", "parent"}

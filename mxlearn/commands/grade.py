@@ -69,7 +69,9 @@ def remove_dead_graders_copies() -> None:
     """The temporary copies a grader killed with -9 left (nothing ran its clean-up)."""
     for copy in Path(tempfile.gettempdir()).glob(COPY_PREFIX + "*-*"):
         pid = copy.name[len(COPY_PREFIX) :].split("-", 1)[0]
-        if pid.isdigit() and copy.is_dir() and not copy.is_symlink() and not writer_alive(int(pid)):
+        if not pid.isdigit() or int(pid) == os.getpid():  # this grader's: still in use
+            continue
+        if copy.is_dir() and not copy.is_symlink() and not writer_alive(int(pid)):
             shutil.rmtree(copy, ignore_errors=True)
 
 
