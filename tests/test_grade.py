@@ -399,7 +399,7 @@ def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
     (submitted / "frank").mkdir()
     _notebook(submitted / "grace" / ".ipynb_checkpoints" / "01_exercises-checkpoint.ipynb")
     _notebook(submitted / "heidi" / NOTEBOOK)
-    (submitted / "heidi" / "loop").symlink_to(".")  # not followed: a link handed in
+    (submitted / "heidi" / "data").symlink_to("/usr/share")  # a link to data: not followed
     _notebook(submitted / "ivan" / "week1" / NOTEBOOK)  # nbgrader's layout: handed in too
     _notebook(submitted / ".hidden" / NOTEBOOK)
     _notebook(submitted / "stray.ipynb")
@@ -426,7 +426,7 @@ def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
         ("grace", NOTEBOOK, "01.2", "failed", NOT_HANDED_IN),
         ("heidi", NOTEBOOK, "01.1", "passed", ""),
         ("heidi", NOTEBOOK, "01.2", "passed", ""),
-        ("heidi", "loop", "", "tampered", LINKED.format(".")),
+        ("heidi", "data", "", "flagged", FOLDER_LINKED.format("/usr/share")),
         ("ivan", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
         ("ivan", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
     ]
@@ -462,6 +462,7 @@ def test_a_notebook_the_teacher_does_not_have_is_not_run(tmp_path):
 
 
 LINKED = "a symbolic link to {}, not a file handed in: links are not followed, so it was not graded"
+FOLDER_LINKED = "a symbolic link to {}: links are not followed, so no notebook in it was graded"
 
 
 def test_a_linked_notebook_or_folder_is_tampered_not_the_teachers_grades(tmp_path):
@@ -563,7 +564,7 @@ def test_nbgraders_assignment_folders_are_read_too(tmp_path):
     finally:
         os.umask(umask)
     assert _rows(out)[1:] == [
-        ("alice", "linked", "", "tampered", LINKED.format("week1")),
+        ("alice", "linked", "", "flagged", FOLDER_LINKED.format("week1")),
         ("alice", f"week1/{NOTEBOOK}", "01.1", "passed", ""),
         ("alice", f"week1/{NOTEBOOK}", "01.2", "passed", ""),
         ("bob", f"unzipped/week1/{NOTEBOOK}", "01.1", "passed", ""),

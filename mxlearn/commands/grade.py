@@ -5,7 +5,8 @@ copy of its folder, every cell even after an error, its check cells given the te
 again; one the teacher has no copy of is not run (its own checks cannot be trusted). ``failed``:
 the check failed, was not answered, is missing or was not handed in; ``error``: another
 exception, a dead kernel, the memory limit, no teacher's copy; ``timeout``: the time ran out;
-``tampered``: a symbolic link was handed in (to a notebook or a folder), never followed or run.
+``tampered``: a symbolic link handed in as a notebook or a student's folder, never followed or
+run; ``flagged``: a note, not a grade (a linked folder inside, a notebook handed in twice).
 
 The copy protects the submission's own folder only: a notebook runs with the grader's rights
 and can read, change or delete anything the grader can. Grade only what you would run yourself.
@@ -161,9 +162,18 @@ class _Grader:
         return teacher_copy(self.teacher, submission.path.name, notebook)[0] if notebook else None
 
     def _linked(self, submission: Submission) -> list[Grade]:
-        """A symbolic link, to a notebook or a folder: neither followed nor run."""
+        """A symbolic link, to a notebook or a folder: neither followed nor run. A folder in a
+        student's folder (a link to the data, often) is flagged: only a notebook or the whole
+        folder linked hands in what the student did not write."""
+        if submission.notebook and not submission.notebook.endswith(".ipynb"):
+            message = say(
+                "a symbolic link to {target}: links are not followed, so no notebook in it was "
+                "graded",
+                target=submission.linked_to,
+            )
+            return [Grade(submission.student, submission.notebook, "", FLAGGED, message)]
         _, teacher = teacher_copy(self.teacher, submission.path.name)
-        names = list(exercises_of(teacher)) if submission.notebook and teacher else [""]
+        names = list(exercises_of(teacher)) if teacher and submission.notebook else [""]
         message = say(
             "a symbolic link to {target}, not a file handed in: links are not followed, so it "
             "was not graded",
