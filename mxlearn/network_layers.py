@@ -157,18 +157,14 @@ def _pairs(symbol, value, argument: str) -> list[tuple[str, tuple]]:
     if value is None:
         return []
     items = list(value.items()) if isinstance(value, dict) else value
-    if isinstance(value, tuple) and _is_pair(value):
+    if isinstance(value, tuple) and rules.is_shape_pair(value):
         items = [value]  # one pair without its list
     pairs = []
     for item in items if isinstance(items, (list, tuple)) else [None]:
-        if not _is_pair(item):
+        if not rules.is_shape_pair(item):
             raise NotShapePairs(argument=argument, given=value, call=_example_call(symbol))
         pairs.append((item[0], _shape(symbol, item[1], argument, item[0])))
     return pairs
-
-
-def _is_pair(item) -> bool:
-    return isinstance(item, (list, tuple)) and len(item) == 2 and isinstance(item[0], str)
 
 
 def _shape(symbol, shape, argument: str, name: str) -> tuple:

@@ -171,6 +171,12 @@ def instance(types, what: str, example: str, *, optional: bool = False) -> Rule:
     )
 
 
+def is_shape_pair(p) -> bool:
+    """('data', (32, 16)), with a dtype and a layout too, or a DataDesc (a pair itself): what
+    MXNet reads as DataDesc(*p). ('data', (32, 16)) is one, not a list of two."""
+    return isinstance(p, (list, tuple)) and 2 <= len(p) <= 4 and isinstance(p[0], str)
+
+
 def satisfying(ok: Callable[[object], bool], what: str, example: str, *, optional=False) -> Rule:
     """A value for which ``ok`` is true; ``what`` (an N_ template) says it."""
     return Rule(_optional(lambda v: None if ok(v) else "kind", optional), what, example)

@@ -171,3 +171,25 @@ def test_labels_follow_the_rows_on_the_data_layouts_batch_axis():
     assert [tuple(d.shape) for d in mod.label_shapes] == [(16,)]
     mod.forward(mx.io.DataBatch([mx.nd.ones((5, 4, 3))]), is_train=False)  # no labels either
     assert mod.get_outputs()[0].shape == (4, 4)
+
+
+@pytest.mark.parametrize(
+    "data",
+    [
+        [("data", (8, 5), np.float32)],  # MXNet reads a tuple as DataDesc(*tuple)
+        [("data", (8, 5), "float32", "NC")],
+        [mx.io.DataDesc("data", (8, 5))],
+    ],
+)
+def test_bind_takes_the_tuples_mxnet_reads_as_data_descs(data):
+    mod = mxlearn.Module(_net())
+    mod.bind(data, [("softmax_label", (8,), np.float32)])
+    mod.init_params()
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(8, 5)]
+    plain = mx.mod.Module(_net())
+    plain.bind(data, [("softmax_label", (8,), np.float32)])  # as MXNet itself takes them
+    mod.reshape([(*data[0][:1], (4, 5), *tuple(data[0])[2:])])
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(4, 5)]
+    mutable = mxlearn.MutableModule(_net(), max_data_shapes=data)
+    mutable.bind(data, [("softmax_label", (8,))])
+    assert mxlearn.show_network(_net(), data).layers[0].shape == (8, 5)

@@ -128,6 +128,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._reshape(data, _label_descs(label_shapes, "mod.reshape()"), "mod.reshape()")
 
     def _reshape(self, data, labels, called: str) -> None:
+        # the data only: the bound labels at its rows (MXNet: "Shape of unspecified arg changed")
+        labels = labels or rows.labels_at_rows(data, self._label_shapes)
         self._check_shapes(data, labels, called)
         super().reshape(data, labels)
         self._step_for_batch()
@@ -182,11 +184,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             if asked.data != now.data or (asked.label and asked.label != now.label):
                 # another batch size only (MXNet would keep the old one): the same binding,
                 # reshaped for it
-                return self._reshape(
-                    asked.data,
-                    asked.label or rows.labels_at_rows(asked.data, now.label),
-                    "mod.bind()",
-                )
+                return self._reshape(asked.data, asked.label, "mod.bind()")
             return super().bind(data_shapes, label_shapes, *rest)
         asked = self._binding_to_make(asked)
         self._check_binding(asked, shared_module)

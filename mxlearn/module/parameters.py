@@ -38,13 +38,8 @@ PARAMS = rules.arrays("arg_params, aux_params = mod.get_params()", optional=True
 def _shape_pairs(example: str, optional: bool = False) -> rules.Rule:
     what = N_("a list of (name, shape) pairs such as [('data', (32, 16))]")
 
-    def pair(p) -> bool:  # ('data', (32, 16)) alone would be read as two pairs
-        if isinstance(p, mx.io.DataDesc):
-            return True
-        return isinstance(p, (list, tuple)) and len(p) == 2 and isinstance(p[0], str)
-
     def pairs(v) -> bool:
-        return isinstance(v, (list, tuple)) and all(map(pair, v))
+        return isinstance(v, (list, tuple)) and all(map(rules.is_shape_pair, v))
 
     return rules.satisfying(pairs, what, example, optional=optional)
 
