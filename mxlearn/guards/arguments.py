@@ -165,13 +165,15 @@ class NoLaunchedServers(InputError):
 
 def refuse_unknown(called: str, unknown: dict, method, leave_out=()) -> None:
     """A misspelled keyword (the seed tutorial's ``optimizer_param=``) named with the right one,
-    instead of Python's bare "unexpected keyword argument"; ``method``'s parameters are the
-    known ones, but for ``leave_out``."""
+    instead of Python's bare "unexpected keyword argument"; the parameters of ``method`` (or of
+    each of a tuple of them) are the known ones, but for ``leave_out``."""
     if not unknown:
         return
     name = next(iter(unknown))
     left_out = ("self", "unknown", *leave_out)
-    known = [p for p in inspect.signature(method).parameters if p not in left_out]
+    methods = method if isinstance(method, tuple) else (method,)
+    every = [p for m in methods for p in inspect.signature(m).parameters]
+    known = [p for p in dict.fromkeys(every) if p not in left_out]
     hint, nearest = did_you_mean(name, known), (closest(name, known) or known)[0]
     raise NoSuchArgument(called=called, name=name, hint=hint, opening=called[:-1], nearest=nearest)
 

@@ -5,7 +5,6 @@ unless trusted. ``mxlearn.resume`` (beside ``Module.load``) continues mxlearn's 
 
 from __future__ import annotations
 
-import inspect
 import os
 
 from .._compat import mx
@@ -14,7 +13,7 @@ from ..checkpoint import files, names, optimizer_state
 from ..checkpoint.prefixes import check_writable_prefix
 from ..checkpoint.resume_state import load_resume_state
 from ..errors import N_, CheckpointExistsError
-from ..guards import arguments, binding
+from ..guards import binding
 from ..guards import lifecycle as life
 from . import parameters as P
 
@@ -107,10 +106,6 @@ class CheckpointAPI:
 def resume_checkpoint(module_class, prefix: str, context=None, **module_args):
     """``mxlearn.resume``: a ``module_class`` module holding the newest complete checkpoint
     under ``prefix``, whose next fit continues it (parameters, optimizer state, epoch)."""
-    # the module's own arguments but its network, which the checkpoint gives
-    takes = set(inspect.signature(module_class.__init__).parameters) - {"symbol"}
-    unknown = {k: v for k, v in module_args.items() if k not in takes}
-    arguments.refuse_unknown("mxlearn.resume()", unknown, module_class.__init__, ("symbol",))
     state = load_resume_state(prefix)
     context = context if context is not None else mx.cpu()
     mod = module_class(files.load_symbol(prefix), context=context, **module_args)

@@ -35,7 +35,7 @@ from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
 from ..states import WeightsFrom
 from . import parameters as P
-from .checkpoints import CheckpointAPI, resume_checkpoint
+from .checkpoints import CheckpointAPI
 from .high_level import HighLevelAPI
 from .inspection import ModuleInspection
 
@@ -485,21 +485,6 @@ MODULE_CALLS = ["__init__"] + [
     name for name, _ in inspect.getmembers(mx.mod.Module, inspect.isroutine) if name[0] != "_"
 ]
 guard_methods(Module, "mod", MODULE_CALLS)
-
-
-@public("mxlearn.resume()")
-def resume(prefix: str, context=None, **module_args) -> Module:
-    """A Module ready to continue the newest complete checkpoint under ``prefix``.
-
-    ``mod.fit(train_iter, num_epoch=N, checkpoint=prefix)`` then goes on from the saved epoch
-    with the saved optimizer state.
-
-    Examples
-    --------
-    >>> mod = mxlearn.resume('runs/mlp', context=mx.cpu())  # doctest: +SKIP
-    >>> mod.fit(train_iter, num_epoch=10, checkpoint='runs/mlp')  # doctest: +SKIP
-    """
-    return resume_checkpoint(Module, prefix, context, **module_args)
 
 
 def _label_descs(label_shapes, called: str) -> list | None:
