@@ -802,7 +802,8 @@ def test_forward_of_a_list_of_arrays_is_refused_as_not_batches(ready_module, sma
     X, _ = small_data
     with pytest.raises(NotADataBatch) as refused:
         ready_module.forward([mx.nd.array(X[:32])], is_train=False)
-    assert refused.value.fields["kind"] == "a list of NDArray"
+    assert refused.value.fields["kind"] == "NDArray"
+    assert "got a list of NDArray." in str(refused.value)
 
 
 def test_max_shapes_given_as_one_pair_are_refused_as_not_a_list_of_pairs(small_net):

@@ -29,6 +29,13 @@ class NotADataBatch(ArgumentTypeError):
     )
 
 
+class ListOfNonBatches(NotADataBatch):  # MXNet's pre-sliced form: one DataBatch per device
+    says = N_(
+        "mod.forward() takes an mx.io.DataBatch of NDArrays (what `for batch in train_iter` "
+        "gives), or a list of them, one per device; got a list of {kind}."
+    )
+
+
 class UnlabelledTrainingBatch(InputError):
     says = N_(
         "mod.forward(batch, is_train=True): the batch has no label, so there is nothing to learn "

@@ -30,7 +30,6 @@ from ..guards.optimizer_settings import (
     warn_rescale_kept,
     warn_step_on_servers,
 )
-from ..language import say
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
 from ..states import WeightsFrom
@@ -399,8 +398,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if isinstance(data_batch, list):  # MXNet's batches already sliced, one per device
             for part in data_batch:
                 if not isinstance(getattr(part, "data", None), (list, tuple)):
-                    kind = say("a list of {kind}", kind=type(part).__name__)
-                    raise batches.NotADataBatch(kind=kind)
+                    raise batches.ListOfNonBatches(kind=type(part).__name__)
         else:
             self._check_batch(data_batch, training)
             if not data_batch.label and self._label_shapes:  # no labels to give their shape
