@@ -44,6 +44,13 @@ from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported
     stopped_early,
     uses_kvstore,
 )
+from .work_checks import (  # noqa: F401  (checks of how the work was done, re-exported here)
+    callback_replayed,
+    counts_by_hand,
+    holds_layers,
+    started_from_checkpoint,
+    trained_by_hand,
+)
 
 
 class NotASnapshot(InputError):
@@ -290,12 +297,18 @@ ARGUMENTS = dict(
     begin_epoch=rules.whole(0, "begin_epoch=5"),
     arg_params=rules.arrays("arg_params, aux_params = mod.get_params()"),
     aux_params=rules.arrays("arg_params, aux_params = mod.get_params()", optional=True),
+    train_iter=rules.data_iter("train_iter=my_train"),
+    epochs=rules.whole(1, "epochs=3"),
+    epoch=rules.whole(0, "epoch=5"),
+    op=rules.text("op='Dropout'"),
+    count=rules.whole(1, "count=2"),
+    function=rules.function("function=accuracy_by_hand"),
 )
 for _name, _check in list(globals().items()):
     if callable(_check) and not _name.startswith("_") and not isinstance(_check, type):
-        if _check.__module__ in ("mxlearn.checks", "mxlearn.run_checks"):
+        if _check.__module__ in ("mxlearn.checks", "mxlearn.run_checks", "mxlearn.work_checks"):
             _declared = {}
-            if _check.__module__ == "mxlearn.checks":
+            if _check.__module__ in ("mxlearn.checks", "mxlearn.work_checks"):
                 _names = inspect.signature(_check).parameters
                 _declared = {p: ARGUMENTS[p] for p in _names if p in ARGUMENTS}
             _guarded = public(f"checks.{_name}()", **_declared)(_check)

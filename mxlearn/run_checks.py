@@ -167,7 +167,7 @@ def on_devices(mod, contexts: list) -> None:
 
 def best_epoch_recorded(tracker, mod) -> None:
     """A callback's ``best_epoch`` and ``best_accuracy`` are the run's best validation epoch."""
-    if not _overrides_a_hook(tracker):
+    if not overrides_a_hook(tracker):
         raise TrackerHooksNothing(kind=type(tracker).__name__)
     epochs, values = _validation_accuracy(mod)
     best = max(values)
@@ -188,7 +188,7 @@ def _validation_accuracy(mod) -> tuple[list, list]:
     return epochs, values
 
 
-def _overrides_a_hook(tracker) -> bool:
+def overrides_a_hook(tracker) -> bool:
     # imported here: mxlearn.checks is imported by mxlearn before its training package
     from .training.callback import Callback
 

@@ -122,6 +122,8 @@ class MetricHistory:
         self.events: list[Event] = []
         # metric name -> what fit knew of it (None: a custom metric whose direction nobody said)
         self.known: dict[str, MetricFacts | None] = {}
+        # begin epoch -> weights_digest of the weights each fit started from (None: fresh ones)
+        self.starts: dict[int, str | None] = {}
         self._version = 0  # bumped on every change: renderers redraw only what is new
 
     def __len__(self) -> int:

@@ -133,6 +133,7 @@ class RunContext:
     stop_reason: str | None = None  # the first StopTraining's message
     # the run starts from weights fit did not initialise (arg_params, set or trained before)
     given_weights: bool = False
+    start_weights: str | None = None  # their weights_digest (None: the initializer's)
     # name -> metric object, as the history names them: what training and validation measure
     train_metrics: dict = field(default_factory=dict)
     validation_metrics: dict = field(default_factory=dict)

@@ -23,6 +23,7 @@ from ..metrics.deferred import leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from ..states import WeightsFrom
+from ..weights_digest import weights_digest
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .data_checks import DataValueChecks, PrefetchChecks
 from .epoch_report import EpochReporting
@@ -165,7 +166,20 @@ def _run_context(module, request: FitRequest, plot, resumed) -> RunContext:
             module.weights_from in (WeightsFrom.GIVEN, WeightsFrom.TRAINED)
             and not request.force_init
         ),
+        start_weights=_start_weights(module, request, resumed),
     )
+
+
+def _start_weights(module, request: FitRequest, resumed) -> str | None:
+    """The digest of the weights the run starts from, once per fit (a check compares it with a
+    checkpoint's); None when fit's initializer makes them."""
+    if module.params_initialized and not request.force_init:
+        return weights_digest(*module.get_params())  # MXNet's init_params keeps them then
+    if request.arg_params is not None:
+        return weights_digest(request.arg_params, request.aux_params)
+    if resumed is not None:
+        return weights_digest(resumed.arg_params, resumed.aux_params)
+    return None
 
 
 def _check_one_meaning(train: dict, validation: dict) -> None:

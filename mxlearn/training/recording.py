@@ -15,7 +15,7 @@ from ..metrics.recorder import TrainingRecorder
 from .callback import Callback, RunContext
 
 
-def _batches_per_epoch(data_iter) -> int | None:
+def batches_per_epoch(data_iter) -> int | None:
     # NDArrayIter knows its size; other iterators are counted during the first epoch.
     num_data = getattr(data_iter, "num_data", None)
     batch_size = getattr(data_iter, "batch_size", None)
@@ -45,13 +45,14 @@ class MetricRecording(Callback):
         self.recorder.begin(
             begin_epoch=run.begin_epoch,
             total_epochs=run.num_epoch,
-            batches_per_epoch=_batches_per_epoch(self.train_data),
+            batches_per_epoch=batches_per_epoch(self.train_data),
         )
         self.train_metric.epoch = run.begin_epoch
         self.train_metric.seen = self.recorder.samples
         for name, metric in [*run.train_metrics.items(), *run.validation_metrics.items()]:
             # from the metric's class, never its name: a CustomMetric may be called 'accuracy'
             self.recorder.history.know(name, facts_of(metric))
+        self.recorder.history.starts[run.begin_epoch] = run.start_weights
         if run.given_weights and run.resumed_from is None:
             # diagnose must not judge trained weights against "before training" (batch 0)
             self.recorder.history.mark(

@@ -1,0 +1,224 @@
+"""Checks of how an exercise was done, not only of what it reached: a loop written by hand
+rather than fit, a run started from a checkpoint's weights, the layers a network was asked to
+hold, a callback replayed by the check on histories it builds, a function called on arrays the
+check makes. A shortcut that reaches the same accuracy another way fails them.
+``mxlearn.checks`` re-exports them.
+"""
+
+from __future__ import annotations
+
+import json
+import math
+from types import SimpleNamespace
+
+import numpy as np
+
+from ._compat import mx
+from .checkpoint import files
+from .errors import N_, CheckFailed
+from .language import say
+from .metrics.history import MetricHistory
+from .run_checks import TrackerHooksNothing, _ok, overrides_a_hook
+from .weights_digest import weights_digest
+
+
+class TrainedByFit(CheckFailed):
+    says = N_(
+        "The module was trained by fit ({epochs} epochs in its history): this exercise writes "
+        "the loop fit runs for you, batch by batch."
+    )
+    fix_says = N_(
+        "per epoch: train_iter.reset(), then for each batch: mod.forward(batch, is_train=True); "
+        "mod.backward(); mod.update()"
+    )
+
+
+class TooFewUpdates(CheckFailed):
+    says = N_(
+        "The module made {updates} updates, but {epochs} epochs of the iterator's {batches} "
+        "batches make {expected}: each epoch goes through every batch, and an iterator read to "
+        "its end gives no more batches until it is reset."
+    )
+    fix_says = N_("reset the iterator at the start of each epoch: train_iter.reset()")
+
+
+class NoRunFromEpoch(CheckFailed):
+    says = N_(
+        "No fit of this module began at epoch {epoch}, so it did not continue checkpoint "
+        "{epoch}; its runs began at epochs {begins}."
+    )
+    fix_code = "mod.fit(..., begin_epoch={epoch})"
+
+
+class StartedFromOtherWeights(CheckFailed):
+    says = N_(
+        "The run that began at epoch {epoch} started from {start}, not from the weights of "
+        "checkpoint {epoch} of '{prefix}'. Fresh weights learn too, so the accuracy alone "
+        "cannot show a resume."
+    )
+    fix_says = N_(
+        "sym, arg_params, aux_params = mx.model.load_checkpoint(prefix, {epoch}), then "
+        "fit(..., arg_params=arg_params, aux_params=aux_params, begin_epoch={epoch}); or a "
+        "module from mxlearn.Module.load(prefix, {epoch})"
+    )
+
+
+class OtherLayers(CheckFailed):
+    says = N_(
+        "The network holds {found} {op} layers ({where}); the exercise asks for {count} with "
+        "{settings}, each right after a hidden activation."
+    )
+
+
+class NotRemadeForReplay(CheckFailed):
+    says = N_(
+        "The check makes a new {kind}() to replay it on histories of its own, and that failed: "
+        "{error}. The exercise's callback takes no arguments."
+    )
+
+
+class ReplayMissesBest(CheckFailed):
+    says = N_(
+        "Replayed by the check on validation accuracies {values}, the callback kept "
+        "best_epoch={epoch} and best_accuracy={accuracy}; the best is {best} in epoch {right}. "
+        "It must compare each epoch's validation accuracy with the best so far and keep the "
+        "larger (a NaN is never the best)."
+    )
+
+
+class FunctionMiscounts(CheckFailed):
+    says = N_(
+        "On {rows} rows of scores the check made, {name} gave {got}; the fraction whose largest "
+        "score is the true class is {expected:.4f}. It must count from the scores and labels it "
+        "is given."
+    )
+
+
+ACTIVATIONS = ("Activation", "LeakyReLU", "relu", "sigmoid", "tanh", "softsign")
+
+
+def trained_by_hand(mod, train_iter, epochs: int) -> None:
+    """The module was trained by a loop of forward, backward and update (not by fit): at least
+    ``epochs`` epochs of the iterator's batches were updated."""
+    # imported here: mxlearn.checks is imported by mxlearn before its training package
+    from .training.recording import batches_per_epoch
+
+    records = mod.history.records if mod.history is not None else []  # None until a fit
+    fitted = sorted({r.epoch for r in records if r.phase == "train"})
+    if fitted:
+        raise TrainedByFit(epochs=len(fitted))
+    updates = mod.optimizer.num_update if mod.optimizer_initialized else 0
+    batches = batches_per_epoch(train_iter)
+    expected = epochs * batches if batches else 1
+    if updates < expected:
+        raise TooFewUpdates(updates=updates, epochs=epochs, batches=batches, expected=expected)
+    _ok(N_("{updates} updates by hand, forward, backward and update per batch."), updates=updates)
+
+
+def started_from_checkpoint(mod, prefix: str, epoch: int) -> None:
+    """The fit that began at epoch ``epoch`` started from checkpoint ``epoch``'s weights."""
+    starts = mod.history.starts if mod.history is not None else {}
+    if epoch not in starts:
+        raise NoRunFromEpoch(epoch=epoch, begins=sorted(starts))
+    _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
+    start = starts[epoch]
+    if start != weights_digest(arg_params, aux_params):
+        start = say("other weights") if start else say("fresh weights (the initializer's)")
+        raise StartedFromOtherWeights(epoch=epoch, prefix=prefix, start=start)
+    _ok(N_("training went on from the weights of checkpoint {epoch}."), epoch=epoch)
+
+
+def holds_layers(mod, op: str, count: int, **settings) -> None:
+    """The network holds ``count`` layers of operator ``op`` (with ``settings``, e.g. p=0.5),
+    each right after a hidden activation."""
+    nodes = json.loads(mod.symbol.tojson())["nodes"]
+
+    def fits(node) -> bool:
+        attrs = node.get("attrs", {})
+        if any(not _same(attrs.get(k), v) for k, v in settings.items()):
+            return False
+        return nodes[node["inputs"][0][0]]["op"] in ACTIVATIONS
+
+    layers = [n for n in nodes if n["op"] == op]
+    if sum(map(fits, layers)) != count:
+        after = [f"{n['name']} after {nodes[n['inputs'][0][0]]['name']}" for n in layers]
+        where = ", ".join(after) or say("none")
+        shown = ", ".join(f"{k}={v}" for k, v in settings.items())
+        raise OtherLayers(found=len(layers), op=op, settings=shown, count=count, where=where)
+    _ok(N_("{count} {op} layers, each after a hidden activation."), count=count, op=op)
+
+
+def _same(written, wanted) -> bool:
+    if written is None:
+        return False
+    try:
+        return math.isclose(float(written), float(wanted))
+    except (TypeError, ValueError):
+        return str(written) == str(wanted)
+
+
+# Validation accuracies a callback is replayed on: the best not last, a tie, a NaN, the best last.
+REPLAYS = ([0.52, 0.71, 0.64, 0.69], [0.6, 0.74, 0.74, 0.7], [0.55, math.nan, 0.68, 0.61])
+REPLAYS += ([0.3, 0.5, 0.6, 0.8],)
+
+
+def callback_replayed(tracker) -> None:
+    """A new callback of ``tracker``'s class, given fit's hooks in fit's order on histories the
+    check builds, keeps each one's best validation accuracy and its epoch."""
+    if not overrides_a_hook(tracker):
+        raise TrackerHooksNothing(kind=type(tracker).__name__)
+    for values in REPLAYS:
+        epoch, accuracy = _replay(type(tracker), values)
+        finite = [v for v in values if not math.isnan(v)]
+        right = [e for e, v in enumerate(values) if v == max(finite)]
+        if epoch not in right or accuracy is None or not np.isclose(float(accuracy), max(finite)):
+            shown = [round(v, 2) for v in values]
+            facts = dict(epoch=epoch, accuracy=accuracy, best=max(finite), right=right[0])
+            raise ReplayMissesBest(values=shown, **facts)
+    _ok(N_("replayed on {count} made-up runs, the callback kept each best epoch."), count=4)
+
+
+def _replay(kind: type, values: list) -> tuple:
+    from .training.callback import RunContext
+
+    try:
+        tracker = kind()
+    except Exception as error:  # the student's constructor: whatever it raises is the answer
+        problem = f"{type(error).__name__}: {error}"
+        raise NotRemadeForReplay(kind=kind.__name__, error=problem) from None
+    history = MetricHistory()
+    recorder = SimpleNamespace(history=history)
+    run = RunContext(None, recorder, 0, len(values), has_validation=True)
+    tracker.on_train_begin(run)
+    for epoch, value in enumerate(values):
+        run.epoch = epoch
+        tracker.on_batch_end(run, 0)
+        # training accuracy rises every epoch: a callback that reads it keeps the last epoch
+        _record(history, "train", epoch, 0.8 + epoch / 100)
+        tracker.on_epoch_end(run, epoch)
+        _record(history, "validation", epoch, value)
+        tracker.on_validation_end(run, epoch)
+        tracker.on_epoch_done(run, epoch)
+    tracker.on_train_end(run)
+    return getattr(tracker, "best_epoch", None), getattr(tracker, "best_accuracy", None)
+
+
+def _record(history: MetricHistory, phase: str, epoch: int, value: float) -> None:
+    where = dict(epoch=epoch, batch=0, samples=(epoch + 1) * 100, time=float(epoch))
+    history.record("accuracy", phase, "epoch", **where, value=value)
+
+
+def counts_by_hand(function) -> None:
+    """``function(outputs, labels)`` gives the fraction of rows whose largest score (in
+    ``outputs``, an NDArray as predict returns) is the label: called on arrays the check makes."""
+    pick = np.random.RandomState(7)
+    for rows in (40, 13):
+        scores = pick.rand(rows, 26).astype("float32")
+        labels = pick.randint(0, 26, rows).astype("float32")
+        labels[: rows // 2] = scores[: rows // 2].argmax(axis=1)  # about half right
+        expected = float(np.mean(scores.argmax(axis=1) == labels))
+        got = function(mx.nd.array(scores), labels)
+        if got is None or not np.isclose(float(got), expected, rtol=0, atol=1e-6):
+            name = getattr(function, "__name__", None) or say("the function")
+            raise FunctionMiscounts(rows=rows, name=name, got=got, expected=expected)
+    _ok(N_("it counts right on scores it had never seen."))

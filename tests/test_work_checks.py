@@ -1,0 +1,263 @@
+"""The checks of how an exercise was done pass right answers written in other styles and fail
+shortcuts that reach the same numbers: a loop by hand against fit, a run continued from a
+checkpoint's weights against fresh ones, Dropout layers where they were asked for, a callback
+replayed on histories the check makes, a counting function called on the check's own arrays."""
+
+from __future__ import annotations
+
+import math
+
+import numpy as np
+import pytest
+
+import mxlearn
+from mxlearn import checks, mx
+from mxlearn.errors import CheckFailed
+from mxlearn.work_checks import (
+    FunctionMiscounts,
+    NoRunFromEpoch,
+    OtherLayers,
+    ReplayMissesBest,
+    StartedFromOtherWeights,
+    TooFewUpdates,
+    TrainedByFit,
+)
+
+X, Y = mxlearn.datasets.synthetic_classification(num_samples=128, num_classes=4, seed=2)
+
+
+def _iter(batch=32):
+    return mx.io.NDArrayIter(X, Y, batch_size=batch)
+
+
+def _module():
+    mxlearn.seed(0)
+    return mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+
+
+def _by_hand(mod, data, epochs, reset=True, step="update"):
+    mod.bind(data.provide_data, data.provide_label)
+    mod.init_params(mx.init.Xavier())
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
+    for _ in range(epochs):
+        if reset:
+            data.reset()
+        for batch in data:
+            if step == "forward_backward":  # MXNet's own idiom for the two calls
+                mod.forward_backward(batch)
+            else:
+                mod.forward(batch, is_train=True)
+                mod.backward()
+            mod.update()
+
+
+@pytest.mark.parametrize("step", ["update", "forward_backward"])
+def test_a_loop_by_hand_passes_in_either_idiom(step, capsys):
+    mod, data = _module(), _iter()
+    _by_hand(mod, data, 3, step=step)
+    checks.trained_by_hand(mod, data, epochs=3)
+    assert "OK: 12 updates by hand" in capsys.readouterr().out
+
+
+def test_fit_and_a_loop_without_reset_fail_the_loop_by_hand():
+    fitted, data = _module(), _iter()
+    fitted.fit(data, num_epoch=3, optimizer_params={"learning_rate": 0.1})
+    with pytest.raises(TrainedByFit):
+        checks.trained_by_hand(fitted, data, epochs=3)
+    unreset, data = _module(), _iter()
+    _by_hand(unreset, data, 3, reset=False)  # the iterator gives one epoch, then nothing
+    with pytest.raises(TooFewUpdates) as refused:
+        checks.trained_by_hand(unreset, data, epochs=3)
+    assert refused.value.fields["updates"] == 4 and refused.value.fields["expected"] == 12
+
+
+@pytest.fixture
+def checkpointed(tmp_path):
+    prefix = str(tmp_path / "run")
+    _module().fit(_iter(), num_epoch=5, checkpoint=prefix, optimizer_params={"learning_rate": 0.1})
+    return prefix
+
+
+def _resumed_ways(prefix):
+    sym, args, auxs = mx.model.load_checkpoint(prefix, 5)
+    given = mxlearn.Module(sym)
+    given.fit(_iter(), num_epoch=8, arg_params=args, aux_params=auxs, begin_epoch=5)
+    loaded = mxlearn.Module.load(prefix, 5)
+    loaded.fit(_iter(), num_epoch=8, begin_epoch=5)
+    set_first = mxlearn.Module(sym)
+    set_first.bind(_iter().provide_data, _iter().provide_label)
+    set_first.set_params(args, auxs)
+    set_first.fit(_iter(), num_epoch=8, begin_epoch=5)
+    return given, loaded, set_first
+
+
+def test_a_run_continued_from_the_checkpoint_in_any_style_passes(checkpointed):
+    for mod in _resumed_ways(checkpointed):
+        checks.started_from_checkpoint(mod, checkpointed, epoch=5)
+    resumed = mxlearn.resume(checkpointed)
+    resumed.fit(_iter(), num_epoch=8, checkpoint=checkpointed)
+    checks.started_from_checkpoint(resumed, checkpointed, epoch=5)
+
+
+def test_fresh_or_other_weights_fail_the_resume_check(checkpointed):
+    fresh = _module()
+    fresh.fit(_iter(), num_epoch=8, begin_epoch=5)  # the shortcut: fresh weights learn too
+    with pytest.raises(StartedFromOtherWeights) as refused:
+        checks.started_from_checkpoint(fresh, checkpointed, epoch=5)
+    assert refused.value.fields["start"] == "fresh weights (the initializer's)"
+    sym, args, auxs = mx.model.load_checkpoint(checkpointed, 3)  # another checkpoint
+    other = mxlearn.Module(sym)
+    other.fit(_iter(), num_epoch=8, arg_params=args, aux_params=auxs, begin_epoch=5)
+    with pytest.raises(StartedFromOtherWeights):
+        checks.started_from_checkpoint(other, checkpointed, epoch=5)
+    from_zero = mxlearn.Module(sym)
+    from_zero.fit(_iter(), num_epoch=3, arg_params=args, aux_params=auxs)
+    with pytest.raises(NoRunFromEpoch):
+        checks.started_from_checkpoint(from_zero, checkpointed, epoch=5)
+
+
+def _big(dropout_after=("relu1", "relu2"), p=0.5):
+    x = mx.sym.Variable("data")
+    for i in (1, 2):
+        x = mx.sym.FullyConnected(x, name=f"fc{i}", num_hidden=8)
+        x = mx.sym.Activation(x, name=f"relu{i}", act_type="relu")
+        if f"relu{i}" in dropout_after:
+            x = mx.sym.Dropout(x, name=f"drop{i}", p=p)
+    x = mx.sym.FullyConnected(x, name="fc3", num_hidden=4)
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+def _relu_style():  # mx.sym.relu and keyword order of another hand
+    x = mx.sym.Variable("data")
+    for _ in (1, 2):
+        x = mx.sym.Dropout(p=0.5, data=mx.sym.relu(mx.sym.FullyConnected(x, num_hidden=8)))
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=4), name="softmax")
+
+
+@pytest.mark.parametrize("symbol", [_big(), _relu_style()])
+def test_dropout_after_each_hidden_activation_passes(symbol):
+    checks.holds_layers(mxlearn.Module(symbol), "Dropout", count=2, p=0.5)
+
+
+@pytest.mark.parametrize(
+    "symbol",
+    [_big(()), _big(("relu1",)), _big(p=0.2)],
+    ids=["none", "one", "p=0.2"],
+)
+def test_missing_or_other_dropout_fails(symbol):
+    with pytest.raises(OtherLayers):
+        checks.holds_layers(mxlearn.Module(symbol), "Dropout", count=2, p=0.5)
+
+
+class Greater(mxlearn.Callback):
+    def __init__(self):
+        self.best_epoch, self.best_accuracy = None, None
+
+    def on_validation_end(self, run, epoch):
+        accuracy = run.history.last("acc", "val")
+        if self.best_accuracy is None or accuracy > self.best_accuracy:
+            self.best_epoch, self.best_accuracy = epoch, accuracy
+
+
+class FromTheSeries(mxlearn.Callback):  # the whole curve at the end, NaN left out
+    best_epoch = best_accuracy = None
+
+    def on_train_end(self, run):
+        epochs, values = run.history.series("accuracy", "validation", "epoch")
+        best = int(np.nanargmax(values))
+        self.best_epoch, self.best_accuracy = epochs[best], values[best]
+
+
+class InEpochDone(mxlearn.Callback):
+    def __init__(self):
+        self.best_epoch, self.best_accuracy = None, -math.inf
+
+    def on_epoch_done(self, run, epoch):
+        accuracy = run.history.last_record("accuracy", "validation").value
+        if accuracy >= self.best_accuracy:  # a tie keeps the later epoch: also the best
+            self.best_epoch, self.best_accuracy = epoch, accuracy
+
+
+class KeepsTheLast(mxlearn.Callback):
+    best_epoch = best_accuracy = None
+
+    def on_validation_end(self, run, epoch):
+        self.best_epoch, self.best_accuracy = epoch, run.history.last("accuracy", "validation")
+
+
+class ReadsTraining(Greater):
+    def on_validation_end(self, run, epoch):
+        accuracy = run.history.last("accuracy")  # the training curve, by default
+        if self.best_accuracy is None or accuracy > self.best_accuracy:
+            self.best_epoch, self.best_accuracy = epoch, accuracy
+
+
+class ArgmaxWithNaN(FromTheSeries):
+    def on_train_end(self, run):
+        epochs, values = run.history.series("accuracy", "validation", "epoch")
+        self.best_epoch = epochs[int(np.argmax(values))]  # NaN is np.argmax's maximum
+        self.best_accuracy = values[self.best_epoch]
+
+
+@pytest.mark.parametrize("kind", [Greater, FromTheSeries, InEpochDone])
+def test_a_right_callback_in_any_style_passes_its_replay(kind):
+    checks.callback_replayed(kind())
+
+
+@pytest.mark.parametrize("kind", [KeepsTheLast, ReadsTraining, ArgmaxWithNaN])
+def test_a_callback_that_is_right_by_luck_fails_its_replay(kind):
+    with pytest.raises(ReplayMissesBest):
+        checks.callback_replayed(kind())
+
+
+def test_a_tracker_filled_by_hand_after_fit_fails_its_replay():
+    class Tracker(mxlearn.Callback):
+        best_epoch = best_accuracy = None
+
+        def on_train_begin(self, run):
+            pass
+
+    tracker = Tracker()
+    tracker.best_epoch, tracker.best_accuracy = 3, 0.81  # set after fit, from its history
+    with pytest.raises(ReplayMissesBest):
+        checks.callback_replayed(tracker)
+
+
+def _numpy_style(outputs, labels):
+    return float(np.mean(outputs.asnumpy().argmax(axis=1) == labels))
+
+
+def _nd_style(outputs, labels):
+    return (mx.nd.argmax(outputs, axis=1) == mx.nd.array(labels)).mean().asscalar()
+
+
+def _loop_style(outputs, labels):
+    scores = outputs.asnumpy()
+    right = sum(1 for row, label in zip(scores, labels) if row.argmax() == label)
+    return right / len(labels)
+
+
+@pytest.mark.parametrize("function", [_numpy_style, _nd_style, _loop_style])
+def test_counting_by_hand_in_any_style_passes(function):
+    checks.counts_by_hand(function)
+
+
+def test_counting_that_ignores_its_arrays_fails():
+    trained = _module()
+    trained.fit(_iter(), num_epoch=2, optimizer_params={"learning_rate": 0.1})
+
+    def by_score(outputs, labels):  # the shortcut: the module's score, whatever it is given
+        return trained.score(_iter(), "acc")[0][1]
+
+    def smallest(outputs, labels):  # the smallest score taken for the prediction
+        return float(np.mean(outputs.asnumpy().argmin(axis=1) == labels))
+
+    for function in (by_score, smallest):
+        with pytest.raises(FunctionMiscounts):
+            checks.counts_by_hand(function)
+
+
+def test_a_check_given_an_exercise_speaks_about_it():
+    with pytest.raises(CheckFailed) as refused:
+        checks.callback_replayed(KeepsTheLast(), exercise="02.3")
+    assert str(refused.value).startswith("Exercise 02.3 (a callback class): Replayed by the check")
