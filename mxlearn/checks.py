@@ -26,6 +26,11 @@ import numpy as np
 from . import checkpoint as files
 from . import rules
 from ._compat import mx
+from .answer_checks import (  # noqa: F401  (checks of answers to questions, re-exported here)
+    epochs_kept,
+    faster_learner,
+    rebinds_counted,
+)
 from .boundary import public
 from .errors import N_, CheckFailed, InputError
 from .exercises import for_exercises
@@ -304,9 +309,15 @@ ARGUMENTS = dict(
     count=rules.whole(1, "count=2"),
     function=rules.function("function=accuracy_by_hand"),
 )
+CHECK_FILES = (
+    "mxlearn.checks",
+    "mxlearn.run_checks",
+    "mxlearn.work_checks",
+    "mxlearn.answer_checks",
+)
 for _name, _check in list(globals().items()):
     if callable(_check) and not _name.startswith("_") and not isinstance(_check, type):
-        if _check.__module__ in ("mxlearn.checks", "mxlearn.run_checks", "mxlearn.work_checks"):
+        if _check.__module__ in CHECK_FILES:
             _declared = {}
             if _check.__module__ in ("mxlearn.checks", "mxlearn.work_checks"):
                 _names = inspect.signature(_check).parameters

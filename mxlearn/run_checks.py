@@ -107,6 +107,13 @@ class OtherRunsCompared(CheckFailed):
     )
 
 
+class OtherRunSettings(CheckFailed):
+    says = N_(
+        "Run {number} of the comparison ({optimizer}) {problem}: a comparison shows what one "
+        "change does only when the runs differ in nothing else."
+    )
+
+
 class NoSuchFindingKind(InputError):
     says = N_("There is no finding of kind {kind!r}.")
 
@@ -248,15 +255,35 @@ def uses_kvstore(mod, kind: str) -> None:
     _ok(N_("gradients summed by the kvstore '{kind}'."), kind=kind)
 
 
-def runs_compared(comparison, optimizers: list) -> None:
-    """``mxlearn.compare`` was given runs trained with these optimizers, in this order."""
+def runs_compared(comparison, optimizers: list, learning_rates=None, num_epoch=None) -> None:
+    """``mxlearn.compare`` was given runs trained with these optimizers, in this order (with
+    these learning rates, each for ``num_epoch`` epochs with validation, when given)."""
     runs = getattr(comparison, "runs", None)
     if runs is None:
         raise NotAComparison(kind=type(comparison).__name__)
     used = [(run.settings or {}).get("optimizer") for run in runs]
     if used != list(optimizers):
         raise OtherRunsCompared(used=used, expected=list(optimizers))
+    for number, (run, rate) in enumerate(zip(runs, learning_rates or [None] * len(runs)), 1):
+        problem = _other_setting(run, rate, num_epoch)
+        if problem:
+            raise OtherRunSettings(number=number, optimizer=used[number - 1], problem=problem)
     _ok(N_("{count} runs compared: {used}."), count=len(runs), used=", ".join(used))
+
+
+def _other_setting(run, rate, num_epoch) -> str | None:
+    """What in a compared run differs from what was asked (None: nothing)."""
+    given = ((run.settings or {}).get("params") or {}).get("learning_rate")
+    if rate is not None and (given is None or not np.isclose(given, rate)):
+        return say("was trained at learning rate {given}, not {rate}", given=given, rate=rate)
+    trained = sorted({r.epoch for r in run.history.records if r.phase == "train"})
+    if num_epoch is not None and len(trained) != num_epoch:
+        return say(
+            "trained {count} epochs, not {num_epoch}", count=len(trained), num_epoch=num_epoch
+        )
+    if not any(r.phase == "validation" for r in run.history.records):
+        return say("has no validation values: fit ran without eval_data")
+    return None
 
 
 def no_finding(mod, kind: str) -> None:
