@@ -355,18 +355,25 @@ def learning_rate_too_high(run: Run) -> Finding | None:
     ordered = sorted(run.train.values(), key=lambda c: c.higher_is_better)  # losses first
     for curve in ordered:
         finding = _decline(curve) or _oscillation(curve)
-        if finding and not _contradicted(finding, run.train):
+        if finding and not _contradicted(finding, run):
             return finding
     return None
 
 
-def _contradicted(finding: Finding, train: dict[str, Curve]) -> bool:
+def _contradicted(finding: Finding, run: Run) -> bool:
     """Another training curve kept improving to its best over the epochs this one fell back:
-    the run did not lose what it had learned (#26)."""
+    the run did not lose what it had learned (#26). An oscillation while the same metric's
+    validation ends within its noise of its best: the steps back did not keep the run from
+    settling (a Dropout network's training values are measured with units dropped; the
+    advised smaller rate made such a run worse, #27)."""
     if "best_epoch" not in finding.numbers:  # an oscillation: each step back is its own
-        return False
+        validation = run.validation.get(finding.metric)
+        if validation is None:
+            return False
+        best = validation.values[validation.best_index()]
+        return validation.gain(validation.values[-1], best) > -validation.noise(best)
     since, until = finding.numbers["best_epoch"], finding.numbers["latest_epoch"]
-    others = (c for m, c in train.items() if m != finding.metric)
+    others = (c for m, c in run.train.items() if m != finding.metric)
     return any(_kept_improving(c, since, until) for c in others)
 
 
