@@ -24,10 +24,12 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
+from .. import network
 from .._compat import mx
 from ..boundary import guard_methods, public
 from ..errors import N_, InputError
 from ..guards import lifecycle as life
+from ..guards import rows
 from ..guards.binding import new_shapes
 from ..language import say
 from . import parameters as P
@@ -182,6 +184,7 @@ class MutableModule(Module):
         self._max_group = None
         self._current_key: tuple | None = None  # the shapes of the executors in use
         self._max_shapes: dict[str, tuple] = {}
+        self._max_labels: list | None = None  # the label shapes bound at the maximum
         self._monitor = None
         self.inspector = ShapeInspector()
 
@@ -203,6 +206,7 @@ class MutableModule(Module):
     def _after_bind(self) -> None:
         super()._after_bind()
         self._max_group = self._exec_group
+        self._max_labels = self._label_shapes
         self._current_key = _key(self._data_shapes, self._label_shapes)
         self._groups = OrderedDict({self._current_key: self._max_group})
         self.inspector = ShapeInspector()
@@ -243,6 +247,7 @@ class MutableModule(Module):
         seen[self._current_key] = seen.get(self._current_key, 0) + 1
 
     def _switch(self, data_descs, label_descs, called: str) -> None:
+        label_descs = label_descs or self._labels_for(data_descs)
         key = _key(data_descs, label_descs)
         group = self._groups.get(key)
         if group is not None:
@@ -259,6 +264,24 @@ class MutableModule(Module):
         self._data_shapes, self._label_shapes = group.data_shapes, group.label_shapes
         self._count_batch()
         self._step_for_batch()  # MXNet's rescale_grad is 1/(the batch the optimizer met first)
+
+    def _labels_for(self, data_descs) -> list | None:
+        """Labels for shapes given without them (a prediction, a reshape of the data only).
+
+        Executors bound without labels never load a batch's labels (MXNet's executor group
+        reads them only into label arrays it was bound with), and they would serve a labelled
+        training batch of the same shape later: it would train on stale labels. So every shape
+        has labels when the module has: the shape the network infers from the data, else the
+        bound labels at the data's rows (as :class:`mxlearn.Module` reshapes)."""
+        if not self._max_labels:
+            return None
+        data = {d.name: tuple(d.shape) for d in data_descs}
+        inferred = network.infer_label_shapes(self._symbol, data, self._label_names)
+        known = {n: s for n, s in inferred.items() if 0 not in s}  # MXNet's 0: not known
+        return [
+            mx.io.DataDesc(d.name, known.get(d.name, d.shape), d.dtype, d.layout)
+            for d in rows.labels_at_rows(data_descs, self._max_labels)
+        ]
 
     def _bind_shapes(self, data_descs, label_descs):
         started = time.perf_counter()
