@@ -124,7 +124,9 @@ class MutableModule(Module):
     ----------
     max_data_shapes, max_label_shapes : list of (name, shape), optional
         The largest shape each input will have, in every dimension. Inputs not listed take
-        their shape from ``bind``; without them, the shapes given to ``bind`` are the maximum.
+        their shape from ``bind`` (a label: at the data's maximum rows, or the shape the
+        network gives it for the largest data); without them, the shapes given to ``bind``
+        are the maximum.
     fixed_param_prefix : list of str, optional
         Parameters whose names contain one of these are not trained (e.g. ``['conv1']``).
     cache_size : int
@@ -196,9 +198,15 @@ class MutableModule(Module):
                 for d in descs
             ]
 
-        widest = replace(
-            asked, data=widened(asked.data), label=asked.label and widened(asked.label)
-        )
+        # the rows as given agree (a RowsDiffer names the student's shapes, not the widened)
+        # one device here: the widened shapes are checked for the devices with the binding
+        rows.check_slicable(asked.data, asked.label, [1], "mod.bind()")
+        data = widened(asked.data)
+        labels = asked.label and widened(asked.label)
+        if labels:  # labels given no maximum follow the data's
+            moved = self._labels_moved(labels, asked.data, data)
+            labels = [d if d.name in self._largest else m for d, m in zip(labels, moved)]
+        widest = replace(asked, data=data, label=labels)
         self._max_shapes = {d.name: d.shape for d in [*widest.data, *(widest.label or [])]}
         self._check_within_max(asked.data, asked.label, "mod.bind()")
         return widest
@@ -271,16 +279,29 @@ class MutableModule(Module):
         Executors bound without labels never load a batch's labels (MXNet's executor group
         reads them only into label arrays it was bound with), and they would serve a labelled
         training batch of the same shape later: it would train on stale labels. So every shape
-        has labels when the module has: the shape the network infers from the data, else the
-        bound labels at the data's rows (as :class:`mxlearn.Module` reshapes)."""
+        has labels when the module has, moved from the largest ones."""
         if not self._max_labels:
             return None
-        data = {d.name: tuple(d.shape) for d in data_descs}
-        inferred = network.infer_label_shapes(self._symbol, data, self._label_names)
-        known = {n: s for n, s in inferred.items() if 0 not in s}  # MXNet's 0: not known
+        return self._labels_moved(self._max_labels, self._max_group.data_shapes, data_descs)
+
+    def _labels_moved(self, labels, old_data, new_data) -> list:
+        """``labels``, given with ``old_data``, for ``new_data``: the shape the network infers
+        from the new data for a label it infers as given from the old (a label per time step
+        follows the steps), else the label at the new data's rows (as :class:`mxlearn.Module`
+        reshapes)."""
+        names = [d.name for d in labels]
+
+        def inferred(descs) -> dict:
+            data = {d.name: tuple(d.shape) for d in descs}
+            shapes = network.infer_label_shapes(self._symbol, data, names)
+            return {n: s for n, s in shapes.items() if 0 not in s}  # MXNet's 0: not known
+
+        before, after = inferred(old_data), inferred(new_data)
         return [
-            mx.io.DataDesc(d.name, known.get(d.name, d.shape), d.dtype, d.layout)
-            for d in rows.labels_at_rows(data_descs, self._max_labels)
+            mx.io.DataDesc(d.name, after[d.name], d.dtype, d.layout)
+            if d.name in after and before.get(d.name) == tuple(d.shape)
+            else at_rows
+            for d, at_rows in zip(labels, rows.labels_at_rows(new_data, labels))
         ]
 
     def _bind_shapes(self, data_descs, label_descs):
