@@ -28,7 +28,6 @@ from .. import network
 from .._compat import mx
 from ..boundary import guard_methods, public
 from ..errors import N_, InputError
-from ..guards import lifecycle as life
 from ..guards import rows
 from ..guards.binding import new_shapes
 from ..language import say
@@ -245,10 +244,11 @@ class MutableModule(Module):
                 self._switch(*shapes, "mod.forward()")
         super().forward(data_batch, is_train)
 
-    def reshape(self, data_shapes, label_shapes=None):
-        life.require_bound(self, "mod.reshape()")
-        labels = _descs(label_shapes) if label_shapes else None
-        self._switch(_descs(data_shapes), labels, "mod.reshape()")
+    def _reshape(self, data, labels, called: str) -> None:
+        # mod.reshape() and a second bind to other shapes: a change of shape like a batch's.
+        # (MXNet's reshape would rebind the executors at the maximum in place: memory shared
+        # no more, and a larger shape allocated silently.)
+        self._switch(data, labels, called)
 
     def _count_batch(self) -> None:
         seen = self.inspector.shapes_seen  # per batch: the key was made when the shape changed
@@ -352,4 +352,4 @@ class MutableModule(Module):
         return [(say("max shapes"), maximum), (say("shape changes"), self.inspector.text())]
 
 
-guard_methods(MutableModule, "mod", ["forward", "reshape", "install_monitor"])
+guard_methods(MutableModule, "mod", ["forward", "install_monitor"])
