@@ -24,10 +24,11 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass, field, replace
 
+from .. import network
 from .._compat import mx
 from ..boundary import guard_methods, public
 from ..errors import N_, InputError
-from ..guards import lifecycle as life
+from ..guards import rows
 from ..guards.binding import new_shapes
 from ..language import say
 from . import parameters as P
@@ -122,7 +123,9 @@ class MutableModule(Module):
     ----------
     max_data_shapes, max_label_shapes : list of (name, shape), optional
         The largest shape each input will have, in every dimension. Inputs not listed take
-        their shape from ``bind``; without them, the shapes given to ``bind`` are the maximum.
+        their shape from ``bind`` (a label: at the data's maximum rows, or the shape the
+        network gives it for the largest data); without them, the shapes given to ``bind``
+        are the maximum.
     fixed_param_prefix : list of str, optional
         Parameters whose names contain one of these are not trained (e.g. ``['conv1']``).
     cache_size : int
@@ -182,6 +185,7 @@ class MutableModule(Module):
         self._max_group = None
         self._current_key: tuple | None = None  # the shapes of the executors in use
         self._max_shapes: dict[str, tuple] = {}
+        self._max_labels: list | None = None  # the label shapes bound at the maximum
         self._monitor = None
         self.inspector = ShapeInspector()
 
@@ -193,9 +197,15 @@ class MutableModule(Module):
                 for d in descs
             ]
 
-        widest = replace(
-            asked, data=widened(asked.data), label=asked.label and widened(asked.label)
-        )
+        # the rows as given agree (a RowsDiffer names the student's shapes, not the widened)
+        # one device here: the widened shapes are checked for the devices with the binding
+        rows.check_slicable(asked.data, asked.label, [1], "mod.bind()")
+        data = widened(asked.data)
+        labels = asked.label and widened(asked.label)
+        if labels:  # labels given no maximum follow the data's
+            moved = self._labels_moved(labels, asked.data, data)
+            labels = [d if d.name in self._largest else m for d, m in zip(labels, moved)]
+        widest = replace(asked, data=data, label=labels)
         self._max_shapes = {d.name: d.shape for d in [*widest.data, *(widest.label or [])]}
         self._check_within_max(asked.data, asked.label, "mod.bind()")
         return widest
@@ -203,6 +213,7 @@ class MutableModule(Module):
     def _after_bind(self) -> None:
         super()._after_bind()
         self._max_group = self._exec_group
+        self._max_labels = self._label_shapes
         self._current_key = _key(self._data_shapes, self._label_shapes)
         self._groups = OrderedDict({self._current_key: self._max_group})
         self.inspector = ShapeInspector()
@@ -233,16 +244,18 @@ class MutableModule(Module):
                 self._switch(*shapes, "mod.forward()")
         super().forward(data_batch, is_train)
 
-    def reshape(self, data_shapes, label_shapes=None):
-        life.require_bound(self, "mod.reshape()")
-        labels = _descs(label_shapes) if label_shapes else None
-        self._switch(_descs(data_shapes), labels, "mod.reshape()")
+    def _reshape(self, data, labels, called: str) -> None:
+        # mod.reshape() and a second bind to other shapes: a change of shape like a batch's.
+        # (MXNet's reshape would rebind the executors at the maximum in place: memory shared
+        # no more, and a larger shape allocated silently.)
+        self._switch(data, labels, called)
 
     def _count_batch(self) -> None:
         seen = self.inspector.shapes_seen  # per batch: the key was made when the shape changed
         seen[self._current_key] = seen.get(self._current_key, 0) + 1
 
     def _switch(self, data_descs, label_descs, called: str) -> None:
+        label_descs = label_descs or self._labels_for(data_descs)
         key = _key(data_descs, label_descs)
         group = self._groups.get(key)
         if group is not None:
@@ -259,6 +272,37 @@ class MutableModule(Module):
         self._data_shapes, self._label_shapes = group.data_shapes, group.label_shapes
         self._count_batch()
         self._step_for_batch()  # MXNet's rescale_grad is 1/(the batch the optimizer met first)
+
+    def _labels_for(self, data_descs) -> list | None:
+        """Labels for shapes given without them (a prediction, a reshape of the data only).
+
+        Executors bound without labels never load a batch's labels (MXNet's executor group
+        reads them only into label arrays it was bound with), and they would serve a labelled
+        training batch of the same shape later: it would train on stale labels. So every shape
+        has labels when the module has, moved from the largest ones."""
+        if not self._max_labels:
+            return None
+        return self._labels_moved(self._max_labels, self._max_group.data_shapes, data_descs)
+
+    def _labels_moved(self, labels, old_data, new_data) -> list:
+        """``labels``, given with ``old_data``, for ``new_data``: the shape the network infers
+        from the new data for a label it infers as given from the old (a label per time step
+        follows the steps), else the label at the new data's rows (as :class:`mxlearn.Module`
+        reshapes)."""
+        names = [d.name for d in labels]
+
+        def inferred(descs) -> dict:
+            data = {d.name: tuple(d.shape) for d in descs}
+            shapes = network.infer_label_shapes(self._symbol, data, names)
+            return {n: s for n, s in shapes.items() if 0 not in s}  # MXNet's 0: not known
+
+        before, after = inferred(old_data), inferred(new_data)
+        return [
+            mx.io.DataDesc(d.name, after[d.name], d.dtype, d.layout)
+            if d.name in after and before.get(d.name) == tuple(d.shape)
+            else at_rows
+            for d, at_rows in zip(labels, rows.labels_at_rows(new_data, labels))
+        ]
 
     def _bind_shapes(self, data_descs, label_descs):
         started = time.perf_counter()
@@ -308,4 +352,4 @@ class MutableModule(Module):
         return [(say("max shapes"), maximum), (say("shape changes"), self.inspector.text())]
 
 
-guard_methods(MutableModule, "mod", ["forward", "reshape", "install_monitor"])
+guard_methods(MutableModule, "mod", ["forward", "install_monitor"])
