@@ -10,13 +10,15 @@ import pytest
 import mxlearn
 from mxlearn import checkpoint as ckpt
 from mxlearn import mx
+from mxlearn.checkpoint.files import NoCompleteCheckpoint, NoSymbolFile
 from mxlearn.checkpoint.policy import WouldOverwrite
 from mxlearn.checkpoint.prefixes import (
+    CheckpointsInsideFolder,
     FileOnTheWay,
     FolderNotWritable,
     NoPrefixFolder,
     NulInPrefix,
-    PrefixIsAFolder,
+    PrefixHasNoName,
     PrefixTooLong,
 )
 
@@ -44,34 +46,48 @@ def test_spaces_and_non_ascii_work_everywhere(small_iter, small_net, tmp_path, n
     assert ckpt.manifested_epochs(prefix) == [1, 2, 3]
 
 
-@pytest.mark.parametrize("trailing_slash", [True, False])
-def test_a_prefix_that_names_a_folder_is_refused_before_training(
-    small_iter, small_net, tmp_path, trailing_slash
+def test_a_prefix_without_a_name_is_refused_for_saving_before_training(
+    small_iter, small_net, tmp_path
 ):
+    # MXNet would write 'runs/-symbol.json', 'runs/-0001.params': files without a name
     folder = tmp_path / "runs"
     folder.mkdir()
-    prefix = str(folder) + (os.sep if trailing_slash else "")
+    prefix = str(folder) + os.sep
     counter = EpochCounter()
-    with pytest.raises(PrefixIsAFolder) as info:
+    with pytest.raises(PrefixHasNoName) as info:
         mxlearn.Module(small_net).fit(
             small_iter, num_epoch=2, checkpoint=prefix, callbacks=[counter]
         )
     assert counter.batches == 0  # nothing trained
     assert info.value.fields["prefix"] == prefix
-    assert info.value.fields["inside"] == os.path.join(str(folder), "mlp")  # a prefix inside
-    assert os.path.join(str(folder), "mlp") in info.value.fix  # the fix names it
+    inside = info.value.fields["inside"]
+    assert inside == os.path.join(str(folder), "mlp") and inside in info.value.fix
     assert os.listdir(folder) == []  # nothing written
-    # resume, load_checkpoint, latest and save_checkpoint say the same
-    for call in (
-        lambda: mxlearn.resume(prefix),
-        lambda: mxlearn.load_checkpoint(prefix, 1),
-        lambda: ckpt.latest(prefix),
-        lambda: mxlearn.Module(small_net).fit(small_iter, num_epoch=1, resume=prefix),
-        lambda: mxlearn.Checkpoint(prefix),
-    ):
-        with pytest.raises(PrefixIsAFolder) as info:
+    with pytest.raises(PrefixHasNoName):
+        mxlearn.Checkpoint(prefix)
+    # nothing saved under it to read: said as for any prefix, with nothing guessed
+    with pytest.raises(NoCompleteCheckpoint):
+        mxlearn.resume(prefix)
+    with pytest.raises(NoSymbolFile):
+        mxlearn.load_checkpoint(prefix, 1)
+    # the fix, followed
+    mxlearn.Module(small_net).fit(small_iter, num_epoch=2, checkpoint=inside)
+    assert ckpt.latest(inside)[0] == 2
+    mxlearn.resume(inside).fit(small_iter, num_epoch=3, checkpoint=inside)
+    # the folder now holds that checkpoint, and reading the folder's prefix names it
+    for call in (lambda: mxlearn.resume(prefix), lambda: mxlearn.load_checkpoint(prefix, 1)):
+        with pytest.raises(CheckpointsInsideFolder) as info:
             call()
-        assert info.value.fields["prefix"] == prefix
+        assert info.value.fields["inside"] == [inside]
+
+
+def test_mxnets_own_files_of_a_prefix_without_a_name_load(ready_module, tmp_path):
+    prefix = str(tmp_path) + os.sep
+    mx.mod.Module.save_checkpoint(ready_module, prefix, 1)  # plain MXNet's save
+    assert sorted(os.listdir(tmp_path)) == ["-0001.params", "-symbol.json"]
+    sym, args, auxs = mxlearn.load_checkpoint(prefix, 1)
+    assert sorted(args) == sorted(mx.model.load_checkpoint(prefix, 1)[1])
+    assert sorted(mxlearn.Module.load(prefix, 1).get_params()[0]) == sorted(args)
 
 
 def test_a_file_where_the_folder_should_be_is_refused_before_training(
@@ -127,7 +143,7 @@ def test_a_read_only_folder_is_refused_before_training(small_iter, small_net, re
 def test_save_checkpoint_and_plain_mxnet_files_take_the_same_checks(ready_module, tmp_path):
     folder = tmp_path / "runs"
     folder.mkdir()
-    with pytest.raises(PrefixIsAFolder) as info:
+    with pytest.raises(PrefixHasNoName) as info:
         ready_module.save_checkpoint(str(folder) + os.sep, 1)
     assert info.value.fields["prefix"] == str(folder) + os.sep
     assert info.value.fields["called"] == "mod.save_checkpoint()"

@@ -9,7 +9,6 @@ from .files import (
     load_optimizer_arrays,
     load_params,
     load_symbol,
-    prefixes_in,
     read_manifest,
     save,
     verifies,
@@ -22,6 +21,7 @@ from .names import (
     optimizer_states_file,
     params_file,
     partial_epochs,
+    prefixes_in,
     saved_epochs,
     symbol_file,
 )

@@ -43,13 +43,14 @@ from .names import (
     optimizer_file,
     params_file,
     partial_epochs,
+    prefixes_in,
     random_file,
     refuse_folders,
     saved_epochs,
     symbol_file,
 )
 from .ndarray_file import check_ndarray_file
-from .prefixes import check_prefix
+from .prefixes import check_prefix, refuse_folder_of_checkpoints
 
 MANIFEST_FORMAT = "mxlearn.checkpoint/1"
 
@@ -345,9 +346,12 @@ def verifies(prefix: str, epoch: int) -> bool:
     return True
 
 
-def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
+def latest_and_skipped(
+    prefix: str, called: str | None = None
+) -> tuple[int, dict, list[tuple[int, str]]]:
     """:func:`latest`, and the newer checkpoints it passed over: (epoch, what is wrong)."""
-    prefix = check_prefix(prefix, f"latest({prefix!r})")
+    called = called or f"latest({prefix!r})"
+    prefix = check_prefix(prefix, called)
     skipped = []
     for epoch in reversed(manifested_epochs(prefix)):
         try:
@@ -360,6 +364,7 @@ def latest_and_skipped(prefix: str) -> tuple[int, dict, list[tuple[int, str]]]:
     problems = [problem for _, problem in skipped]
     near = None
     if not (skipped or found or cut):  # nothing under this prefix: a typo, or a file's name?
+        refuse_folder_of_checkpoints(prefix, called)  # or the folder of the checkpoints
         saved = {os.path.basename(p): p for p in prefixes_in(os.path.dirname(prefix))}
         given = re.sub("-" + FILE_NAMES + "$", "", os.path.basename(prefix))  # a file's name
         near = next((saved[n] for n in closest(given, saved, n=1)), None)
@@ -469,16 +474,6 @@ def load_params(path: str, expected: dict | None = None) -> tuple[dict, dict]:
     return arg_params, aux_params
 
 
-def prefixes_in(folder: str) -> list[str]:
-    """The checkpoint prefixes saved in ``folder`` (each has a ``-symbol.json``)."""
-    try:
-        names = os.listdir(folder or ".")
-    except OSError:
-        return []
-    suffix = "-symbol.json"
-    return sorted(os.path.join(folder, n[: -len(suffix)]) for n in names if n.endswith(suffix))
-
-
 class CheckpointParams(dict):
     """A parameter dict that remembers the checkpoint it came from (prefix, epoch), so that
     ``fit`` can tell which ``begin_epoch`` continues it."""
@@ -510,6 +505,7 @@ def load_checkpoint(prefix: str, epoch: int):
     prefix = check_prefix(prefix, called)
     loading = f"load_checkpoint({prefix!r}, {epoch})"  # the prefix with '~' expanded
     if not os.path.exists(symbol_file(prefix)):
+        refuse_folder_of_checkpoints(prefix, loading)
         folder, file = os.path.dirname(prefix), symbol_file(prefix)
         saved = prefixes_in(folder)
         raise NoSymbolFile(called=loading, file=file, folder=folder, saved=saved, prefix=prefix)

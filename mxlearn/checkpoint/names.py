@@ -61,6 +61,25 @@ def epochs_with(prefix: str, suffix: str) -> list[int]:
     return sorted(epochs)
 
 
+def saved_under(prefix: str) -> bool:
+    """Whether any file of a checkpoint of ``prefix`` exists, mxlearn's or MXNet's (its
+    pickled ``.states`` too); a folder of the prefix's name is none of them."""
+    ours = re.compile(re.escape(os.path.basename(prefix)) + "-(" + FILE_NAMES + r"|\d{4,}\.states)")
+    found = glob.glob(f"{glob.escape(prefix)}-*")
+    return any(ours.fullmatch(os.path.basename(p)) and os.path.isfile(p) for p in found)
+
+
+def prefixes_in(folder: str) -> list[str]:
+    """The checkpoint prefixes saved in ``folder`` (each has a ``-symbol.json`` file)."""
+    try:
+        names = os.listdir(folder or ".")
+    except OSError:
+        return []
+    suffix = "-symbol.json"
+    paths = (os.path.join(folder, n[: -len(suffix)]) for n in names if n.endswith(suffix))
+    return sorted(p for p in paths if os.path.isfile(symbol_file(p)))
+
+
 def saved_epochs(prefix: str) -> list[int]:
     """Epoch numbers that have a parameter file for ``prefix``, ascending."""
     return epochs_with(prefix, ".params")

@@ -105,8 +105,9 @@ class ResumeState:
 
 
 def load_resume_state(prefix: str) -> ResumeState:
-    prefix = check_prefix(prefix, f"resume({prefix!r})")
-    epoch, manifest, skipped = files.latest_and_skipped(prefix)
+    called = f"resume({prefix!r})"
+    prefix = check_prefix(prefix, called)
+    epoch, manifest, skipped = files.latest_and_skipped(prefix, called)
     _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
     listed = manifest["files"]
     arrays = files.load_optimizer_arrays(prefix, epoch) if manifest.get("optimizer") else None
