@@ -81,10 +81,11 @@ def remove_stale_temporaries(folder: str, is_target: Callable[[str], bool]) -> l
         else:  # no process id: from an mxlearn before #26 (which named no writer), left over
             found = _BEFORE_PIDS.match(name)
             stale = bool(found and is_target(found["name"]))
-        if not stale:
+        path = os.path.join(folder, name)
+        if not stale or os.path.isdir(path):  # a folder of that name is no file mxlearn wrote
             continue
         try:
-            os.unlink(os.path.join(folder, name))
+            os.unlink(path)
         except FileNotFoundError:
             continue  # another process cleaned it at the same time
         removed.append(name)

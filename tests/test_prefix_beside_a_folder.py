@@ -163,3 +163,11 @@ def test_no_prefix_is_named_when_the_folder_holds_no_checkpoint(small_net, small
     assert not isinstance(caught.value, CheckpointsInsideFolder)
     with pytest.raises(NoCompleteCheckpoint):
         mxlearn.resume(prefix)
+
+
+def test_a_folder_named_like_a_stale_temporary_is_left_alone(small_net, small_iter, tmp_path):
+    stale = tmp_path / f".mlp-0001.params.{dead_pid()}.abcdefgh.tmp"
+    stale.mkdir()  # a folder: no save of mxlearn's made it
+    (stale / "kept.txt").write_text("mine")
+    fit(small_net, small_iter, num_epoch=1, checkpoint=str(tmp_path / "mlp"))
+    assert (stale / "kept.txt").read_text() == "mine"
