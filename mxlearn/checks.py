@@ -50,6 +50,7 @@ from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported
     uses_kvstore,
 )
 from .work_checks import (  # noqa: F401  (checks of how the work was done, re-exported here)
+    cache_kept,
     callback_replayed,
     counts_by_hand,
     holds_layers,
@@ -307,6 +308,7 @@ ARGUMENTS = dict(
     epoch=rules.whole(0, "epoch=5"),
     op=rules.text("op='Dropout'"),
     count=rules.whole(1, "count=2"),
+    cache_size=rules.whole(0, "cache_size=2"),
     function=rules.function("function=accuracy_by_hand"),
 )
 CHECK_FILES = (

@@ -70,6 +70,17 @@ class OtherLayers(CheckFailed):
     )
 
 
+class NotAMutableModule(CheckFailed):
+    says = N_("This is a {kind}, not a MutableModule: mxlearn.MutableModule(net, ...).")
+
+
+class OtherCacheSize(CheckFailed):
+    says = N_(
+        "The MutableModule keeps up to {got} executor groups besides the one at its maximum "
+        "shape, not {cache_size}: the number is a setting of MutableModule itself."
+    )
+
+
 class NotRemadeForReplay(CheckFailed):
     says = N_(
         "The check makes a new {kind}() to replay it on histories of its own, and that failed: "
@@ -146,6 +157,15 @@ def holds_layers(mod, op: str, count: int, **settings) -> None:
         shown = ", ".join(f"{k}={v}" for k, v in settings.items())
         raise OtherLayers(found=len(layers), op=op, settings=shown, count=count, where=where)
     _ok(N_("{count} {op} layers, each after a hidden activation."), count=count, op=op)
+
+
+def cache_kept(mod, cache_size: int) -> None:
+    """A MutableModule that keeps at most ``cache_size`` executor groups of other shapes."""
+    if not hasattr(mod, "cache_size"):
+        raise NotAMutableModule(kind=type(mod).__name__)
+    if mod.cache_size != cache_size:
+        raise OtherCacheSize(got=mod.cache_size, cache_size=cache_size)
+    _ok(N_("a MutableModule that keeps up to {count} other shapes."), count=cache_size)
 
 
 def _same(written, wanted) -> bool:

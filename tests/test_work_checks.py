@@ -261,3 +261,14 @@ def test_a_check_given_an_exercise_speaks_about_it():
     with pytest.raises(CheckFailed) as refused:
         checks.callback_replayed(KeepsTheLast(), exercise="02.3")
     assert str(refused.value).startswith("Exercise 02.3 (a callback class): Replayed by the check")
+
+
+def test_the_cache_a_mutable_module_keeps_is_read_from_it():
+    net = mxlearn.models.mlp(num_classes=4)
+    checks.cache_kept(mxlearn.MutableModule(net, cache_size=2), cache_size=2)
+    from mxlearn.work_checks import NotAMutableModule, OtherCacheSize
+
+    with pytest.raises(OtherCacheSize):
+        checks.cache_kept(mxlearn.MutableModule(net), cache_size=2)  # the default keeps 32
+    with pytest.raises(NotAMutableModule):
+        checks.cache_kept(mxlearn.Module(net), cache_size=2)

@@ -341,6 +341,11 @@ class MutableModule(Module):
 
     # ------------------------------------------------------------------ reading
     @property
+    def cache_size(self) -> int:
+        """How many executor groups it keeps besides the one bound at the maximum."""
+        return self._cache_size
+
+    @property
     def max_shapes(self) -> dict[str, tuple]:
         """The shape each input is bound at: no batch may exceed it."""
         return dict(self._max_shapes)
