@@ -24,7 +24,7 @@ import inspect
 import numpy as np
 
 from . import checkpoint as files
-from . import rules
+from . import network, rules
 from ._compat import mx
 from .answer_checks import (  # noqa: F401  (checks of answers to questions, re-exported here)
     epochs_kept,
@@ -277,7 +277,9 @@ def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> N
     """After ``set_params`` or a load: the module holds exactly these parameters."""
     now = snapshot(mod)
     given = {**arg_params, **(aux_params or {})}
-    missing = sorted(set(now) - set(given))
+    # Module(label_names=None), MXNet's predictor idiom, holds the label as a parameter
+    labels = {li.name for li in network.label_inputs(mod.symbol)}
+    missing = sorted(set(now) - set(given) - labels)
     differ = sorted(k for k in given if k in now and not np.array_equal(now[k], given[k].asnumpy()))
     if missing or differ:
         raise ParametersNotGiven(differ=differ, missing=missing)
