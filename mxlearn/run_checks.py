@@ -81,6 +81,14 @@ class NotStoppedEarly(CheckFailed):
     )
 
 
+class NeverStopped(NotStoppedEarly):
+    says = N_(
+        "Training ran every epoch it was given ({count}): nothing stopped it. Stopping early "
+        "after {patience} epochs without a better validation accuracy ends the run by itself, "
+        "before num_epoch={num_epoch}."
+    )
+
+
 class OtherEpochsTrained(CheckFailed):
     says = N_(
         "This module's history holds training epochs {trained}, not {expected}: a run "
@@ -225,6 +233,8 @@ def stopped_early(mod, patience: int, num_epoch: int) -> None:
     epochs, values = _validation_accuracy(mod)
     best = epochs[int(np.argmax(values))]
     count, after = epochs[-1] + 1, epochs[-1] - best
+    if not mod.history.stops:  # a run of fewer epochs whose best came 2 before its end
+        raise NeverStopped(count=count, patience=patience, num_epoch=num_epoch)
     if count >= num_epoch or after != patience:
         raise NotStoppedEarly(
             count=count, best=best, after=after, patience=patience, num_epoch=num_epoch

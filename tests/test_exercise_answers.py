@@ -11,10 +11,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from exercise_answers.notebooks_01_03_04 import ANSWERS
+from exercise_answers import notebooks_01_03_04, notebooks_02_05
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
+ANSWERS = {**notebooks_01_03_04.ANSWERS, **notebooks_02_05.ANSWERS}
 
 RUNNER = """
 import json as _json
@@ -88,8 +89,10 @@ def _with_answers(path: Path, out: Path):
 
 NOTEBOOKS = {
     "01_module_step_by_step.ipynb": ["01.1", "01.2"],
+    "02_fit.ipynb": ["02.1", "02.2", "02.3"],
     "03_predict_and_score.ipynb": ["03.1", "03.2"],
     "04_checkpoints_and_resume.ipynb": ["04.1", "04.2"],
+    "05_variable_shapes.ipynb": ["05.1", "05.2"],
 }
 
 

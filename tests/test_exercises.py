@@ -24,6 +24,7 @@ from mxlearn.run_checks import (
     BatchRefused,
     NoSuchFindingKind,
     NotForPredictionOnly,
+    NeverStopped,
     NotStoppedEarly,
     NoValidationAccuracy,
     OtherBestEpoch,
@@ -455,8 +456,9 @@ def test_for_prediction_only_wants_no_labels_and_no_gradients():
     checks.for_prediction_only(predicting)
 
 
-def _history(validation, phase_epochs=None):
+def _history(validation, phase_epochs=None, stopped=False):
     history = mxlearn.MetricHistory()
+    history.stops = [len(validation) - 1] if stopped else []
     for epoch, value in enumerate(validation):
         for phase in ("train", "validation"):
             history.record(
@@ -466,14 +468,17 @@ def _history(validation, phase_epochs=None):
 
 
 def test_stopped_early_wants_the_end_patience_epochs_after_the_best():
-    checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=30)
+    checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65], stopped=True), patience=2, num_epoch=30)
     with pytest.raises(NotStoppedEarly) as still_learning:
-        checks.stopped_early(_history([0.5, 0.6, 0.7, 0.8]), patience=2, num_epoch=30)
+        checks.stopped_early(_history([0.5, 0.6, 0.7, 0.8], stopped=True), patience=2, num_epoch=30)
     assert still_learning.value.fields["best"] == 3 and still_learning.value.fields["after"] == 0
     with pytest.raises(NotStoppedEarly) as ran_out:  # patience after the best, but at num_epoch
-        checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=4)
+        checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65], stopped=True), patience=2, num_epoch=4)
     fields = ran_out.value.fields
     assert fields["count"] == fields["num_epoch"] == 4 and fields["after"] == fields["patience"]
+    # 4 epochs asked for, the best 2 before the end by chance: nothing stopped the run
+    with pytest.raises(NeverStopped):
+        checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=30)
 
 
 def test_resumed_epochs_reads_which_epochs_the_module_trained():

@@ -124,6 +124,7 @@ class MetricHistory:
         self.known: dict[str, MetricFacts | None] = {}
         # begin epoch -> weights_digest of the weights each fit started from (None: fresh ones)
         self.starts: dict[int, str | None] = {}
+        self.stops: list[int] = []  # the epochs after which a StopTraining ended a fit
         self._version = 0  # bumped on every change: renderers redraw only what is new
 
     def __len__(self) -> int:

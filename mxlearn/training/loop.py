@@ -78,6 +78,7 @@ def run_fit(mxnet_fit: Callable, train_data, plan: FitPlan) -> None:
             raise no_batch_error(train_data, state_text(run.module)) from None
         except StopTraining as stop:  # from a hook, or from MXNet's eval_batch_end_callback
             run.outcome = Outcome.STOPPED
+            run.history.stops.append(run.epoch)
             callbacks.request_stop(str(stop))
             train_data.reset()  # stopped after the epoch, before fit's own reset
             print(run.stop_reason)
