@@ -20,7 +20,7 @@ from ..boundary import guard_methods, public
 from ..checkpoint import optimizer_state
 from ..checkpoint.resume_state import ResumeState
 from ..devices import check_context
-from ..guards import arguments, batches, binding, rows
+from ..guards import arguments, batches, binding, label_axes, rows
 from ..guards import lifecycle as life
 from ..guards.optimizer_settings import (
     OptimizerRequest,
@@ -127,10 +127,18 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._reshape(data, _label_descs(label_shapes, "mod.reshape()"), "mod.reshape()")
 
     def _reshape(self, data, labels, called: str) -> None:
-        # the data only: the bound labels at its rows (MXNet: "Shape of unspecified arg changed")
+        # the data only: the bound labels at its rows, or (bound without labels) the labels
+        # the executors still hold, as the network infers them (MXNet: "Shape of unspecified
+        # arg changed")
         labels = labels or rows.labels_at_rows(data, self._label_shapes)
+        inferred = labels is None
+        if inferred:
+            held = [n for n in self._label_names if n in self._symbol.list_arguments()]
+            labels = label_axes.label_descs(self._symbol, data, held) if held else None
         self._check_shapes(data, labels, called)
         super().reshape(data, labels)
+        if inferred:
+            self._label_shapes = None  # still bound without labels: forward reads none
         self._step_for_batch()
 
     def get_input_grads(self, merge_multi_context=True):
@@ -405,6 +413,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 data_batch = rows.with_label_shapes(
                     data_batch, self._data_shapes, self._label_shapes
                 )
+            elif data_batch.label and not self._label_shapes:
+                data_batch = label_axes.without_labels(data_batch)
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
