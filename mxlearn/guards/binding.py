@@ -12,6 +12,7 @@ from ..errors import N_, InputError, LifecycleError
 from ..language import say
 from .arguments import NoLabelsToScore, shapes_text
 from .batches import explain_bad_batch
+from .label_axes import batch_rows
 from .lifecycle import BIND_CALL
 from .rows import example_shape
 
@@ -377,18 +378,17 @@ def check_params_fit(
     symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str, labels=()
 ) -> None:
     """The parameters fit inputs of these shapes (``labels``: the label inputs taken for
-    parameters, which have the batch's rows)."""
-    needed = network.infer_param_shapes(
-        symbol, list(param_shapes), {d.name: d.shape for d in data_descs}
-    )
-    have = param_shapes
+    parameters, which hold each device's slice of the bound batch)."""
+    bound, rows = (batch_rows(d[0]) if d else None for d in (bound_data, data_descs))
+    for label in (labels[n] for n in param_shapes if n in labels):
+        if bound is not None and rows != bound:  # then every device's slice is the same
+            facts = dict(called=called, name=label.name, layer=f"{label.op} '{label.layer}'")
+            raise LabelParamKeepsItsRows(**facts, bound=bound, rows=rows, state=state)
+    have = {n: shape for n, shape in param_shapes.items() if n not in labels}
+    needed = network.infer_param_shapes(symbol, list(have), {d.name: d.shape for d in data_descs})
     wrong = [n for n in have if needed is None or needed.get(n, have[n]) != have[n]]
     if not wrong:
         return
-    for label in (labels[n] for n in wrong if n in labels):
-        facts = dict(called=called, name=label.name, layer=f"{label.op} '{label.layer}'")
-        bound, rows = have[label.name][0], needed[label.name][0]
-        raise LabelParamKeepsItsRows(**facts, bound=bound, rows=rows, state=state)
     desc, old = data_descs[0], bound_data[0].shape if bound_data else None
     # a layer's size (an array's first axis) that differs whatever the input: another network
     resized = [n for n in wrong if needed is not None and needed[n][:1] != have[n][:1]]

@@ -30,7 +30,8 @@ class InferredLabel:
         return mx.io.DataDesc(self.name, self.shape, **extra)
 
 
-def _rows(desc) -> int | None:
+def batch_rows(desc) -> int | None:
+    """The rows of a batch: ``desc``'s size along its layout's batch axis."""
     axis = mx.io.DataDesc.get_batch_axis(desc.layout)
     return desc.shape[axis] if 0 <= axis < len(desc.shape) else None
 
@@ -46,7 +47,7 @@ def _at_rows(desc, rows: int) -> tuple:
 def inferred_labels(symbol, data_descs, names) -> dict[str, InferredLabel]:
     """The labels ``names`` as the network infers them from ``data_descs``; a label whose
     size follows the rows other than along one axis (a flattened one) is left out."""
-    rows = _rows(data_descs[0])
+    rows = batch_rows(data_descs[0])
     now = network.infer_label_shapes(symbol, {d.name: tuple(d.shape) for d in data_descs}, names)
     if rows is None:
         return {}
