@@ -7,6 +7,7 @@ from dataclasses import dataclass
 
 from .. import network
 from .._compat import mx
+from . import rows
 
 
 @dataclass(frozen=True)
@@ -74,13 +75,14 @@ def label_descs(symbol, data_descs, names) -> list | None:
     return [found[n].desc() for n in names if n in found] or None
 
 
-def without_labels(batch):
-    """A batch for a module bound without labels, which reads none (MXNet leaves them out at
-    the bound shapes, and fails on them at others: "'NoneType' object is not iterable")."""
+def as_bound(batch, data_shapes, label_shapes):
+    """A batch with labels as the module is bound: without them, the bound labels' shapes at
+    its rows (MXNet's reshape needs them); bound without labels, none (MXNet's module reads
+    none at the bound shapes, and fails on them at others: "'NoneType' object is not
+    iterable")."""
+    if label_shapes:
+        return rows.with_label_shapes(batch, data_shapes, label_shapes)
+    provide_data = getattr(batch, "provide_data", None) or None
     return mx.io.DataBatch(
-        batch.data,
-        None,
-        pad=batch.pad,
-        index=batch.index,
-        provide_data=getattr(batch, "provide_data", None) or None,
+        batch.data, None, pad=batch.pad, index=batch.index, provide_data=provide_data
     )

@@ -9,6 +9,7 @@ array runs in inference mode (MXNet's runs it in the module's training mode, Dro
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import math
@@ -127,16 +128,22 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._reshape(data, _label_descs(label_shapes, "mod.reshape()"), "mod.reshape()")
 
     def _reshape(self, data, labels, called: str) -> None:
-        # the data only: the bound labels at its rows, or (bound without labels) the labels
-        # the executors still hold, as the network infers them (MXNet: "Shape of unspecified
-        # arg changed")
-        labels = labels or rows.labels_at_rows(data, self._label_shapes)
-        inferred = labels is None
+        # the data only: the bound labels at its rows; bound without labels, the labels the
+        # executors hold as the network infers them (MXNet: "Shape of unspecified arg changed")
+        inferred = not (labels := labels or rows.labels_at_rows(data, self._label_shapes))
         if inferred:
-            held = [n for n in self._label_names if n in self._symbol.list_arguments()]
-            labels = label_axes.label_descs(self._symbol, data, held) if held else None
+            labels = label_axes.label_descs(self._symbol, data, self._label_names)
         self._check_shapes(data, labels, called)
-        super().reshape(data, labels)
+        shapes = self._data_shapes, self._label_shapes  # MXNet's, before its executors' reshape
+        try:
+            with (
+                _group_kept(self._exec_group),
+                arguments.engine_errors_explained(self._symbol, data, labels),
+            ):
+                super().reshape(data, labels)
+        except BaseException:
+            self._data_shapes, self._label_shapes = shapes
+            raise
         if inferred:
             self._label_shapes = None  # still bound without labels: forward reads none
         self._step_for_batch()
@@ -409,12 +416,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                     raise batches.ListOfNonBatches(kind=type(part).__name__)
         else:
             self._check_batch(data_batch, training)
-            if not data_batch.label and self._label_shapes:  # no labels to give their shape
-                data_batch = rows.with_label_shapes(
-                    data_batch, self._data_shapes, self._label_shapes
-                )
-            elif data_batch.label and not self._label_shapes:
-                data_batch = label_axes.without_labels(data_batch)
+            if bool(data_batch.label) != bool(self._label_shapes):  # not as bound
+                data_batch = label_axes.as_bound(data_batch, self._data_shapes, self._label_shapes)
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
@@ -493,6 +496,25 @@ MODULE_CALLS = ["__init__"] + [
     name for name, _ in inspect.getmembers(mx.mod.Module, inspect.isroutine) if name[0] != "_"
 ]
 guard_methods(Module, "mod", MODULE_CALLS)
+
+
+# what MXNet's DataParallelExecutorGroup.bind_exec sets before it reshapes the executors
+_GROUP_SHAPES = ("batch_size", "slices", "data_layouts", "label_layouts")
+
+
+@contextlib.contextmanager
+def _group_kept(group):
+    """An executor group as it was if its reshape fails (a batch too large for memory): MXNet
+    sets the new batch size and slices first, and a device or more may hold a reshaped
+    executor."""
+    kept = [list(group.execs), *(getattr(group, name, None) for name in _GROUP_SHAPES)]
+    try:
+        yield
+    except BaseException:
+        group.execs[:] = kept[0]
+        for name, value in zip(_GROUP_SHAPES, kept[1:]):
+            setattr(group, name, value)
+        raise
 
 
 def _label_descs(label_shapes, called: str) -> list | None:
