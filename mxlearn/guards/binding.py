@@ -8,11 +8,11 @@ import numpy as np
 
 from .. import network
 from .._compat import mx
+from ..batch_axes import batch_rows
 from ..errors import N_, InputError, LifecycleError
 from ..language import say
 from .arguments import NoLabelsToScore, shapes_text
 from .batches import explain_bad_batch
-from .label_axes import batch_rows
 from .lifecycle import BIND_CALL
 from .rows import example_shape
 

@@ -15,13 +15,13 @@ import logging
 import math
 import warnings
 
-from .. import network
+from .. import batch_axes, network
 from .._compat import mx
 from ..boundary import guard_methods, public
 from ..checkpoint import optimizer_state
 from ..checkpoint.resume_state import ResumeState
 from ..devices import check_context
-from ..guards import arguments, batches, binding, label_axes, rows
+from ..guards import arguments, batches, binding, rows
 from ..guards import lifecycle as life
 from ..guards.optimizer_settings import (
     OptimizerRequest,
@@ -132,7 +132,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         # executors hold as the network infers them (MXNet: "Shape of unspecified arg changed")
         inferred = not (labels := labels or rows.labels_at_rows(data, self._label_shapes))
         if inferred:
-            labels = label_axes.label_descs(self._symbol, data, self._label_names)
+            labels = batch_axes.label_descs(self._symbol, data, self._label_names)
         self._check_shapes(data, labels, called)
         shapes = self._data_shapes, self._label_shapes  # MXNet's, before its executors' reshape
         try:
@@ -417,7 +417,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         else:
             self._check_batch(data_batch, training)
             if bool(data_batch.label) != bool(self._label_shapes):  # not as bound
-                data_batch = label_axes.as_bound(data_batch, self._data_shapes, self._label_shapes)
+                data_batch = _as_bound(data_batch, self._data_shapes, self._label_shapes)
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
@@ -522,3 +522,16 @@ def _label_descs(label_shapes, called: str) -> list | None:
     if label_shapes is None or (isinstance(label_shapes, (list, tuple)) and not label_shapes):
         return None
     return arguments.as_descs(label_shapes, "label_shapes", called)
+
+
+def _as_bound(batch, data_shapes, label_shapes):
+    """A batch with labels as the module is bound: without them, the bound labels' shapes at
+    its rows (MXNet's reshape needs them); bound without labels, none (MXNet's module reads
+    none at the bound shapes, and fails on them at others: "'NoneType' object is not
+    iterable")."""
+    if label_shapes:
+        return rows.with_label_shapes(batch, data_shapes, label_shapes)
+    provide_data = getattr(batch, "provide_data", None) or None
+    return mx.io.DataBatch(
+        batch.data, None, pad=batch.pad, index=batch.index, provide_data=provide_data
+    )
