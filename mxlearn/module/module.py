@@ -474,8 +474,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if labels is None:
             raise arguments.NoLabelsToCompare()
         if self._batch_pad and not pre_sliced:
-            update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
-            return
+            if update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad):
+                return
         if isinstance(eval_metric, DeferredMetric):
             one_device = len(self._exec_group.execs) == 1 and not pre_sliced
             if one_device and eval_metric.update_single(self._exec_group, labels):
