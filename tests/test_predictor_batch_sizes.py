@@ -12,7 +12,7 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.guards.binding import LabelParamKeepsItsRows
+from mxlearn.guards.binding import BoundWithoutLabels, LabelParamKeepsItsRows
 
 X = np.random.RandomState(0).rand(10, 5).astype("float32")
 Y = np.random.RandomState(1).randint(0, 3, 10).astype("float32")
@@ -116,7 +116,7 @@ def test_a_sequence_label_follows_the_batch_axis_of_time_major_data():
 
 def test_a_module_bound_with_data_only_reads_no_labels_at_any_batch_size(params):
     """As MXNet's at the bound batch size: a batch's labels are not read (MXNet fails on them at
-    another size, "'NoneType' object is not iterable"), and score compares them all the same."""
+    another size, "'NoneType' object is not iterable")."""
     expected = _reference(params, X)
     mod = mxlearn.Module(_net())
     mod.bind([("data", (4, 5))], for_training=False)
@@ -125,8 +125,26 @@ def test_a_module_bound_with_data_only_reads_no_labels_at_any_batch_size(params)
         mod.forward(mx.io.DataBatch([mx.nd.array(X[:rows])], [mx.nd.array(labels)]), False)
         np.testing.assert_allclose(mod.get_outputs()[0].asnumpy(), expected[:rows], rtol=1e-6)
     assert mod.label_shapes is None
-    accuracy = float((expected.argmax(axis=1) == Y).mean())
-    for batch_size in (5, 2):
+
+
+@pytest.mark.parametrize("rows", [4, 6])  # the bound batch size, and another
+def test_a_module_bound_with_data_only_cannot_score_and_says_how(params, rows):
+    """MXNet has no labels to slice over the devices ("'NoneType' object is not iterable")."""
+    mod = mxlearn.Module(_net())
+    mod.bind([("data", (4, 5))], for_training=False)
+    mod.set_params(*params)
+    mod.forward(mx.io.DataBatch([mx.nd.array(X[:rows])]), is_train=False)
+    with pytest.raises(BoundWithoutLabels) as refused:
+        mod.update_metric(mx.metric.Accuracy(), [mx.nd.array(Y[:rows])])
+    assert refused.value.fields["called"] == "mod.update_metric()"
+    val = mx.io.NDArrayIter(X, Y, batch_size=4)
+    with pytest.raises(BoundWithoutLabels) as refused:
+        mod.score(val, "acc")
+    fix = refused.value.fix
+    assert fix.startswith("mod.bind(val_iter.provide_data, val_iter.provide_label")
+    eval(fix, {"mod": mod, "val_iter": val})  # the advice followed
+    accuracy = float((_reference(params, X).argmax(axis=1) == Y).mean())
+    for batch_size in (4, 5, 2):  # padded, and other batch sizes
         score = mod.score(mx.io.NDArrayIter(X, Y, batch_size=batch_size), "acc")
         assert score == [("accuracy", pytest.approx(accuracy))]
 

@@ -234,6 +234,18 @@ class ModuleReadsNoLabels(NoLabelsToScore):
     )
 
 
+class BoundWithoutLabels(NoLabelsToScore):
+    says = N_(
+        "{called}: the module is bound without label shapes (mod.bind(data_shapes=..., "
+        "for_training=False)): MXNet has no labels to slice over its devices and compare."
+    )
+    fix_says = None
+    fix_code = (
+        "mod.bind(val_iter.provide_data, val_iter.provide_label, for_training=False, "
+        "force_rebind=True)"
+    )
+
+
 @dataclass(frozen=True)
 class Binding:
     """What a bind call asks for (or what a module is bound with)."""

@@ -161,6 +161,8 @@ class HighLevelAPI:
         for taken in self._labels_taken_for_params():
             raise binding.ModuleReadsNoLabels(name=taken)
         self._prepare_inference("mod.score()", eval_data)
+        if not self._label_shapes and self._label_names:
+            raise binding.BoundWithoutLabels(called="mod.score()")
         self._check_eval_labels(eval_data, "mod.score()")
         eval_metric = self._metric(eval_metric, eval_data.provide_data, "mod.score()")
         checks, first_callbacks = self._evaluation_checks(eval_data)

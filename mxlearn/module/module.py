@@ -263,15 +263,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _check_params_fit(self, data_descs, called: str) -> None:
         shapes = {n: tuple(a.shape) for n, a in self._arg_params.items()}
-        binding.check_params_fit(
-            self._symbol,
-            shapes,
-            data_descs,
-            self._data_shapes,
-            called,
-            self.state_text(),
-            self._labels_taken_for_params(),
-        )
+        facts = (self._data_shapes, called, self.state_text(), self._labels_taken_for_params())
+        binding.check_params_fit(self._symbol, shapes, data_descs, *facts)
 
     def _reset_bind(self):
         super()._reset_bind()
@@ -473,6 +466,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             life.require_outputs(self, step, life.NoOutputsToMeasure)
         if labels is None:
             raise arguments.NoLabelsToCompare()
+        if not self._label_shapes and self._label_names:
+            raise binding.BoundWithoutLabels(called="mod.update_metric()")
         if self._batch_pad and not pre_sliced:
             if update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad):
                 return
