@@ -267,6 +267,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         binding.check_params_fit(self._symbol, shapes, data_descs, *facts)
 
     def _reset_bind(self):
+        # MXNet's rebinding copies _arg_params: first what only the devices hold (after update,
+        # set_params(allow_missing=True)), else a force_rebind loses it
+        if self.binded and self.params_initialized and self._params_dirty:
+            self._sync_params_from_devices()
         super()._reset_bind()
         self._lifecycle.restart()  # the memory is gone: nothing computed, nothing checked
 
