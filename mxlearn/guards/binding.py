@@ -200,17 +200,6 @@ class LabelParamKeepsItsRows(LabelTakenForAParameter):
     )
 
 
-class LabelNotInCheckpoint(LabelTakenForAParameter):
-    says = N_(
-        "{called}: '{name}' is the label {layer} reads; with label_names=None MXNet takes it for "
-        "a parameter, and a checkpoint holds no labels."
-    )
-    fix_says = N_(
-        "load it as a module that reads its label, without label_names=None: it predicts at any "
-        "batch size (mod.bind(data_shapes=..., for_training=False))"
-    )
-
-
 class LabelTakenForTraining(LabelTakenForAParameter):
     says = N_(
         "mod.fit(): '{name}' is the label {layer} reads; with label_names=None MXNet takes it "
@@ -387,12 +376,20 @@ def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong:
 
 
 def check_params_fit(
-    symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str, labels=()
+    symbol,
+    param_shapes: dict,
+    data_descs,
+    bound_data,
+    called: str,
+    state: str,
+    labels=(),
+    rebinding: bool = False,
 ) -> None:
     """The parameters fit inputs of these shapes (``labels``: the label inputs taken for
-    parameters, which hold each device's slice of the bound batch)."""
+    parameters, which hold each device's slice of the bound batch: MXNet cannot reshape them,
+    and a new binding, ``rebinding``, makes them anew)."""
     bound, rows = (batch_rows(d[0]) if d else None for d in (bound_data, data_descs))
-    for label in (labels[n] for n in param_shapes if n in labels):
+    for label in labels.values() if labels and not rebinding else ():
         if bound is not None and rows != bound:  # then every device's slice is the same
             facts = dict(called=called, name=label.name, layer=f"{label.op} '{label.layer}'")
             raise LabelParamKeepsItsRows(**facts, bound=bound, rows=rows, state=state)

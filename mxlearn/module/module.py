@@ -187,13 +187,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
         rest = (for_training, inputs_need_grad, force_rebind, shared_module, grad_req)
         if self.binded and not force_rebind:
-            now = binding.Binding(
-                self._data_shapes,
-                self._label_shapes,
-                self.for_training,
-                self.inputs_need_grad,
-                self._grad_req,
-            )
+            flags = (self.for_training, self.inputs_need_grad, self._grad_req)
+            now = binding.Binding(self._data_shapes, self._label_shapes, *flags)
             binding.check_same_binding(now, asked, self.state_text())
             if asked.data != now.data or (asked.label and asked.label != now.label):
                 # another batch size only (MXNet would keep the old one): the same binding,
@@ -216,6 +211,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _after_bind(self) -> None:
         """After a new binding (MutableModule keeps its executors from here)."""
+        for name in set(self._labels_taken_for_params()) - set(self._arg_params):  # made anew
+            self._arg_params[name] = mx.nd.zeros(self._exec_group.execs[0].arg_dict[name].shape)
         self._lifecycle.restart()
         self._auto_bound = False
         self._step_for_batch()
@@ -246,10 +243,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         binding.check_request(asked)
         binding.check_input_names(self, asked.data, asked.label)
         binding.check_labels_given(self, asked)
-        self._check_shapes(asked.data, asked.label, "mod.bind()")
+        self._check_shapes(asked.data, asked.label, "mod.bind()", rebinding=True)
         binding.check_shared_module(shared_module)
 
-    def _check_shapes(self, data_descs, label_descs, called: str) -> None:
+    def _check_shapes(self, data_descs, label_descs, called: str, rebinding=False) -> None:
         """New shapes, from bind, reshape or a batch: what MXNet can slice over the devices,
         the labels the network expects, inputs the parameters fit."""
         work_load = self._work_load_list or [1] * len(self._context)
@@ -259,18 +256,20 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                 self._symbol, data_descs, label_descs, self._label_names, self._label_inputs, called
             )
         if self.params_initialized:
-            self._check_params_fit(data_descs, called)
+            self._check_params_fit(data_descs, called, rebinding)
 
-    def _check_params_fit(self, data_descs, called: str) -> None:
+    def _check_params_fit(self, data_descs, called: str, rebinding=False) -> None:
         shapes = {n: tuple(a.shape) for n, a in self._arg_params.items()}
         facts = (self._data_shapes, called, self.state_text(), self._labels_taken_for_params())
-        binding.check_params_fit(self._symbol, shapes, data_descs, *facts)
+        binding.check_params_fit(self._symbol, shapes, data_descs, *facts, rebinding)
 
     def _reset_bind(self):
         # MXNet's rebinding copies _arg_params: first what only the devices hold (after update,
-        # set_params(allow_missing=True)), else a force_rebind loses it
+        # set_params(allow_missing=True)); a label taken for a parameter is a batch's: made anew
         if self.binded and self.params_initialized and self._params_dirty:
             self._sync_params_from_devices()
+        for name in self._labels_taken_for_params() if self._arg_params else ():
+            self._arg_params.pop(name, None)
         super()._reset_bind()
         self._lifecycle.restart()  # the memory is gone: nothing computed, nothing checked
 
