@@ -250,11 +250,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         """New shapes, from bind, reshape or a batch: what MXNet can slice over the devices,
         the labels the network expects, inputs the parameters fit."""
         work_load = self._work_load_list or [1] * len(self._context)
-        rows.check_slicable(data_descs, label_descs, work_load, called)
-        if label_descs is not None:
-            binding.check_label_shapes(
-                self._symbol, data_descs, label_descs, self._label_names, self._label_inputs, called
-            )
+        labels = (label_descs, self._label_names, self._label_inputs)
+        binding.check_batch_shapes(self._symbol, data_descs, *labels, work_load, called)
         if self.params_initialized:
             self._check_params_fit(data_descs, called, rebinding)
 
