@@ -189,22 +189,6 @@ def test_mxnets_own_predictor_checkpoint_with_its_label_loads_as_weights(
     np.testing.assert_allclose(loaded.predict(X[:3]).asnumpy(), expected, rtol=1e-6)
 
 
-def test_loading_a_checkpoint_with_label_names_none_names_the_label(
-    tmp_path, small_data, small_net
-):
-    X, _ = small_data
-    trained = _trained(small_data, small_net)
-    trained.save_checkpoint(str(tmp_path / "t"), 1)
-    with pytest.raises(LabelTakenForAParameter) as refused:
-        mxlearn.Module.load(str(tmp_path / "t"), 1, label_names=None)
-    assert refused.value.fields["name"] == "softmax_label"
-    assert "without label_names=None" in refused.value.fix
-    loaded = mxlearn.Module.load(str(tmp_path / "t"), 1)  # the advice followed
-    loaded.bind([("data", (32, 16))], for_training=False)
-    expected = trained.predict(X[:5]).asnumpy()
-    np.testing.assert_allclose(loaded.predict(X[:5]).asnumpy(), expected, rtol=1e-6)
-
-
 def test_a_module_without_label_names_cannot_train_and_says_what_can(small_data, small_net):
     X, y = small_data
     _, predictor = _predictor(small_data, small_net)

@@ -6,10 +6,12 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from .. import network
+from .. import batch_axes, network
 from .._compat import mx
+from ..batch_axes import batch_rows
 from ..errors import N_, InputError, LifecycleError
 from ..language import say
+from . import rows
 from .arguments import NoLabelsToScore, shapes_text
 from .batches import explain_bad_batch
 from .lifecycle import BIND_CALL
@@ -66,6 +68,27 @@ class LabelsOneColumnTooMany(InputError):
     fix_says = N_("flatten the labels before making the iterator: y = y.ravel()")
 
 
+class LabelsOneAxisTooMany(LabelsOneColumnTooMany):
+    """A label of several axes, with a trailing axis of 1 (ravel would flatten them all)."""
+
+    fix_says = N_(
+        "drop the labels' last axis before making the iterator, to the shape {who} infers "
+        "from the data, {want}: y = y.squeeze(axis=-1)"
+    )
+
+
+class LabelLayoutDiffers(InputError):
+    says = N_(
+        "{called}: '{name}' {got} has the shape {who} infers for it from the data, with the "
+        "batch on axis {axis}; without a layout MXNet takes axis {declared} for the batch, and "
+        "slices that axis over the devices."
+    )
+    fix_says = N_(
+        "give the label its layout, in label_shapes or the iterator's provide_label: "
+        "mx.io.DataDesc('{name}', {got}, layout='{layout}')"
+    )
+
+
 class OneHotLabels(InputError):
     # SoftmaxOutput would take them as class probabilities, and 'acc' would then compare two
     # argmaxes of the same kind: about 0.96 for an untrained model
@@ -78,7 +101,7 @@ class OneHotLabels(InputError):
 
 class LabelShapeDiffers(InputError):
     says = N_("{called}: labels shaped {got}; {who} expects '{name}' shaped {want}.")
-    fix_says = N_("give one label per example, shaped like the batch: (batch_size,)")
+    fix_says = N_("give '{name}' the shape {who} infers for it from the data: {want}")
 
 
 class TargetsShapeDiffer(LabelShapeDiffers):
@@ -199,17 +222,6 @@ class LabelParamKeepsItsRows(LabelTakenForAParameter):
     )
 
 
-class LabelNotInCheckpoint(LabelTakenForAParameter):
-    says = N_(
-        "{called}: '{name}' is the label {layer} reads; with label_names=None MXNet takes it for "
-        "a parameter, and a checkpoint holds no labels."
-    )
-    fix_says = N_(
-        "load it as a module that reads its label, without label_names=None: it predicts at any "
-        "batch size (mod.bind(data_shapes=..., for_training=False))"
-    )
-
-
 class LabelTakenForTraining(LabelTakenForAParameter):
     says = N_(
         "mod.fit(): '{name}' is the label {layer} reads; with label_names=None MXNet takes it "
@@ -230,6 +242,18 @@ class ModuleReadsNoLabels(NoLabelsToScore):
         "score with a module that reads the label: mxlearn.Module(net), mod.bind(val_iter."
         "provide_data, val_iter.provide_label, for_training=False), mod.set_params(arg_params, "
         "aux_params)"
+    )
+
+
+class BoundWithoutLabels(NoLabelsToScore):
+    says = N_(
+        "{called}: the module is bound without label shapes (mod.bind(data_shapes=..., "
+        "for_training=False)): MXNet has no labels to slice over its devices and compare."
+    )
+    fix_says = None
+    fix_code = (
+        "mod.bind(val_iter.provide_data, val_iter.provide_label, for_training=False, "
+        "force_rebind=True)"
     )
 
 
@@ -324,27 +348,79 @@ def check_input_names(mod, data_descs, label_descs) -> None:
         raise refused(given=given, expects=expects, names=list(label_names), call=iter_fix)
 
 
-def check_label_shapes(
-    symbol, data_descs, label_descs, label_names, label_inputs, called: str = "mod.bind()"
+def check_batch_shapes(
+    symbol, data_descs, label_descs, label_names, label_inputs, work_load, called
 ) -> None:
-    expected = network.infer_label_shapes(
-        symbol, {d.name: d.shape for d in data_descs}, label_names
-    )
+    """New shapes, from bind, reshape or a batch: labels on their batch axes, shapes MXNet can
+    slice over the devices, labels the network reads."""
+    if label_descs is not None:
+        _check_label_axes(symbol, data_descs, label_descs, label_inputs, len(work_load), called)
+    rows.check_slicable(data_descs, label_descs, work_load, called)
+    if label_descs is not None:
+        check_label_shapes(symbol, data_descs, label_descs, label_names, label_inputs, called)
+
+
+def _check_label_axes(symbol, data_descs, label_descs, label_inputs, devices, called) -> None:
+    """A label of several axes whose batch axis is not its layout's, or whose rows differ from
+    the data's: told its layout, or the shape the network infers (not only its rows)."""
+    rows = batch_rows(data_descs[0])
+    several = [d for d in label_descs if len(d.shape) > 1 or batch_rows(d) != rows]
+    if not several or not [d for d in several if devices > 1 or batch_rows(d) != rows]:
+        return  # as bound: MXNet slices them by their layouts, and the rows agree
+    found = batch_axes.inferred_labels(symbol, data_descs, [d.name for d in several])
+    for desc in several:
+        label, got = found.get(desc.name), tuple(desc.shape)
+        if label is None or len(label.shape) < 2:
+            continue  # a label of one axis: only its rows can differ (RowsDiffer says so)
+        declared = mx.io.DataDesc.get_batch_axis(desc.layout)
+        if got == label.shape and declared != label.axis:
+            facts = dict(called=called, name=desc.name, got=got, who=_reader(label_inputs, desc))
+            layout = dict(axis=label.axis, declared=declared, layout=label.layout())
+            raise LabelLayoutDiffers(**facts, **layout)
+        if got != label.shape and batch_rows(desc) != rows:
+            # the rows alone would not be enough: the network reads a label of several axes
+            check_label_shapes(symbol, data_descs, [desc], [desc.name], label_inputs, called)
+
+
+def _reader(label_inputs, desc) -> str:
+    layer = label_inputs.get(desc.name)
+    return f"{layer.op} '{layer.layer}'" if layer else say("the network")
+
+
+def check_label_shapes(
+    symbol,
+    data_descs,
+    label_descs,
+    label_names,
+    label_inputs,
+    called: str = "mod.bind()",
+    probabilities: bool = False,
+) -> None:
+    """Labels shaped as the network reads them: the shape it infers from the data, or another
+    its layers take (SoftmaxOutput(multi_output=True) reads (N, 1, T) as (N, T)); a row of
+    class probabilities per example is refused unless ``probabilities`` (bind takes them, as
+    SoftmaxOutput does; a caller that measures class numbers does not)."""
+    data = {d.name: tuple(d.shape) for d in data_descs}
+    expected = network.infer_label_shapes(symbol, data, label_names)
     for desc in label_descs:
         want, got = expected.get(desc.name), tuple(desc.shape)
         if want is None or want == got:
             continue
         layer = label_inputs.get(desc.name)
-        who = f"{layer.op} '{layer.layer}'" if layer else say("the network")
-        facts = dict(called=called, got=got, who=who, name=desc.name, want=want)
+        facts = dict(called=called, got=got, who=_reader(label_inputs, desc), name=desc.name)
+        facts["want"] = want
         if layer and layer.op in network.REGRESSION_OUTPUTS:
             # MXNet's rule (regression_output-inl.h): a target per output value, in rows
             if got[:1] == want[:1] and np.prod(got) == np.prod(want):
                 continue
             raise TargetsShapeDiffer(**facts)
+        one_row_each = len(got) == 2 and got[0] == want[0] and len(want) == 1
+        read = network.infer_param_shapes(symbol, [], {**data, desc.name: got}) is not None
+        if read and (probabilities or not one_row_each):
+            continue
         if got == want + (1,):
-            raise LabelsOneColumnTooMany(**facts)
-        if len(got) == 2 and got[0] == want[0] and len(want) == 1:
+            raise (LabelsOneColumnTooMany if len(want) == 1 else LabelsOneAxisTooMany)(**facts)
+        if one_row_each:
             raise OneHotLabels(width=got[1], **facts)
         raise LabelShapeDiffers(**facts)
 
@@ -374,21 +450,28 @@ def _unfit_input(called: str, desc, old, have: dict, needed: dict | None, wrong:
 
 
 def check_params_fit(
-    symbol, param_shapes: dict, data_descs, bound_data, called: str, state: str, labels=()
+    symbol,
+    param_shapes: dict,
+    data_descs,
+    bound_data,
+    called: str,
+    state: str,
+    labels=(),
+    rebinding: bool = False,
 ) -> None:
     """The parameters fit inputs of these shapes (``labels``: the label inputs taken for
-    parameters, which have the batch's rows)."""
-    needed = network.infer_param_shapes(
-        symbol, list(param_shapes), {d.name: d.shape for d in data_descs}
-    )
-    have = param_shapes
+    parameters, which hold each device's slice of the bound batch: MXNet cannot reshape them,
+    and a new binding, ``rebinding``, makes them anew)."""
+    bound, rows = (batch_rows(d[0]) if d else None for d in (bound_data, data_descs))
+    for label in labels.values() if labels and not rebinding else ():
+        if bound is not None and rows != bound:  # then every device's slice is the same
+            facts = dict(called=called, name=label.name, layer=f"{label.op} '{label.layer}'")
+            raise LabelParamKeepsItsRows(**facts, bound=bound, rows=rows, state=state)
+    have = {n: shape for n, shape in param_shapes.items() if n not in labels}
+    needed = network.infer_param_shapes(symbol, list(have), {d.name: d.shape for d in data_descs})
     wrong = [n for n in have if needed is None or needed.get(n, have[n]) != have[n]]
     if not wrong:
         return
-    for label in (labels[n] for n in wrong if n in labels):
-        facts = dict(called=called, name=label.name, layer=f"{label.op} '{label.layer}'")
-        bound, rows = have[label.name][0], needed[label.name][0]
-        raise LabelParamKeepsItsRows(**facts, bound=bound, rows=rows, state=state)
     desc, old = data_descs[0], bound_data[0].shape if bound_data else None
     # a layer's size (an array's first axis) that differs whatever the input: another network
     resized = [n for n in wrong if needed is not None and needed[n][:1] != have[n][:1]]

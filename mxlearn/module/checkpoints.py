@@ -68,17 +68,16 @@ class CheckpointAPI:
     def _hold_params(self, arg_params, aux_params, called, states_file=None, resume_state=None):
         """Parameters held before the module is bound, as MXNet's load leaves a module; the
         optimizer state (a trusted .states file, or a resume's) waits for init_optimizer."""
+        # a label saved as a parameter (MXNet's own files of a label_names=None module) holds
+        # the saving batch's labels, not weights: left out, as from mxlearn's files, it takes
+        # the shape of whatever batch this module is bound for (a label_names=None module
+        # takes it for a parameter: MXNet copies only the arrays given, and never reads it to
+        # predict)
         taken = self._labels_taken_for_params()
-        if taken and not set(taken) & set(arg_params):  # checkpoints hold no labels
-            label = next(iter(taken.values()))
-            layer = f"{label.op} '{label.layer}'"
-            raise binding.LabelNotInCheckpoint(called=called, name=label.name, layer=layer)
-        # a label saved as a parameter (MXNet's own files of a label_names=None module) is a
-        # batch's labels, not a weight, for a module that reads its label
-        arg_params = {
-            k: v for k, v in arg_params.items() if k in taken or k not in self._label_names
-        }
-        binding.check_complete_params(arg_params, aux_params, self._param_names, self._aux_names)
+        labels = set(taken) | set(self._label_names)
+        arg_params = {k: v for k, v in arg_params.items() if k not in labels}
+        weights = [n for n in self._param_names if n not in taken]
+        binding.check_complete_params(arg_params, aux_params, weights, self._aux_names)
         self._arg_params, self._aux_params = arg_params, aux_params
         self.params_initialized = True
         self.weights_from = "given"

@@ -134,28 +134,14 @@ class HighLevelAPI:
         """An array's outputs in inference mode (no Dropout), whatever its number of rows.
 
         MXNet's predict runs an array in the module's training mode, and a row count other than
-        the bound batch size fails in the reshape for want of a label shape.
+        the bound batch size fails in the reshape for want of a label shape (forward's reshape
+        gives the label its shape at the array's rows).
         """
         array = data if isinstance(data, mx.nd.NDArray) else mx.nd.array(data)
         arguments.check_rows(array.shape, "mod.predict()")
-        # a module bound without labels still has its loss layer's label among the arguments:
-        # a new row count reshapes it too (MXNet would refuse "unspecified arg changed")
-        labels = [
-            mx.io.DataDesc(n, (array.shape[0], *self._label_shape_after_rows(n)))
-            for n in self._label_names
-            if not self._label_shapes and n in self._exec_group.execs[0].arg_dict
-        ]
-        batch = mx.io.DataBatch(
-            [array],
-            provide_data=[mx.io.DataDesc(self._data_names[0], array.shape)],
-            provide_label=labels or None,
-        )
-        self.forward(batch, is_train=False)
+        provide_data = [mx.io.DataDesc(self._data_names[0], array.shape)]
+        self.forward(mx.io.DataBatch([array], provide_data=provide_data), is_train=False)
         return self.get_outputs()[0]
-
-    def _label_shape_after_rows(self, name: str) -> tuple:
-        """The bound shape of label ``name`` after its first axis (the rows)."""
-        return tuple(self._exec_group.execs[0].arg_dict[name].shape[1:])
 
     @public("mod.score()", **P.SCORE)
     def score(
@@ -175,6 +161,8 @@ class HighLevelAPI:
         for taken in self._labels_taken_for_params():
             raise binding.ModuleReadsNoLabels(name=taken)
         self._prepare_inference("mod.score()", eval_data)
+        if not self._label_shapes and self._label_names:
+            raise binding.BoundWithoutLabels(called="mod.score()")
         self._check_eval_labels(eval_data, "mod.score()")
         eval_metric = self._metric(eval_metric, eval_data.provide_data, "mod.score()")
         checks, first_callbacks = self._evaluation_checks(eval_data)

@@ -9,12 +9,13 @@ array runs in inference mode (MXNet's runs it in the module's training mode, Dro
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import logging
 import math
 import warnings
 
-from .. import network
+from .. import batch_axes, network
 from .._compat import mx
 from ..boundary import guard_methods, public
 from ..checkpoint import optimizer_state
@@ -127,10 +128,24 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._reshape(data, _label_descs(label_shapes, "mod.reshape()"), "mod.reshape()")
 
     def _reshape(self, data, labels, called: str) -> None:
-        # the data only: the bound labels at its rows (MXNet: "Shape of unspecified arg changed")
-        labels = labels or rows.labels_at_rows(data, self._label_shapes)
+        # the data only: the bound labels at its rows; bound without labels, the labels the
+        # executors hold as the network infers them (MXNet: "Shape of unspecified arg changed")
+        inferred = not (labels := labels or rows.labels_at_rows(data, self._label_shapes))
+        if inferred:
+            labels = batch_axes.label_descs(self._symbol, data, self._label_names)
         self._check_shapes(data, labels, called)
-        super().reshape(data, labels)
+        shapes = self._data_shapes, self._label_shapes  # MXNet's, before its executors' reshape
+        try:
+            with (
+                _group_kept(self._exec_group),
+                arguments.engine_errors_explained(self._symbol, data, labels),
+            ):
+                super().reshape(data, labels)
+        except BaseException:
+            self._data_shapes, self._label_shapes = shapes
+            raise
+        if inferred:
+            self._label_shapes = None  # still bound without labels: forward reads none
         self._step_for_batch()
 
     def get_input_grads(self, merge_multi_context=True):
@@ -172,13 +187,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         asked = binding.Binding(data_descs, label_descs, for_training, inputs_need_grad, grad_req)
         rest = (for_training, inputs_need_grad, force_rebind, shared_module, grad_req)
         if self.binded and not force_rebind:
-            now = binding.Binding(
-                self._data_shapes,
-                self._label_shapes,
-                self.for_training,
-                self.inputs_need_grad,
-                self._grad_req,
-            )
+            flags = (self.for_training, self.inputs_need_grad, self._grad_req)
+            now = binding.Binding(self._data_shapes, self._label_shapes, *flags)
             binding.check_same_binding(now, asked, self.state_text())
             if asked.data != now.data or (asked.label and asked.label != now.label):
                 # another batch size only (MXNet would keep the old one): the same binding,
@@ -201,6 +211,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _after_bind(self) -> None:
         """After a new binding (MutableModule keeps its executors from here)."""
+        for name in set(self._labels_taken_for_params()) - set(self._arg_params):  # made anew
+            self._arg_params[name] = mx.nd.zeros(self._exec_group.execs[0].arg_dict[name].shape)
         self._lifecycle.restart()
         self._auto_bound = False
         self._step_for_batch()
@@ -231,34 +243,30 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         binding.check_request(asked)
         binding.check_input_names(self, asked.data, asked.label)
         binding.check_labels_given(self, asked)
-        self._check_shapes(asked.data, asked.label, "mod.bind()")
+        self._check_shapes(asked.data, asked.label, "mod.bind()", rebinding=True)
         binding.check_shared_module(shared_module)
 
-    def _check_shapes(self, data_descs, label_descs, called: str) -> None:
+    def _check_shapes(self, data_descs, label_descs, called: str, rebinding=False) -> None:
         """New shapes, from bind, reshape or a batch: what MXNet can slice over the devices,
         the labels the network expects, inputs the parameters fit."""
         work_load = self._work_load_list or [1] * len(self._context)
-        rows.check_slicable(data_descs, label_descs, work_load, called)
-        if label_descs is not None:
-            binding.check_label_shapes(
-                self._symbol, data_descs, label_descs, self._label_names, self._label_inputs, called
-            )
+        labels = (label_descs, self._label_names, self._label_inputs)
+        binding.check_batch_shapes(self._symbol, data_descs, *labels, work_load, called)
         if self.params_initialized:
-            self._check_params_fit(data_descs, called)
+            self._check_params_fit(data_descs, called, rebinding)
 
-    def _check_params_fit(self, data_descs, called: str) -> None:
+    def _check_params_fit(self, data_descs, called: str, rebinding=False) -> None:
         shapes = {n: tuple(a.shape) for n, a in self._arg_params.items()}
-        binding.check_params_fit(
-            self._symbol,
-            shapes,
-            data_descs,
-            self._data_shapes,
-            called,
-            self.state_text(),
-            self._labels_taken_for_params(),
-        )
+        facts = (self._data_shapes, called, self.state_text(), self._labels_taken_for_params())
+        binding.check_params_fit(self._symbol, shapes, data_descs, *facts, rebinding)
 
     def _reset_bind(self):
+        # MXNet's rebinding copies _arg_params: first what only the devices hold (after update,
+        # set_params(allow_missing=True)); a label taken for a parameter is a batch's: made anew
+        if self.binded and self.params_initialized and self._params_dirty:
+            self._sync_params_from_devices()
+        for name in self._labels_taken_for_params() if self._arg_params else ():
+            self._arg_params.pop(name, None)
         super()._reset_bind()
         self._lifecycle.restart()  # the memory is gone: nothing computed, nothing checked
 
@@ -401,10 +409,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                     raise batches.ListOfNonBatches(kind=type(part).__name__)
         else:
             self._check_batch(data_batch, training)
-            if not data_batch.label and self._label_shapes:  # no labels to give their shape
-                data_batch = rows.with_label_shapes(
-                    data_batch, self._data_shapes, self._label_shapes
-                )
+            if bool(data_batch.label) != bool(self._label_shapes):  # not as bound
+                data_batch = _as_bound(data_batch, self._data_shapes, self._label_shapes)
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
         # rows an iterator added to fill the last batch: metrics must not count them
@@ -460,9 +466,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             life.require_outputs(self, step, life.NoOutputsToMeasure)
         if labels is None:
             raise arguments.NoLabelsToCompare()
+        if not self._label_shapes and self._label_names:
+            raise binding.BoundWithoutLabels(called="mod.update_metric()")
         if self._batch_pad and not pre_sliced:
-            update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad)
-            return
+            if update_without_padding(eval_metric, labels, self._exec_group, self._batch_pad):
+                return
         if isinstance(eval_metric, DeferredMetric):
             one_device = len(self._exec_group.execs) == 1 and not pre_sliced
             if one_device and eval_metric.update_single(self._exec_group, labels):
@@ -485,8 +493,40 @@ MODULE_CALLS = ["__init__"] + [
 guard_methods(Module, "mod", MODULE_CALLS)
 
 
+# what MXNet's DataParallelExecutorGroup.bind_exec sets before it reshapes the executors
+_GROUP_SHAPES = ("batch_size", "slices", "data_layouts", "label_layouts")
+
+
+@contextlib.contextmanager
+def _group_kept(group):
+    """An executor group as it was if its reshape fails (a batch too large for memory): MXNet
+    sets the new batch size and slices first, and a device or more may hold a reshaped
+    executor."""
+    kept = [list(group.execs), *(getattr(group, name, None) for name in _GROUP_SHAPES)]
+    try:
+        yield
+    except BaseException:
+        group.execs[:] = kept[0]
+        for name, value in zip(_GROUP_SHAPES, kept[1:]):
+            setattr(group, name, value)
+        raise
+
+
 def _label_descs(label_shapes, called: str) -> list | None:
     # an unlabelled iterator's provide_label is []: no labels, as None is
     if label_shapes is None or (isinstance(label_shapes, (list, tuple)) and not label_shapes):
         return None
     return arguments.as_descs(label_shapes, "label_shapes", called)
+
+
+def _as_bound(batch, data_shapes, label_shapes):
+    """A batch with labels as the module is bound: without them, the bound labels' shapes at
+    its rows (MXNet's reshape needs them); bound without labels, none (MXNet's module reads
+    none at the bound shapes, and fails on them at others: "'NoneType' object is not
+    iterable")."""
+    if label_shapes:
+        return rows.with_label_shapes(batch, data_shapes, label_shapes)
+    provide_data = getattr(batch, "provide_data", None) or None
+    return mx.io.DataBatch(
+        batch.data, None, pad=batch.pad, index=batch.index, provide_data=provide_data
+    )
