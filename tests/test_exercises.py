@@ -22,9 +22,9 @@ from mxlearn.module.mutable import LargerThanMax
 from mxlearn.rules import WrongKind
 from mxlearn.run_checks import (
     BatchRefused,
+    NeverStopped,
     NoSuchFindingKind,
     NotForPredictionOnly,
-    NeverStopped,
     NotStoppedEarly,
     NoValidationAccuracy,
     OtherBestEpoch,
