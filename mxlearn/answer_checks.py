@@ -63,11 +63,11 @@ def faster_learner(faster, comparison) -> None:
     first = {}
     for run in runs:
         epochs, values = run.history.series("accuracy", "validation", "epoch")
-        name = (run.settings or {}).get("optimizer")
+        name = str((run.settings or {}).get("optimizer")).lower()  # MXNet reads any case
         if epochs and epochs[0] == 0:
             first[name] = values[0]
     best = max(first.values(), default=None)
     right = [name for name, value in first.items() if value == best]
-    if faster not in right:
+    if not isinstance(faster, str) or faster.lower() not in right:
         raise OtherRunAnswered(answer=faster, names=sorted(first))
     _ok(N_("{name} learns faster in the first epoch."), name=faster)

@@ -41,6 +41,7 @@ from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported
     best_epoch_recorded,
     checkpoints_kept,
     for_prediction_only,
+    loss_ends_below,
     no_finding,
     on_devices,
     resumed_epochs,

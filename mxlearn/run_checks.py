@@ -122,6 +122,13 @@ class OtherRunSettings(CheckFailed):
     )
 
 
+class LossEndsHigher(CheckFailed):
+    says = N_(
+        "The run's validation {metric} ended at {last:.3f} (epoch {epoch}), not below {value}; "
+        "its lowest was {lowest:.3f}, in epoch {lowest_epoch}."
+    )
+
+
 class NoSuchFindingKind(InputError):
     says = N_("There is no finding of kind {kind!r}.")
 
@@ -272,13 +279,17 @@ def runs_compared(comparison, optimizers: list, learning_rates=None, num_epoch=N
     if runs is None:
         raise NotAComparison(kind=type(comparison).__name__)
     used = [(run.settings or {}).get("optimizer") for run in runs]
-    if used != list(optimizers):
+    if [_lower(u) for u in used] != [_lower(o) for o in optimizers]:  # MXNet reads any case
         raise OtherRunsCompared(used=used, expected=list(optimizers))
     for number, (run, rate) in enumerate(zip(runs, learning_rates or [None] * len(runs)), 1):
         problem = _other_setting(run, rate, num_epoch)
         if problem:
             raise OtherRunSettings(number=number, optimizer=used[number - 1], problem=problem)
     _ok(N_("{count} runs compared: {used}."), count=len(runs), used=", ".join(used))
+
+
+def _lower(name):
+    return name.lower() if isinstance(name, str) else name
 
 
 def _other_setting(run, rate, num_epoch) -> str | None:
@@ -294,6 +305,28 @@ def _other_setting(run, rate, num_epoch) -> str | None:
     if not any(r.phase == "validation" for r in run.history.records):
         return say("has no validation values: fit ran without eval_data")
     return None
+
+
+def loss_ends_below(mod, metric: str, value: float) -> None:
+    """The validation loss ``metric`` (e.g. 'ce') of the run's last epoch is below ``value``."""
+    if (
+        metric not in mod.history.metrics()
+        and mod.history.metric_name(metric) not in mod.history.metrics()
+    ):
+        raise NoValidationAccuracy()
+    epochs, values = mod.history.series(metric, "validation", "epoch")
+    if not values:
+        raise NoValidationAccuracy()
+    if not values[-1] < value:
+        lowest = int(np.nanargmin(values))
+        facts = dict(metric=metric, last=values[-1], epoch=epochs[-1], value=value)
+        raise LossEndsHigher(**facts, lowest=values[lowest], lowest_epoch=epochs[lowest])
+    _ok(
+        N_("validation {metric} ended at {last:.3f}, below {value}."),
+        metric=metric,
+        last=values[-1],
+        value=value,
+    )
 
 
 def no_finding(mod, kind: str) -> None:

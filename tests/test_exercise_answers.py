@@ -11,11 +11,11 @@ from pathlib import Path
 
 import nbformat
 import pytest
-from exercise_answers import notebooks_01_03_04, notebooks_02_05
+from exercise_answers import notebooks_01_03_04, notebooks_02_05, notebooks_06_07
 from nbclient import NotebookClient
 
 ROOT = Path(__file__).resolve().parents[1] / "notebooks"
-ANSWERS = {**notebooks_01_03_04.ANSWERS, **notebooks_02_05.ANSWERS}
+ANSWERS = {**notebooks_01_03_04.ANSWERS, **notebooks_02_05.ANSWERS, **notebooks_06_07.ANSWERS}
 
 RUNNER = """
 import json as _json
@@ -93,6 +93,8 @@ NOTEBOOKS = {
     "03_predict_and_score.ipynb": ["03.1", "03.2"],
     "04_checkpoints_and_resume.ipynb": ["04.1", "04.2"],
     "05_variable_shapes.ipynb": ["05.1", "05.2"],
+    "06_devices_and_distributed.ipynb": ["06.1", "06.2"],
+    "07_experiments.ipynb": ["07.1", "07.2"],
 }
 
 
