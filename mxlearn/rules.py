@@ -3,8 +3,10 @@
 A rule says what it expects (in words, for the refusal) and gives an example of a right value
 (code, for the fix). It answers ``None`` for a value it accepts, ``"kind"`` for a value of the
 wrong type (refused as a ``TypeError``) and ``"range"`` for a value of the right type out of
-range (a ``ValueError``). Rules check one value without running anything; what needs the
-module (a name the network reads, a shape that fits) stays with the call's own checks.
+range (a ``ValueError``); a rule made by :func:`explained_by` answers ``"explained"`` for a
+value its own explanation refuses (a batch whose label is not a list). Rules check one value
+without running anything; what needs the module (a name the network reads, a shape that fits)
+stays with the call's own checks.
 """
 
 from __future__ import annotations
@@ -38,6 +40,8 @@ class Rule:
     example: str
     values: dict = field(default_factory=dict)
     either: tuple = ()  # the rules of either(), said one after the other
+    # for a value the test answers "explained": raises the call's own explained error
+    explain: Callable[[str, object], None] | None = None
 
     def said(self) -> str:
         if not self.either:
@@ -49,7 +53,9 @@ class Rule:
 
 
 def refuse(called: str, name: str, value, rule: Rule, problem: str):
-    kind = WrongKind if problem == "kind" else OutOfRange
+    if problem == "explained" and rule.explain is not None:
+        rule.explain(called, value)
+    kind = WrongKind if problem in ("kind", "explained") else OutOfRange
     raise kind(
         called=called, name=name, shown=shown(value), expected=rule.said(), example=rule.example
     )
@@ -175,6 +181,13 @@ def is_shape_pair(p) -> bool:
     """('data', (32, 16)), with a dtype and a layout too, or a DataDesc (a pair itself): what
     MXNet reads as DataDesc(*p). ('data', (32, 16)) is one, not a list of two."""
     return isinstance(p, (list, tuple)) and 2 <= len(p) <= 4 and isinstance(p[0], str)
+
+
+def is_numbers(v) -> bool:
+    """A list (or tuple) of real numbers, such as a work_load_list: not flags, not texts."""
+    return isinstance(v, (list, tuple)) and all(
+        isinstance(n, numbers.Real) and not isinstance(n, (bool, np.bool_)) for n in v
+    )
 
 
 def satisfying(ok: Callable[[object], bool], what: str, example: str, *, optional=False) -> Rule:
@@ -304,3 +317,16 @@ def either(*rules: Rule, example: str | None = None, optional: bool = False) -> 
 
     test = _optional(test, optional)
     return Rule(test, N_("{first} or {second}"), example or rules[0].example, either=rules)
+
+
+def explained_by(rule: Rule, ok: Callable[[object], bool], explain) -> Rule:
+    """``rule``, then ``ok``: a value ``rule`` accepts and ``ok`` does not is refused by
+    ``explain(called, value)``, which raises the call's own explained error."""
+
+    def test(v):
+        problem = rule.test(v)
+        if problem is not None:
+            return problem
+        return None if ok(v) else "explained"
+
+    return Rule(test, rule.expected, rule.example, rule.values, rule.either, explain)

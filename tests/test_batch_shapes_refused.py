@@ -11,9 +11,16 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.guards.arguments import OutOfMemory
+from mxlearn.guards import arguments
+from mxlearn.guards.arguments import (
+    OutOfMemory,
+    ParametersOutOfMemory,
+    engine_errors_explained,
+    machine_memory,
+)
 from mxlearn.guards.binding import OneHotLabels
 from mxlearn.guards.rows import EmptyDimension, RowsDiffer
+from mxlearn.network_view import memory_text
 
 ROWS = np.random.RandomState(0).rand(16, 5).astype("float32")
 LABELS = np.arange(16, dtype="float32") % 4
@@ -193,3 +200,130 @@ def test_bind_takes_the_tuples_mxnet_reads_as_data_descs(data):
     mutable = mxlearn.MutableModule(_net(), max_data_shapes=data)
     mutable.bind(data, [("softmax_label", (8,))])
     assert mxlearn.show_network(_net(), data).layers[0].shape == (8, 5)
+
+
+def test_parameters_larger_than_the_machine_ask_for_smaller_layers_though_outputs_are_larger():
+    # fc: 2**30 x 4,096 weights, 16 TiB, more than any machine's memory; its outputs for this
+    # batch take 32 TiB: a smaller batch would still leave the parameters, which cannot fit.
+    # Every allocation here is of terabytes, refused at once: nothing is held.
+    batch = ([("data", (2**12, 2**12))], [("softmax_label", (2**12,))])
+    with pytest.raises(ParametersOutOfMemory) as refused:
+        mxlearn.Module(_wide(2**30)).bind(*batch)
+    assert refused.value.fields["params"] == "16.0 TiB"
+    assert refused.value.fields["outputs"] == "32.0 TiB"
+    assert memory_text(machine_memory()) in refused.value.fields["memory"]
+    assert "num_hidden" in refused.value.fix and "batch_size" not in refused.value.fix
+    mod = mxlearn.Module(_wide(64))  # the advice: smaller layers, the same batch
+    mod.bind(*batch)
+    assert [tuple(d.shape) for d in mod.data_shapes] == [(2**12, 2**12)]
+
+
+def _failed_allocation(reason, contexts, num_hidden=2**20, rows=2**14):
+    """The explanation of a failed allocation for an fc layer of 2**20 x 4,096 weights (16 GiB)
+    whose outputs take more (2**14 rows: 128 GiB), on ``contexts``: nothing is allocated."""
+    descs = [mx.io.DataDesc("data", (rows, 2**12))], [mx.io.DataDesc("softmax_label", (rows,))]
+    with pytest.raises(OutOfMemory) as refused:
+        with engine_errors_explained(_wide(num_hidden), *descs, contexts=contexts):
+            raise mx.base.MXNetError(reason)
+    return refused.value
+
+
+def test_a_gpu_smaller_than_the_parameters_asks_for_smaller_layers(monkeypatch):
+    monkeypatch.setattr(mx.context, "gpu_memory_info", lambda device_id: (2**30, 8 * 2**30))
+    refused = _failed_allocation("Failed to allocate 16 GiB", [mx.gpu(0)])
+    assert isinstance(refused, ParametersOutOfMemory) and "gpu(0)" in refused.fields["memory"]
+    assert "8.0 GiB" in refused.fields["memory"] and "num_hidden" in refused.fix
+    # a GPU larger than the parameters: the batch's outputs take the most
+    monkeypatch.setattr(mx.context, "gpu_memory_info", lambda device_id: (2**30, 40 * 2**30))
+    refused = _failed_allocation("Failed to allocate 16 GiB", [mx.gpu(0)])
+    assert not isinstance(refused, ParametersOutOfMemory) and "batch_size" in refused.fix
+
+
+def test_a_gpu_whose_memory_is_not_known_is_not_guessed(monkeypatch):
+    def unknown(device_id):
+        raise mx.base.MXNetError("no GPU")
+
+    monkeypatch.setattr(mx.context, "gpu_memory_info", unknown)
+    refused = _failed_allocation("Failed to allocate 16 GiB", [mx.gpu(0)])
+    assert not isinstance(refused, ParametersOutOfMemory) and "batch_size" in refused.fix
+    # nor a device not named, unless MXNet says it was the CPU's memory
+    refused = _failed_allocation("Failed to allocate 16 GiB", None)
+    assert not isinstance(refused, ParametersOutOfMemory)
+
+
+def test_cpu_contexts_each_hold_the_parameters_in_the_machines_memory(monkeypatch):
+    monkeypatch.setattr(arguments, "machine_memory", lambda: 24 * 2**30)  # 16 GiB fits once
+    refused = _failed_allocation("Failed to allocate CPU Memory", [mx.cpu(0)])
+    assert not isinstance(refused, ParametersOutOfMemory)
+    refused = _failed_allocation("Failed to allocate CPU Memory", [mx.cpu(0), mx.cpu(1)])
+    assert isinstance(refused, ParametersOutOfMemory)  # twice 16 GiB does not
+    assert "24.0 GiB" in refused.fields["memory"]
+    assert refused.fields["params"].startswith("32.0 GiB (2 copies of 16.0 GiB")
+
+
+def _trained(cls, data_shapes, label_shapes, reshaped=None):
+    mxlearn.seed(0)
+    mod = cls(_net(), context=mx.cpu())
+    mod.bind(data_shapes, label_shapes)
+    mod.init_params(mx.init.One())
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.5})
+    for first in (0, 4):
+        batch = mx.io.DataBatch([mx.nd.array(ROWS[first : first + 4])], [mx.nd.array(LABELS[:4])])
+        mod.forward(batch, is_train=True)
+        mod.backward()
+        mod.update()
+    # a smaller last batch too (the step of a smaller one is mxlearn's own: not compared)
+    mod.forward(mx.io.DataBatch([mx.nd.array(ROWS[:3])], [mx.nd.array(LABELS[:3])]), False)
+    outputs = mod.get_outputs()[0].asnumpy()
+    if reshaped:
+        mod.reshape(*reshaped)
+    return mod, outputs
+
+
+@pytest.mark.parametrize(
+    "data_shapes, label_shapes",
+    [
+        ([("data", [4, 5])], [("softmax_label", [4])]),
+        ([["data", [4, 5]]], [["softmax_label", [4]]]),
+        ([mx.io.DataDesc("data", [4, 5])], [mx.io.DataDesc("softmax_label", [4])]),
+        ([("data", [np.int64(4), 5])], [("softmax_label", (4,))]),
+    ],
+)
+def test_shapes_given_as_lists_bind_reshape_and_train_as_in_mxnet(data_shapes, label_shapes):
+    reshaped = [("data", [6, 5])], [("softmax_label", [6])]
+    ours, our_outputs = _trained(mxlearn.Module, data_shapes, label_shapes, reshaped)
+    theirs, their_outputs = _trained(mx.mod.Module, data_shapes, label_shapes, reshaped)
+    for name, value in theirs.get_params()[0].items():
+        np.testing.assert_allclose(ours.get_params()[0][name].asnumpy(), value.asnumpy())
+    assert our_outputs.shape == (3, 4)
+    np.testing.assert_allclose(our_outputs, their_outputs)
+    # read as tuples: compared as shapes everywhere later
+    assert [d.shape for d in ours.data_shapes] == [(6, 5)]
+    assert [d.shape for d in ours.label_shapes] == [(6,)]
+
+
+def test_a_mutable_module_takes_its_largest_shapes_as_lists():
+    mod = mxlearn.MutableModule(
+        _net(), max_data_shapes=[("data", [8, 5])], max_label_shapes=[("softmax_label", [8])]
+    )
+    mod.bind([("data", [4, 5])], [("softmax_label", [4])])
+    mod.init_params()
+    mod.forward(mx.io.DataBatch([mx.nd.array(ROWS[:6])], [mx.nd.array(LABELS[:6])]), False)
+    assert mod.get_outputs()[0].shape == (6, 4)
+
+
+def test_show_network_takes_shapes_as_lists():
+    shown = mxlearn.show_network(_net(), data_shapes=[("data", [4, 5])])
+    assert [layer.shapes for layer in shown.layers][:2] == [((4, 5),), ((4, 4),)]
+
+
+@pytest.mark.xfail(
+    strict=True,
+    reason="MutableModule.reshape reads its shapes with mutable._descs, not arguments.as_desc",
+)
+def test_a_mutable_module_reshapes_to_shapes_given_as_lists():
+    mod = mxlearn.MutableModule(_net())
+    mod.bind([("data", (8, 5))], [("softmax_label", (8,))])
+    mod.init_params()
+    mod.reshape([("data", [6, 5])], [("softmax_label", [6])])
+    assert [d.shape for d in mod.data_shapes] == [(6, 5)]

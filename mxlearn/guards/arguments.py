@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import math
 import os
 
 import numpy as np
@@ -15,6 +16,7 @@ from ..errors import N_, ArgumentTypeError, InputError, closest, did_you_mean
 from ..language import say
 from ..network_layers import network_layers
 from ..network_view import memory_text
+from . import rows
 from .lifecycle import BIND_CALL
 
 # The call that names a module's inputs as the network reads them (the fix of a wrong name).
@@ -56,6 +58,27 @@ class WorkLoadMismatch(InputError):
         "Module(work_load_list={work_load_list}) gives {shares} shares for {devices} devices."
     )
     fix_says = N_("one number per device, e.g. work_load_list={example}")
+
+
+class WorkLoadNotPositive(InputError):
+    says = N_(
+        "Module(work_load_list={work_load_list}): the work load of {device} is {value}, not a "
+        "finite number above 0. MXNet gives each device a share of every batch in proportion to "
+        "its work load, and with this one no batch can be split: every bind would fail."
+    )
+    fix_says = N_(
+        "give every device a work load above 0, e.g. work_load_list={example}, or leave {device} "
+        "out of context=[...]"
+    )
+
+
+class WorkLoadShareTooSmall(InputError):
+    says = N_(
+        "Module(work_load_list={work_load_list}) gives {device} {share} of each batch: MXNet "
+        "rounds each device's share to whole rows, and no batch of up to {largest} rows gives "
+        "every device one."
+    )
+    fix_says = N_("work loads closer to even, e.g. work_load_list={example}")
 
 
 class NotShapePairs(ArgumentTypeError):
@@ -118,6 +141,17 @@ class OutOfMemory(NetworkCannotTake):
 class ParametersOutOfMemory(OutOfMemory):
     # a smaller batch would not help: the parameters are the same for any batch
     fix_says = N_("smaller layers (fewer num_hidden or num_filter): the parameters take the most")
+
+
+class ParametersExceedMemory(ParametersOutOfMemory):
+    says = N_(
+        "mod.bind(): MXNet could not allocate the memory for data {data} and labels {labels}: "
+        "{reason}. The parameters take {params}, more than {memory}, so no batch is small "
+        "enough (the layers' outputs for this batch take {outputs})."
+    )
+    fix_says = N_(
+        "smaller layers (fewer num_hidden or num_filter): the parameters alone do not fit"
+    )
 
 
 class NotInferenceData(ArgumentTypeError):
@@ -214,27 +248,58 @@ def check_names(symbol, data_names, label_names, state_names, fixed_param_names)
 
 
 def check_work_load(work_load_list, contexts) -> None:
-    if work_load_list is not None and len(work_load_list) != len(contexts):
-        shares, devices = len(work_load_list), len(contexts)
-        given, example = list(work_load_list), [1] * devices
+    """One work load per device, each a finite number above 0, that some batch splits (its
+    rules have made it a list of numbers): else every bind fails, or MXNet's search for a
+    split never ends."""
+    if work_load_list is None:
+        return
+    given, example = list(work_load_list), [1] * len(contexts)
+    if len(given) != len(contexts):
+        shares, devices = len(given), len(contexts)
         raise WorkLoadMismatch(
             work_load_list=given, shares=shares, devices=devices, example=example
         )
+    # MXNet divides by their sum: work loads all below 0 split as their opposites do
+    finite = all(math.isfinite(w) for w in given)
+    if not (finite and (all(w > 0 for w in given) or all(w < 0 for w in given))):
+        context, value = next(
+            (c, w) for c, w in zip(contexts, given) if not (math.isfinite(w) and w > 0)
+        )
+        facts = dict(device=str(context), value=value, example=example)
+        raise WorkLoadNotPositive(work_load_list=given, **facts)
+    if rows.first_split(given, 1) is None:  # a share too small to round to a row
+        smallest = min(range(len(given)), key=lambda i: given[i] / sum(given))
+        share = f"{given[smallest] / sum(given):.3g}"
+        facts = dict(device=str(contexts[smallest]), share=share, largest=rows.LARGEST_BATCH)
+        raise WorkLoadShareTooSmall(work_load_list=given, example=example, **facts)
 
 
 def as_descs(shapes, argument: str, called: str = "mod.bind()") -> list:
+    """Shapes as MXNet reads them, DataDesc(*pair) for each, with each shape a tuple: MXNet
+    takes [32, 16] as well as (32, 16), and a later comparison of shapes needs one form."""
     try:
-        descs = [s if isinstance(s, mx.io.DataDesc) else mx.io.DataDesc(*s) for s in shapes]
+        descs = [as_desc(s) for s in shapes]
     except (TypeError, ValueError):
         descs = None
     if not descs or not all(
-        isinstance(d.name, str)
-        and isinstance(d.shape, tuple)
-        and all(isinstance(n, (int, np.integer)) for n in d.shape)
+        isinstance(d.name, str) and isinstance(d.shape, tuple) and all(map(_is_dimension, d.shape))
         for d in descs
     ):
         raise NotShapePairs(called=called, argument=argument, shapes=shapes)
     return descs
+
+
+def as_desc(pair):
+    """One (name, shape[, dtype[, layout]]) pair or DataDesc as a DataDesc, a list shape as
+    a tuple (not checked: as_descs checks)."""
+    desc = pair if isinstance(pair, mx.io.DataDesc) else mx.io.DataDesc(*pair)
+    if isinstance(desc.shape, list):
+        return mx.io.DataDesc(desc.name, tuple(desc.shape), desc.dtype, desc.layout)
+    return desc
+
+
+def _is_dimension(n) -> bool:
+    return isinstance(n, (int, np.integer)) and not isinstance(n, (bool, np.bool_))
 
 
 def shapes_text(descs, empty: str | None = None) -> str:
@@ -251,8 +316,10 @@ def check_initializer(initializer) -> None:
 
 
 @contextlib.contextmanager
-def engine_errors_explained(symbol, data_descs, label_descs):
-    """bind: MXNet's engine error for shapes a network cannot take, as one explained line."""
+def engine_errors_explained(symbol, data_descs, label_descs, contexts=None):
+    """bind: MXNet's engine error for shapes a network cannot take, as one explained line;
+    ``contexts``, the module's devices, tell how much memory they have (without them, only a
+    failed allocation in CPU memory is measured against the machine's)."""
     try:
         yield
     except (mx.base.MXNetError, RuntimeError) as err:
@@ -272,6 +339,18 @@ def engine_errors_explained(symbol, data_descs, label_descs):
             params, outputs = _memory_taken(symbol, data_descs, label_descs)
             kind = ParametersOutOfMemory if params > outputs else OutOfMemory
             facts.update(params=memory_text(params), outputs=memory_text(outputs))
+            memory, copies, said = _device_memory(contexts, reason)
+            if memory is not None and params * copies > memory:
+                # no batch is small enough: the parameters are the same for any batch
+                kind = ParametersExceedMemory
+                facts.update(memory=said)
+                if copies > 1:  # CPU contexts share the machine's memory, each with a copy
+                    facts["params"] = say(
+                        "{total} ({copies} copies of {each}, one for each CPU context)",
+                        total=memory_text(params * copies),
+                        copies=copies,
+                        each=memory_text(params),
+                    )
         raise kind(**facts) from None
 
 
@@ -280,6 +359,37 @@ def _memory_taken(symbol, data_descs, label_descs) -> tuple[int, int]:
     descs = [*data_descs, *(label_descs or [])]
     view = network_layers(symbol, {d.name: d.shape for d in descs}, {d.name for d in descs})
     return sum(layer.param_bytes for layer in view), sum(layer.output_bytes for layer in view)
+
+
+def _device_memory(contexts, reason: str) -> tuple[int | None, int, str]:
+    """The memory of the device that ran out, in bytes (None when not known), how many copies
+    of the parameters it holds (every CPU context shares the machine's memory, each with its
+    own copy; each GPU has its own memory, with one), and the memory said."""
+    devices = list(contexts or [])
+    gpus = [c for c in devices if c.device_type == "gpu"]
+    if gpus and "CPU" not in reason:
+        try:  # the smallest of the GPUs: each holds all the parameters
+            memories = [(mx.context.gpu_memory_info(c.device_id)[1], c) for c in gpus]
+        except (mx.base.MXNetError, AttributeError, OSError):
+            return None, 1, ""
+        memory, gpu = min(memories, key=lambda found: found[0])
+        size = memory_text(memory)
+        return memory, 1, say("the {size} of {device}", size=size, device=str(gpu))
+    if not (devices or "CPU" in reason):
+        return None, 1, ""
+    memory = machine_memory()
+    copies = max(1, len(devices) - len(gpus))
+    if memory is None:
+        return None, copies, ""
+    return memory, copies, say("this machine's {size} of memory", size=memory_text(memory))
+
+
+def machine_memory() -> int | None:
+    """The machine's physical memory in bytes, where the system says (Linux, macOS)."""
+    try:
+        return os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES")
+    except (AttributeError, ValueError, OSError):
+        return None
 
 
 def check_inference_data(eval_data, called: str) -> bool:

@@ -36,6 +36,24 @@ class ListOfNonBatches(NotADataBatch):  # MXNet's pre-sliced form: one DataBatch
     )
 
 
+class LabelsNotNDArrays(NotADataBatch):
+    says = N_(
+        "mod.forward(): a label of the batch is a {kind}, not an NDArray: MXNet copies each "
+        "label to the devices with NDArray.copyto, which a {kind} does not have."
+    )
+    fix_says = N_(
+        "make the labels NDArrays: mx.io.DataBatch([mx.nd.array(X)], [mx.nd.array(y)]), or take "
+        "the batches from mx.io.NDArrayIter(X, y, batch_size=32)"
+    )
+
+
+class LabelsNotAList(LabelsNotNDArrays):
+    says = N_(
+        "mod.forward(): the batch's label is a {kind}, not a list of NDArrays (one for each "
+        "label the module reads), which is what MXNet loads."
+    )
+
+
 class UnlabelledTrainingBatch(InputError):
     says = N_(
         "mod.forward(batch, is_train=True): the batch has no label, so there is nothing to learn "
@@ -76,8 +94,39 @@ def explain_bad_batch(batch, data_shapes, data_names):
     raise NotADataBatch(kind=type(batch).__name__)
 
 
+def label_is_a_list(batch) -> bool:
+    """Per batch, one attribute read: a label MXNet (and a truth test) can read, None or a
+    list; a list of batches (one per device) has none of its own."""
+    label = getattr(batch, "label", None)
+    return label is None or isinstance(label, (list, tuple))
+
+
+def refuse_label(called: str, batch) -> None:
+    raise LabelsNotAList(kind=_type_name(batch.label))
+
+
+def check_labels(batch, label_shapes) -> None:
+    """Labels MXNet can load: a list of NDArrays, when the module has label inputs to load
+    them into (without, MXNet leaves a batch's labels alone)."""
+    labels = getattr(batch, "label", None)
+    if not label_shapes or labels is None:
+        return
+    if not isinstance(labels, (list, tuple)):
+        raise LabelsNotAList(kind=_type_name(labels))
+    for label in labels[: len(label_shapes)]:  # MXNet loads one per bound label
+        if not isinstance(label, mx.nd.NDArray):
+            raise LabelsNotNDArrays(kind=_type_name(label))
+
+
+def _type_name(value) -> str:
+    """numpy.ndarray, list: a type as its module names it (builtins without one)."""
+    kind = type(value)
+    return kind.__name__ if kind.__module__ == "builtins" else f"{kind.__module__}.{kind.__name__}"
+
+
 def check_values(mod, batch, what: str) -> None:
     """On a first batch only (one device read); labels in the bound label shapes' order."""
+    check_labels(batch, mod.label_shapes)
     for desc, arr in zip(mod.data_shapes, batch.data):
         values = arr.asnumpy()
         if not np.isfinite(values).all():

@@ -9,6 +9,7 @@ from __future__ import annotations
 from .. import rules
 from .._compat import mx
 from ..errors import N_
+from ..guards import batches
 from ..training.callback import Callback
 
 ITERATOR = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32)"
@@ -60,8 +61,8 @@ MODULE = dict(
     ),
     data_names=rules.names("Module(net, data_names=['data'])"),
     label_names=rules.names("Module(net, label_names=['softmax_label'])", optional=True),
-    work_load_list=rules.instance(
-        (list, tuple),
+    work_load_list=rules.satisfying(
+        rules.is_numbers,
         N_("a list with one number per device"),
         "work_load_list=[1, 1]",
         optional=True,
@@ -128,13 +129,17 @@ RESHAPE = dict(
     label_shapes=_shape_pairs("label_shapes=train_iter.provide_label", optional=True),
 )
 FORWARD = dict(
-    data_batch=rules.either(
-        rules.having(
-            ("data",),
-            N_("a batch from a data iterator (mx.io.DataBatch)"),
-            "batch = next(iter(train_iter)); mod.forward(batch, is_train=True)",
+    data_batch=rules.explained_by(
+        rules.either(
+            rules.having(
+                ("data",),
+                N_("a batch from a data iterator (mx.io.DataBatch)"),
+                "batch = next(iter(train_iter)); mod.forward(batch, is_train=True)",
+            ),
+            rules.instance(list, N_("a list of batches, one per device"), "[batch0, batch1]"),
         ),
-        rules.instance(list, N_("a list of batches, one per device"), "[batch0, batch1]"),
+        batches.label_is_a_list,  # a NumPy array as the label: refused before any truth test
+        batches.refuse_label,
     ),
     is_train=rules.flag("mod.forward(batch, is_train=True)", optional=True),
 )
