@@ -317,10 +317,6 @@ def test_show_network_takes_shapes_as_lists():
     assert [layer.shapes for layer in shown.layers][:2] == [((4, 5),), ((4, 4),)]
 
 
-@pytest.mark.xfail(
-    strict=True,
-    reason="MutableModule.reshape reads its shapes with mutable._descs, not arguments.as_desc",
-)
 def test_a_mutable_module_reshapes_to_shapes_given_as_lists():
     mod = mxlearn.MutableModule(_net())
     mod.bind([("data", (8, 5))], [("softmax_label", (8,))])

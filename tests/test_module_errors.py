@@ -896,15 +896,6 @@ class _NumpyLabelled(mx.io.DataIter):
         return mx.io.DataBatch([mx.nd.array(self.X[rows])], [self.y[rows]])
 
 
-# Labels are checked on the first batch forward checks the values of; every batch needs
-# batches.check_labels(batch, self._label_shapes) in Module._check_batch (module.py), before
-# the queued checks of fit (batch_values.queue) read them.
-PER_BATCH = pytest.mark.xfail(
-    strict=True, reason="batches.check_labels is not yet called for every batch"
-)
-
-
-@PER_BATCH
 def test_numpy_labels_are_refused_in_every_batch_not_only_the_first(ready_module, small_data):
     X, y = small_data
     ready_module.forward(mx.io.DataBatch([mx.nd.array(X[:32])], [mx.nd.array(y[:32])]), True)
@@ -914,7 +905,6 @@ def test_numpy_labels_are_refused_in_every_batch_not_only_the_first(ready_module
         ready_module.forward(mx.io.DataBatch([mx.nd.array(X[:32])], [y[:32]]), is_train=False)
 
 
-@PER_BATCH
 def test_fit_on_an_iterator_of_numpy_labels_is_refused(small_data, small_net):
     X, y = small_data
     with pytest.raises(LabelsNotNDArrays):

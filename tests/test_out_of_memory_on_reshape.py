@@ -38,6 +38,7 @@ def test_a_batch_too_large_for_memory_is_explained_and_changes_nothing(context, 
     with pytest.raises(OutOfMemory) as refused:
         mod.reshape(*huge) if how == "reshape" else mod.bind(*huge)  # bind: MXNet's reshape
     assert "smaller batch_size" in refused.value.fix
+    assert refused.value.problem.startswith(f"mod.{how}(): ")  # the call the student made
     assert mod.data_shapes[0].shape == (4, 1000)
     np.testing.assert_array_equal(_outputs(mod, 4), before)  # the batch size it had
     metric = mx.metric.Accuracy()

@@ -132,7 +132,7 @@ class InputTypesDiffer(NetworkCannotTake):
 
 class OutOfMemory(NetworkCannotTake):
     says = N_(
-        "mod.bind(): MXNet could not allocate the memory for data {data} and labels {labels}: "
+        "{called}: MXNet could not allocate the memory for data {data} and labels {labels}: "
         "{reason}. The parameters take {params}, the layers' outputs for this batch {outputs}."
     )
     fix_says = N_("a smaller batch_size: the layers' outputs grow with the batch's rows")
@@ -145,7 +145,7 @@ class ParametersOutOfMemory(OutOfMemory):
 
 class ParametersExceedMemory(ParametersOutOfMemory):
     says = N_(
-        "mod.bind(): MXNet could not allocate the memory for data {data} and labels {labels}: "
+        "{called}: MXNet could not allocate the memory for data {data} and labels {labels}: "
         "{reason}. The parameters take {params}, more than {memory}, so no batch is small "
         "enough (the layers' outputs for this batch take {outputs})."
     )
@@ -316,10 +316,12 @@ def check_initializer(initializer) -> None:
 
 
 @contextlib.contextmanager
-def engine_errors_explained(symbol, data_descs, label_descs, contexts=None):
-    """bind: MXNet's engine error for shapes a network cannot take, as one explained line;
-    ``contexts``, the module's devices, tell how much memory they have (without them, only a
-    failed allocation in CPU memory is measured against the machine's)."""
+def engine_errors_explained(
+    symbol, data_descs, label_descs, contexts=None, called: str = "mod.bind()"
+):
+    """bind (or reshape, ``called``): MXNet's engine error for shapes a network cannot take, as
+    one explained line; ``contexts``, the module's devices, tell how much memory they have
+    (without them, only a failed allocation in CPU memory is measured against the machine's)."""
     try:
         yield
     except (mx.base.MXNetError, RuntimeError) as err:
@@ -336,6 +338,7 @@ def engine_errors_explained(symbol, data_descs, label_descs, contexts=None):
         shapes = ", ".join(f"{d.name}={tuple(d.shape)}" for d in data_descs)
         facts = dict(data=data, labels=labels, reason=reason, shapes=shapes)
         if "Failed to allocate" in reason:
+            facts["called"] = called
             params, outputs = _memory_taken(symbol, data_descs, label_descs)
             kind = ParametersOutOfMemory if params > outputs else OutOfMemory
             facts.update(params=memory_text(params), outputs=memory_text(outputs))

@@ -138,7 +138,9 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         try:
             with (
                 _group_kept(self._exec_group),
-                arguments.engine_errors_explained(self._symbol, data, labels),
+                arguments.engine_errors_explained(
+                    self._symbol, data, labels, self._context, called
+                ),
             ):
                 super().reshape(data, labels)
         except BaseException:
@@ -199,7 +201,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._check_binding(asked, shared_module)
         with (
             warnings.catch_warnings(),
-            arguments.engine_errors_explained(self._symbol, asked.data, asked.label),
+            arguments.engine_errors_explained(self._symbol, asked.data, asked.label, self._context),
         ):
             # MXNet warns that an inference binding has no label shapes: not a problem.
             warnings.filterwarnings("ignore", message="Data provided by label_shapes")
@@ -419,6 +421,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
 
     def _check_batch(self, batch, training: bool) -> None:
         # Every batch: attribute reads only. The first batch's values: one device read.
+        batches.check_labels(batch, self._label_shapes)
         state = self._lifecycle
         shapes = binding.new_shapes(batch, self._data_shapes, self._label_shapes, self._data_names)
         if shapes is not None:

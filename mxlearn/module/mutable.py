@@ -28,7 +28,7 @@ from .. import network
 from .._compat import mx
 from ..boundary import guard_methods, public
 from ..errors import N_, InputError
-from ..guards import rows
+from ..guards import arguments, rows
 from ..guards.binding import new_shapes
 from ..language import say
 from . import parameters as P
@@ -99,7 +99,7 @@ class ShapeInspector:
 
 
 def _descs(pairs) -> list:
-    return [p if isinstance(p, mx.io.DataDesc) else mx.io.DataDesc(*p) for p in pairs or []]
+    return [arguments.as_desc(p) for p in pairs or []]
 
 
 def _max_descs(pairs, kind: str, names) -> list:
