@@ -3,10 +3,8 @@
 A rule says what it expects (in words, for the refusal) and gives an example of a right value
 (code, for the fix). It answers ``None`` for a value it accepts, ``"kind"`` for a value of the
 wrong type (refused as a ``TypeError``) and ``"range"`` for a value of the right type out of
-range (a ``ValueError``); a rule made by :func:`explained_by` answers ``"explained"`` for a
-value its own explanation refuses (a batch whose label is not a list). Rules check one value
-without running anything; what needs the module (a name the network reads, a shape that fits)
-stays with the call's own checks.
+range (a ``ValueError``). Rules check one value without running anything; what needs the
+module (a name the network reads, a shape that fits) stays with the call's own checks.
 """
 
 from __future__ import annotations
@@ -40,8 +38,6 @@ class Rule:
     example: str
     values: dict = field(default_factory=dict)
     either: tuple = ()  # the rules of either(), said one after the other
-    # for a value the test answers "explained": raises the call's own explained error
-    explain: Callable[[str, object], None] | None = None
 
     def said(self) -> str:
         if not self.either:
@@ -53,9 +49,7 @@ class Rule:
 
 
 def refuse(called: str, name: str, value, rule: Rule, problem: str):
-    if problem == "explained" and rule.explain is not None:
-        rule.explain(called, value)
-    kind = WrongKind if problem in ("kind", "explained") else OutOfRange
+    kind = WrongKind if problem == "kind" else OutOfRange
     raise kind(
         called=called, name=name, shown=shown(value), expected=rule.said(), example=rule.example
     )
@@ -317,16 +311,3 @@ def either(*rules: Rule, example: str | None = None, optional: bool = False) -> 
 
     test = _optional(test, optional)
     return Rule(test, N_("{first} or {second}"), example or rules[0].example, either=rules)
-
-
-def explained_by(rule: Rule, ok: Callable[[object], bool], explain) -> Rule:
-    """``rule``, then ``ok``: a value ``rule`` accepts and ``ok`` does not is refused by
-    ``explain(called, value)``, which raises the call's own explained error."""
-
-    def test(v):
-        problem = rule.test(v)
-        if problem is not None:
-            return problem
-        return None if ok(v) else "explained"
-
-    return Rule(test, rule.expected, rule.example, rule.values, rule.either, explain)

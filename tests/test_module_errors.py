@@ -876,6 +876,25 @@ def test_a_module_bound_without_labels_leaves_a_batchs_numpy_labels_alone_as_mxn
     np.testing.assert_allclose(*outputs)
 
 
+def test_a_module_bound_without_labels_leaves_a_label_that_is_one_array_alone(
+    small_data, small_net
+):
+    X, y = small_data
+
+    class Batch:  # one NumPy array as the label, not a list: MXNet never reads it here
+        data, label = [mx.nd.array(X[:32])], y[:32]
+        pad = index = provide_data = provide_label = None
+
+    outputs = []
+    for cls in (mx.mod.Module, mxlearn.Module):
+        mod = cls(small_net, context=mx.cpu())
+        mod.bind([("data", (32, 16))], for_training=False)
+        mod.init_params(mx.init.One())
+        mod.forward(Batch(), is_train=False)
+        outputs.append(mod.get_outputs()[0].asnumpy())
+    np.testing.assert_allclose(*outputs)
+
+
 class _NumpyLabelled(mx.io.DataIter):
     """An iterator of the student's own whose batches hold NumPy labels."""
 

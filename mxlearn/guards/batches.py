@@ -94,15 +94,11 @@ def explain_bad_batch(batch, data_shapes, data_names):
     raise NotADataBatch(kind=type(batch).__name__)
 
 
-def label_is_a_list(batch) -> bool:
-    """Per batch, one attribute read: a label MXNet (and a truth test) can read, None or a
-    list; a list of batches (one per device) has none of its own."""
-    label = getattr(batch, "label", None)
-    return label is None or isinstance(label, (list, tuple))
-
-
-def refuse_label(called: str, batch) -> None:
-    raise LabelsNotAList(kind=_type_name(batch.label))
+def has_labels(batch) -> bool:
+    """Per batch, attribute reads: whether it gives labels (a label that is one array, not a
+    list, counts: check_labels names it; a truth test of it would fail)."""
+    labels = getattr(batch, "label", None)
+    return labels is not None and not (isinstance(labels, (list, tuple)) and not labels)
 
 
 def check_labels(batch, label_shapes) -> None:

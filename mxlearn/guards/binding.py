@@ -301,8 +301,10 @@ def new_shapes(batch, data_shapes, label_shapes, data_names) -> tuple | None:
         explain_bad_batch(batch, data_shapes, data_names)
     if not all(isinstance(a, mx.nd.NDArray) for a in data):
         explain_bad_batch(batch, data_shapes, data_names)
-    labels = getattr(batch, "label", None) or []
-    if not label_shapes or not all(isinstance(a, mx.nd.NDArray) for a in labels):
+    labels = getattr(batch, "label", None) if label_shapes else None  # read only if bound
+    if not isinstance(labels, (list, tuple)) or not all(
+        isinstance(a, mx.nd.NDArray) for a in labels
+    ):
         labels = []  # not MXNet's to reshape to: the value checks explain them
     bound = [tuple(d.shape) for d in [*data_shapes, *(label_shapes or [])[: len(labels)]]]
     if [a.shape for a in [*data, *labels]] == bound:

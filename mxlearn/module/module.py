@@ -411,7 +411,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
                     raise batches.ListOfNonBatches(kind=type(part).__name__)
         else:
             self._check_batch(data_batch, training)
-            if bool(data_batch.label) != bool(self._label_shapes):  # not as bound
+            if batches.has_labels(data_batch) != bool(self._label_shapes):  # not as bound
                 data_batch = _as_bound(data_batch, self._data_shapes, self._label_shapes)
         super().forward(data_batch, is_train)
         self._lifecycle.step = life.Step.FORWARD if training else life.Step.INFERENCE
@@ -426,7 +426,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         shapes = binding.new_shapes(batch, self._data_shapes, self._label_shapes, self._data_names)
         if shapes is not None:
             self._check_shapes(*shapes, "mod.forward()")
-        if training and not batch.label and self._label_names and self._label_shapes is not None:
+        unlabelled = self._label_shapes is not None and not batches.has_labels(batch)
+        if training and unlabelled and self._label_names:
             raise batches.UnlabelledTrainingBatch()
         if state.queued_checks is not None:
             state.queued_checks.queue(batch, self._bound_label_names())

@@ -9,7 +9,6 @@ from __future__ import annotations
 from .. import rules
 from .._compat import mx
 from ..errors import N_
-from ..guards import batches
 from ..training.callback import Callback
 
 ITERATOR = "train_iter = mx.io.NDArrayIter(X, y, batch_size=32)"
@@ -129,17 +128,13 @@ RESHAPE = dict(
     label_shapes=_shape_pairs("label_shapes=train_iter.provide_label", optional=True),
 )
 FORWARD = dict(
-    data_batch=rules.explained_by(
-        rules.either(
-            rules.having(
-                ("data",),
-                N_("a batch from a data iterator (mx.io.DataBatch)"),
-                "batch = next(iter(train_iter)); mod.forward(batch, is_train=True)",
-            ),
-            rules.instance(list, N_("a list of batches, one per device"), "[batch0, batch1]"),
+    data_batch=rules.either(
+        rules.having(
+            ("data",),
+            N_("a batch from a data iterator (mx.io.DataBatch)"),
+            "batch = next(iter(train_iter)); mod.forward(batch, is_train=True)",
         ),
-        batches.label_is_a_list,  # a NumPy array as the label: refused before any truth test
-        batches.refuse_label,
+        rules.instance(list, N_("a list of batches, one per device"), "[batch0, batch1]"),
     ),
     is_train=rules.flag("mod.forward(batch, is_train=True)", optional=True),
 )
