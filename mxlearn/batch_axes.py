@@ -38,7 +38,8 @@ def batch_rows(desc) -> int | None:
     return desc.shape[axis] if 0 <= axis < len(desc.shape) else None
 
 
-def _at_rows(desc, rows: int) -> tuple:
+def at_rows(desc, rows: int) -> tuple:
+    """``desc``'s shape with ``rows`` on its layout's batch axis."""
     axis = mx.io.DataDesc.get_batch_axis(desc.layout)
     shape = list(desc.shape)
     if 0 <= axis < len(shape):
@@ -48,7 +49,7 @@ def _at_rows(desc, rows: int) -> tuple:
 
 def _inferred(symbol, data_descs, rows: int):
     """(argument shapes by name, output shapes) for the data at ``rows`` rows, or None."""
-    given = {d.name: _at_rows(d, rows) for d in data_descs}
+    given = {d.name: at_rows(d, rows) for d in data_descs}
     try:
         args, outputs, _ = symbol.infer_shape_partial(**given)
     except mx.base.MXNetError:

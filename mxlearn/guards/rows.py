@@ -9,6 +9,7 @@ import math
 import numpy as np
 
 from .._compat import mx
+from ..batch_axes import at_rows, batch_rows
 from ..errors import N_, InputError
 from ..language import say
 
@@ -61,11 +62,6 @@ class RowsDiffer(InputError):
     )
 
 
-def _rows(desc) -> int | None:
-    axis = mx.io.DataDesc.get_batch_axis(desc.layout)
-    return desc.shape[axis] if 0 <= axis < len(desc.shape) else None
-
-
 def example_shape(desc) -> tuple:
     """A shape without its batch axis: what every batch of a binding shares."""
     axis = mx.io.DataDesc.get_batch_axis(desc.layout)
@@ -76,18 +72,10 @@ def example_shape(desc) -> tuple:
 def labels_at_rows(data_descs, label_descs) -> list | None:
     """The label shapes with the first input's rows, each on its own batch axis: the labels
     of a batch given (or bound) without them."""
-    rows = _rows(data_descs[0])
+    rows = batch_rows(data_descs[0])
     if not label_descs or rows is None:
         return label_descs or None
-
-    def at_rows(d):
-        axis = mx.io.DataDesc.get_batch_axis(d.layout)
-        shape = list(d.shape)
-        if 0 <= axis < len(shape):
-            shape[axis] = rows
-        return mx.io.DataDesc(d.name, tuple(shape), d.dtype, d.layout)
-
-    return [at_rows(d) for d in label_descs]
+    return [mx.io.DataDesc(d.name, at_rows(d, rows), d.dtype, d.layout) for d in label_descs]
 
 
 def with_label_shapes(batch, bound_data, bound_labels):
@@ -120,12 +108,13 @@ def check_slicable(data_descs, label_descs, work_load: list, called: str) -> Non
             raise EmptyDimension(called=called, name=desc.name, shape=tuple(desc.shape))
     first = data_descs[0]
     for desc in [*data_descs[1:], *(label_descs or [])]:
-        if None not in (_rows(desc), _rows(first)) and _rows(desc) != _rows(first):
-            facts = dict(name=desc.name, shape=tuple(desc.shape), rows=_rows(desc))
-            firsts = dict(first=first.name, first_shape=tuple(first.shape), first_rows=_rows(first))
+        rows, first_rows = batch_rows(desc), batch_rows(first)
+        if None not in (rows, first_rows) and rows != first_rows:
+            facts = dict(name=desc.name, shape=tuple(desc.shape), rows=rows)
+            firsts = dict(first=first.name, first_shape=tuple(first.shape), first_rows=first_rows)
             raise RowsDiffer(called=called, **facts, **firsts)
     for desc in data_descs:
-        rows = _rows(desc)
+        rows = batch_rows(desc)
         if rows is not None and not _splits(rows, work_load):
             _refuse_split(desc, rows, list(work_load), called)
 
@@ -189,10 +178,7 @@ def _sizes_text(work_load: list, rows: int, needed: int | None) -> str:
 def _splits(rows: int, work_load: list) -> bool:
     """Whether MXNet's split of a batch (executor_manager._split_input_slice, rounding each
     device's share of the work load) gives every device at least one row."""
-    counts = [round(w * rows / sum(work_load)) for w in work_load]
-    counts[-1] += max(0, rows - sum(counts))
-    ends = list(itertools.accumulate(counts))
-    return all(min(end, rows) > min(end - n, rows) for end, n in zip(ends, counts))
+    return all(slice_rows(rows, work_load))
 
 
 def slice_rows(rows: int, work_load: list) -> list[int]:
