@@ -70,6 +70,14 @@ def test_two_devices_train_like_one(kvstore, tmp_path):
     assert "rescale_grad=0.03125 = 1/32 (1 / (batch 32))" in text
 
 
+def test_kvstore_device_and_local_train_the_same_bits_on_two_cpus():
+    # the teacher's guide's answer to 06.1: only where the sum is computed differs
+    local, device = _train(TWO_CPUS, "local"), _train(TWO_CPUS, "device")
+    for name, value in local.get_params()[0].items():
+        np.testing.assert_array_equal(value.asnumpy(), device.get_params()[0][name].asnumpy())
+    assert local.history.last("acc", "val") == device.history.last("acc", "val")
+
+
 def test_a_hand_made_optimizer_with_the_wrong_gradient_scale_is_explained():
     train, _ = _letters()
     mod = mxlearn.Module(mxlearn.models.mlp(), context=TWO_CPUS)
