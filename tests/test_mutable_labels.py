@@ -7,40 +7,12 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from one_step import X, plain_step, ready, step
+from one_step import net as _net
 
 import mxlearn
 from mxlearn import mx
 from mxlearn.guards.batches import UnlabelledTrainingBatch
-
-X = np.random.RandomState(0).rand(10, 5).astype("float32")
-Y = np.array([0, 1, 2, 1, 2, 0, 0, 1, 2, 2], dtype="float32")
-
-
-def _net():
-    data = mx.sym.Variable("data")
-    return mx.sym.SoftmaxOutput(
-        mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="softmax"
-    )
-
-
-def _ready(mod, rows=8):
-    mod.bind([("data", (rows, 5))], [("softmax_label", (rows,))])
-    mod.init_params(mx.init.One())
-    mod.init_optimizer(optimizer_params={"learning_rate": 1.0})
-    return mod
-
-
-def _step(mod, rows):
-    mod.forward(mx.io.DataBatch([mx.nd.array(X[:rows])], [mx.nd.array(Y[:rows])]), True)
-    mod.backward()
-    mod.update()
-    return mod.get_params()[0]["fc_weight"].asnumpy()
-
-
-def _plain_step(rows):
-    """The same training step in plain MXNet, bound at the batch's rows."""
-    return _step(_ready(mx.mod.Module(_net()), rows), rows)
-
 
 UNLABELLED = {
     "forward": lambda mod: mod.forward(mx.io.DataBatch([mx.nd.array(X[:5])]), is_train=False),
@@ -52,18 +24,18 @@ UNLABELLED = {
 
 @pytest.mark.parametrize("unlabelled", UNLABELLED.values(), ids=list(UNLABELLED))
 def test_a_labelled_batch_after_an_unlabelled_one_of_its_shape_trains_on_its_labels(unlabelled):
-    mod = _ready(mxlearn.MutableModule(_net(), max_data_shapes=[("data", (8, 5))]))
+    mod = ready(mxlearn.MutableModule(_net(), max_data_shapes=[("data", (8, 5))]))
     unlabelled(mod)
     assert [tuple(d.shape) for d in mod.label_shapes] == [(5,)]
-    np.testing.assert_array_equal(_step(mod, 5), _plain_step(5))
+    np.testing.assert_array_equal(step(mod, 5), plain_step(5))
 
 
 def test_an_unlabelled_training_batch_is_refused_after_an_unlabelled_inference_one():
-    mod = _ready(mxlearn.MutableModule(_net()))
+    mod = ready(mxlearn.MutableModule(_net()))
     mod.predict(X[:5])
     with pytest.raises(UnlabelledTrainingBatch):
         mod.forward(mx.io.DataBatch([mx.nd.array(X[:5])]), is_train=True)
-    np.testing.assert_array_equal(_step(mod, 5), _plain_step(5))
+    np.testing.assert_array_equal(step(mod, 5), plain_step(5))
 
 
 def _per_step_net():

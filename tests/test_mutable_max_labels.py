@@ -6,50 +6,23 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
+from one_step import net as _net
+from one_step import plain_step, ready, step
 
 import mxlearn
 from mxlearn import mx
 from mxlearn.guards.rows import RowsDiffer
 from mxlearn.module.mutable import LargerThanMax
 
-X = np.random.RandomState(0).rand(10, 5).astype("float32")
-Y = np.array([0, 1, 2, 1, 2, 0, 0, 1, 2, 2], dtype="float32")
-
-
-def _net():
-    data = mx.sym.Variable("data")
-    return mx.sym.SoftmaxOutput(
-        mx.sym.FullyConnected(data, num_hidden=3, name="fc"), name="softmax"
-    )
-
-
-def _ready(mod, rows=8):
-    mod.bind([("data", (rows, 5))], [("softmax_label", (rows,))])
-    mod.init_params(mx.init.One())
-    mod.init_optimizer(optimizer_params={"learning_rate": 1.0})
-    return mod
-
-
-def _step(mod, rows):
-    mod.forward(mx.io.DataBatch([mx.nd.array(X[:rows])], [mx.nd.array(Y[:rows])]), True)
-    mod.backward()
-    mod.update()
-    return mod.get_params()[0]["fc_weight"].asnumpy()
-
-
-def _plain_step(rows):
-    """The same training step in plain MXNet, bound at the batch's rows."""
-    return _step(_ready(mx.mod.Module(_net()), rows), rows)
-
 
 def test_the_fix_for_a_batch_larger_than_the_maximum_followed_literally_trains():
-    mod = _ready(mxlearn.MutableModule(_net()))
+    mod = ready(mxlearn.MutableModule(_net()))
     with pytest.raises(LargerThanMax) as refused:
-        _step(mod, 10)
+        step(mod, 10)
     assert refused.value.fix == "MutableModule(..., max_data_shapes=[('data', (10, 5))])"
-    mod = _ready(mxlearn.MutableModule(_net(), max_data_shapes=[("data", (10, 5))]))  # followed
+    mod = ready(mxlearn.MutableModule(_net(), max_data_shapes=[("data", (10, 5))]))  # followed
     assert mod.max_shapes == {"data": (10, 5), "softmax_label": (10,)}
-    np.testing.assert_array_equal(_step(mod, 10), _plain_step(10))
+    np.testing.assert_array_equal(step(mod, 10), plain_step(10))
 
 
 def test_labels_follow_the_data_maximum_on_their_batch_axis():
@@ -69,7 +42,7 @@ def test_labels_that_disagree_with_the_data_as_given_are_named_as_given():
         mod.bind([("data", (8, 5))], [("softmax_label", (7,))])
     fields = refused.value.fields
     assert (fields["shape"], fields["first_shape"]) == ((7,), (8, 5))
-    _ready(mod)  # the advice: the labels with the data's 8 rows
+    ready(mod)  # the advice: the labels with the data's 8 rows
     assert mod.max_shapes == {"data": (10, 5), "softmax_label": (10,)}
 
 
@@ -77,9 +50,9 @@ def test_a_given_label_maximum_is_kept():
     mod = mxlearn.MutableModule(
         _net(), max_data_shapes=[("data", (10, 5))], max_label_shapes=[("softmax_label", (10,))]
     )
-    _ready(mod)
+    ready(mod)
     assert mod.max_shapes == {"data": (10, 5), "softmax_label": (10,)}
-    np.testing.assert_array_equal(_step(mod, 10), _plain_step(10))
+    np.testing.assert_array_equal(step(mod, 10), plain_step(10))
 
 
 def _per_step_net():
