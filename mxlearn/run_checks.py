@@ -11,6 +11,7 @@ from .checkpoint import files, names
 from .errors import N_, CheckFailed, InputError, MXLearnError, did_you_mean
 from .language import say
 from .metrics.findings import KINDS
+from .metrics.history import MetricHistory, NotInHistory
 
 
 class ScoreDiffers(CheckFailed):
@@ -60,9 +61,30 @@ class OtherBestEpoch(CheckFailed):
     )
 
 
+class NotAnMxlearnModule(CheckFailed):
+    says = N_(
+        "This is a {kind}: the check reads what an mxlearn.Module records while it trains (its "
+        "history, its updates), which MXNet's own module does not keep."
+    )
+    fix_code = "mod = mxlearn.Module(net, context=ctx)"
+
+
+class NoHistory(CheckFailed):
+    says = N_("The module has no history yet: it has not been trained with fit.")
+    fix_code = "mod.fit(train_iter, eval_data=val_iter, ...)"
+
+
 class NoValidationAccuracy(CheckFailed):
     says = N_("The module's history holds no validation accuracy: fit ran without eval_data.")
     fix_code = "mod.fit(train_iter, eval_data=val_iter, ...)"
+
+
+class NoValidationLoss(CheckFailed):
+    says = N_(
+        "The module's history holds no validation {metric}: fit ran without eval_data, or "
+        "without {metric} among its eval_metric."
+    )
+    fix_code = "mod.fit(train_iter, eval_data=val_iter, eval_metric=['acc', '{metric}'], ...)"
 
 
 class NotForPredictionOnly(CheckFailed):
@@ -137,6 +159,18 @@ class FindingShown(CheckFailed):
     says = N_("The curves still show it: {finding}")
 
 
+def history_of(mod, fitted: bool = True):
+    """The history an mxlearn module keeps (None before a fit, unless ``fitted``)."""
+    history = getattr(mod, "history", None)
+    if isinstance(history, MetricHistory):
+        return history
+    if not hasattr(mod, "history"):  # MXNet's own module keeps none
+        raise NotAnMxlearnModule(kind=type(mod).__name__)
+    if fitted:
+        raise NoHistory()
+    return None
+
+
 def _ok(template: str, **fields) -> None:
     print(say("OK: {text}", text=say(template, **fields)))
 
@@ -202,9 +236,10 @@ def best_epoch_recorded(tracker, mod) -> None:
 
 
 def _validation_accuracy(mod) -> tuple[list, list]:
-    if "accuracy" not in mod.history.metrics():  # series would refuse the name
+    history = history_of(mod)
+    if "accuracy" not in history.metrics():  # series would refuse the name
         raise NoValidationAccuracy()
-    epochs, values = mod.history.series("accuracy", "validation", "epoch")
+    epochs, values = history.series("accuracy", "validation", "epoch")
     if not values:
         raise NoValidationAccuracy()
     return epochs, values
@@ -240,7 +275,7 @@ def stopped_early(mod, patience: int, num_epoch: int) -> None:
     epochs, values = _validation_accuracy(mod)
     best = epochs[int(np.argmax(values))]
     count, after = epochs[-1] + 1, epochs[-1] - best
-    if not mod.history.stops:  # a run of fewer epochs whose best came 2 before its end
+    if not history_of(mod).stops:  # a run of fewer epochs whose best came 2 before its end
         raise NeverStopped(count=count, patience=patience, num_epoch=num_epoch)
     if count >= num_epoch or after != patience:
         raise NotStoppedEarly(
@@ -256,7 +291,7 @@ def stopped_early(mod, patience: int, num_epoch: int) -> None:
 
 def resumed_epochs(mod, begin_epoch: int, num_epoch: int) -> None:
     """The module trained exactly the epochs from ``begin_epoch`` up to ``num_epoch``."""
-    trained = sorted({r.epoch for r in mod.history.records if r.phase == "train"})
+    trained = sorted({r.epoch for r in history_of(mod).records if r.phase == "train"})
     expected = list(range(begin_epoch, num_epoch))
     if trained != expected:
         last = num_epoch - 1
@@ -309,14 +344,12 @@ def _other_setting(run, rate, num_epoch) -> str | None:
 
 def loss_ends_below(mod, metric: str, value: float) -> None:
     """The validation loss ``metric`` (e.g. 'ce') of the run's last epoch is below ``value``."""
-    if (
-        metric not in mod.history.metrics()
-        and mod.history.metric_name(metric) not in mod.history.metrics()
-    ):
-        raise NoValidationAccuracy()
-    epochs, values = mod.history.series(metric, "validation", "epoch")
+    try:
+        epochs, values = history_of(mod).series(metric, "validation", "epoch")
+    except NotInHistory:  # the run measured no such metric
+        values = []
     if not values:
-        raise NoValidationAccuracy()
+        raise NoValidationLoss(metric=metric)
     if not values[-1] < value:
         lowest = int(np.nanargmin(values))
         facts = dict(metric=metric, last=values[-1], epoch=epochs[-1], value=value)
@@ -333,7 +366,7 @@ def no_finding(mod, kind: str) -> None:
     """``mod.history.diagnose()`` reports no finding of this kind (e.g. 'overfitting')."""
     if kind not in KINDS:  # a misspelt kind would never be found: the check would pass
         raise NoSuchFindingKind(kind=kind, fix=did_you_mean(kind, KINDS))
-    found = [f for f in mod.history.diagnose() if f.kind == kind]
+    found = [f for f in history_of(mod).diagnose() if f.kind == kind]
     if found:
         raise FindingShown(finding=found[0].text)
     _ok(N_("no {kind} in the curves."), kind=kind)

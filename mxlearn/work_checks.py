@@ -18,14 +18,15 @@ from .checkpoint import files
 from .errors import N_, CheckFailed
 from .language import say
 from .metrics.history import MetricHistory
-from .run_checks import TrackerHooksNothing, _ok, overrides_a_hook
+from .run_checks import NotAnMxlearnModule, TrackerHooksNothing, _ok, history_of, overrides_a_hook
+from .states import WeightsFrom
 from .weights_digest import weights_digest
 
 
 class TrainedByFit(CheckFailed):
     says = N_(
-        "The module was trained by fit ({epochs} epochs in its history): this exercise writes "
-        "the loop fit runs for you, batch by batch."
+        "The module was trained by fit ({updates} of its updates): this exercise writes the "
+        "loop fit runs for you, batch by batch."
     )
     fix_says = N_(
         "per epoch: train_iter.reset(), then for each batch: mod.forward(batch, is_train=True); "
@@ -40,6 +41,14 @@ class TooFewUpdates(CheckFailed):
         "its end gives no more batches until it is reset."
     )
     fix_says = N_("reset the iterator at the start of each epoch: train_iter.reset()")
+
+
+class StartedFromGivenWeights(CheckFailed):
+    says = N_(
+        "The loop trained weights given to the module (set_params or arg_params), not weights "
+        "its initializer made: the exercise trains the module from mx.init.Xavier()."
+    )
+    fix_code = "mod.init_params(initializer=mx.init.Xavier(), force_init=True)"
 
 
 class NoRunFromEpoch(CheckFailed):
@@ -114,13 +123,16 @@ def trained_by_hand(mod, train_iter, epochs: int) -> None:
     # imported here: mxlearn.checks is imported by mxlearn before its training package
     from .training.recording import batches_per_epoch
 
-    records = mod.history.records if mod.history is not None else []  # None until a fit
-    fitted = sorted({r.epoch for r in records if r.phase == "train"})
-    if fitted:
-        raise TrainedByFit(epochs=len(fitted))
-    updates = mod.optimizer.num_update if mod.optimizer_initialized else 0
+    if not hasattr(mod, "updates"):  # MXNet's module does not count them
+        raise NotAnMxlearnModule(kind=type(mod).__name__)
+    counted = mod.updates  # since the weights were last made or given; another module's: none
+    updates = counted.by_hand
     batches = batches_per_epoch(train_iter)
     expected = epochs * batches if batches else 1
+    if counted.by_fit:
+        raise TrainedByFit(updates=counted.by_fit)
+    if counted.started_from == WeightsFrom.GIVEN:
+        raise StartedFromGivenWeights()
     if updates < expected:
         raise TooFewUpdates(updates=updates, epochs=epochs, batches=batches, expected=expected)
     _ok(N_("{updates} updates by hand, forward, backward and update per batch."), updates=updates)
@@ -128,13 +140,14 @@ def trained_by_hand(mod, train_iter, epochs: int) -> None:
 
 def started_from_checkpoint(mod, prefix: str, epoch: int) -> None:
     """The fit that began at epoch ``epoch`` started from checkpoint ``epoch``'s weights."""
-    starts = mod.history.starts if mod.history is not None else {}
+    history = history_of(mod, fitted=False)
+    starts = history.starts if history is not None else {}
     if epoch not in starts:
         raise NoRunFromEpoch(epoch=epoch, begins=sorted(starts))
     _, arg_params, aux_params = files.load_checkpoint(prefix, epoch)
-    start = starts[epoch]
-    if start != weights_digest(arg_params, aux_params):
-        start = say("other weights") if start else say("fresh weights (the initializer's)")
+    if starts[epoch] != weights_digest(arg_params, aux_params):
+        fresh = epoch in history.fresh_starts
+        start = say("fresh weights (the initializer's)") if fresh else say("other weights")
         raise StartedFromOtherWeights(epoch=epoch, prefix=prefix, start=start)
     _ok(N_("training went on from the weights of checkpoint {epoch}."), epoch=epoch)
 

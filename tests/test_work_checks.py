@@ -13,11 +13,13 @@ import pytest
 import mxlearn
 from mxlearn import checks, mx
 from mxlearn.errors import CheckFailed
+from mxlearn.run_checks import NoHistory, NotAnMxlearnModule
 from mxlearn.work_checks import (
     FunctionMiscounts,
     NoRunFromEpoch,
     OtherLayers,
     ReplayMissesBest,
+    StartedFromGivenWeights,
     StartedFromOtherWeights,
     TooFewUpdates,
     TrainedByFit,
@@ -272,3 +274,53 @@ def test_the_cache_a_mutable_module_keeps_is_read_from_it():
         checks.cache_kept(mxlearn.MutableModule(net), cache_size=2)  # the default keeps 32
     with pytest.raises(NotAMutableModule):
         checks.cache_kept(mxlearn.Module(net), cache_size=2)
+
+
+def test_work_done_by_fit_or_by_another_module_fails_the_loop_by_hand():
+    fitted, data = _module(), _iter()
+    fitted.fit(data, num_epoch=3, optimizer_params={"learning_rate": 0.1})
+    fitted.history = None  # a fit's updates are not the loop's, whatever its history says
+    with pytest.raises(TrainedByFit):
+        checks.trained_by_hand(fitted, data, epochs=3)
+    helper = _module()
+    helper.fit(_iter(), num_epoch=3, optimizer_params={"learning_rate": 0.1})
+    borrowed = _module()
+    borrowed.bind(data.provide_data, data.provide_label)
+    borrowed.set_params(*helper.get_params())
+    borrowed.borrow_optimizer(helper)  # the helper's updates counted by the shared optimizer
+    with pytest.raises(StartedFromGivenWeights):
+        checks.trained_by_hand(borrowed, data, epochs=3)
+    _by_hand(borrowed, data, 3)  # its own loop, but from the helper's weights
+    borrowed.set_params(*helper.get_params())
+    for batch in [next(iter(_iter()))] * 12:  # 12 updates on one batch of given weights
+        borrowed.forward(batch, is_train=True)
+        borrowed.backward()
+        borrowed.update()
+    with pytest.raises(StartedFromGivenWeights):
+        checks.trained_by_hand(borrowed, data, epochs=3)
+
+
+def test_a_plain_mxnet_module_is_named_as_one_by_the_checks_that_read_mxlearns_records():
+    plain = mx.mod.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+    for check in (
+        lambda: checks.trained_by_hand(plain, _iter(), epochs=3),
+        lambda: checks.started_from_checkpoint(plain, "runs/none", epoch=5),
+        lambda: checks.stopped_early(plain, patience=2, num_epoch=30),
+        lambda: checks.resumed_epochs(plain, begin_epoch=5, num_epoch=8),
+    ):
+        with pytest.raises(NotAnMxlearnModule):
+            check()
+    unfitted = _module()
+    with pytest.raises(NoHistory):
+        checks.stopped_early(unfitted, patience=2, num_epoch=30)
+    with pytest.raises(NoHistory):
+        checks.loss_ends_below(unfitted, "ce", 1.0)
+
+
+def test_a_resume_through_the_load_initializer_starts_from_the_checkpoint(checkpointed):
+    sym, _, _ = mx.model.load_checkpoint(checkpointed, 5)
+    loaded = mxlearn.Module(sym)
+    loaded.fit(
+        _iter(), num_epoch=8, begin_epoch=5, initializer=mx.init.Load(f"{checkpointed}-0005.params")
+    )
+    checks.started_from_checkpoint(loaded, checkpointed, epoch=5)

@@ -122,10 +122,24 @@ class MetricHistory:
         self.events: list[Event] = []
         # metric name -> what fit knew of it (None: a custom metric whose direction nobody said)
         self.known: dict[str, MetricFacts | None] = {}
-        # begin epoch -> weights_digest of the weights each fit started from (None: fresh ones)
+        # begin epoch -> weights_digest of the weights each fit started from, the newest last;
+        # the begin epochs whose weights fit's initializer made
         self.starts: dict[int, str | None] = {}
+        self.fresh_starts: set[int] = set()
         self.stops: list[int] = []  # the epochs after which a StopTraining ended a fit
         self._version = 0  # bumped on every change: renderers redraw only what is new
+
+    def started(self, begin_epoch: int, digest: str | None) -> None:
+        """A fit begins at ``begin_epoch`` from weights of this digest (None: not made yet)."""
+        self.starts.pop(begin_epoch, None)  # the newest last
+        self.starts[begin_epoch] = digest
+        self.fresh_starts.discard(begin_epoch)
+
+    def fresh_start(self, digest: str) -> None:
+        """The newest fit's weights were made by its initializer, with this digest."""
+        begin_epoch = next(reversed(self.starts))
+        self.starts[begin_epoch] = digest
+        self.fresh_starts.add(begin_epoch)
 
     def __len__(self) -> int:
         return len(self.records)

@@ -34,10 +34,12 @@ from ..guards.optimizer_settings import (
 from ..metrics.deferred import DeferredMetric
 from ..metrics.padding import update_without_padding
 from ..states import WeightsFrom
+from ..weights_digest import weights_digest
 from . import parameters as P
 from .checkpoints import CheckpointAPI
 from .high_level import HighLevelAPI
 from .inspection import ModuleInspection
+from .update_count import UpdateCount
 
 
 class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
@@ -103,6 +105,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         # arg_params, a checkpoint) or 'trained' (updated): a fit from weights that are not
         # fresh must not read its first batch as the network before training
         self.weights_from: WeightsFrom | None = None
+        self.updates = UpdateCount()
 
     # ------------------------------------------------------------------ MXNet's asserts, explained
     # MXNet guards these with a bare `assert self.binded` (and the like); same checks, in life.
@@ -134,18 +137,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if inferred:
             labels = batch_axes.label_descs(self._symbol, data, self._label_names)
         self._check_shapes(data, labels, called)
-        shapes = self._data_shapes, self._label_shapes  # MXNet's, before its executors' reshape
-        try:
-            with (
-                _group_kept(self._exec_group),
-                arguments.engine_errors_explained(
-                    self._symbol, data, labels, self._context, called
-                ),
-            ):
-                super().reshape(data, labels)
-        except BaseException:
-            self._data_shapes, self._label_shapes = shapes
-            raise
+        with (
+            _binding_kept(self, self._exec_group),
+            arguments.engine_errors_explained(self._symbol, data, labels, self._context, called),
+        ):
+            super().reshape(data, labels)
         if inferred:
             self._label_shapes = None  # still bound without labels: forward reads none
         self._step_for_batch()
@@ -303,6 +299,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             raise binding.LabelNotInitializable(name=taken[0].name, layer=layer)
         super().init_params(*mxnet_args)
         self.weights_from = WeightsFrom.GIVEN if given else WeightsFrom.INITIALIZER
+        in_fit = self._lifecycle.call == "fit"
+        if not (in_fit and given):  # inside fit, given weights are fit's own, put back
+            self.updates.restart(self.weights_from)
+        if in_fit and not given:  # the weights fit starts from: made now
+            self.history.fresh_start(weights_digest(*self.get_params()))
 
     @public("mod.set_params()", **P.SET_PARAMS)
     def set_params(
@@ -319,6 +320,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         # (MXNet's set_params goes through init_params.) fit puts its own trained weights back
         # each epoch: they stay what they were
         self.weights_from = before if self._lifecycle.call == "fit" else WeightsFrom.GIVEN
+        if self._lifecycle.call != "fit":
+            self.updates.restart(self.weights_from)
 
     def _check_given(self, arg_params, aux_params, allow_missing, called) -> None:
         binding.check_given_params(
@@ -458,6 +461,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         super().update()
         self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.UPDATED, False
         self.weights_from = WeightsFrom.TRAINED
+        self.updates.count(in_fit=self._lifecycle.call is not None)
 
     @public("mod.update_metric()", **P.UPDATE_METRIC)
     def update_metric(self, eval_metric, labels, pre_sliced=False):
@@ -502,10 +506,11 @@ _GROUP_SHAPES = ("batch_size", "slices", "data_layouts", "label_layouts")
 
 
 @contextlib.contextmanager
-def _group_kept(group):
-    """An executor group as it was if its reshape fails (a batch too large for memory): MXNet
-    sets the new batch size and slices first, and a device or more may hold a reshaped
-    executor."""
+def _binding_kept(mod, group):
+    """A module's shapes and executor group as they were if its reshape fails (a batch too
+    large for memory): MXNet sets the new shapes, batch size and slices first, and a device or
+    more may hold a reshaped executor."""
+    shapes = mod._data_shapes, mod._label_shapes
     kept = [list(group.execs), *(getattr(group, name, None) for name in _GROUP_SHAPES)]
     try:
         yield
@@ -513,6 +518,7 @@ def _group_kept(group):
         group.execs[:] = kept[0]
         for name, value in zip(_GROUP_SHAPES, kept[1:]):
             setattr(group, name, value)
+        mod._data_shapes, mod._label_shapes = shapes
         raise
 
 

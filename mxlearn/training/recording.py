@@ -52,7 +52,7 @@ class MetricRecording(Callback):
         for name, metric in [*run.train_metrics.items(), *run.validation_metrics.items()]:
             # from the metric's class, never its name: a CustomMetric may be called 'accuracy'
             self.recorder.history.know(name, facts_of(metric))
-        self.recorder.history.starts[run.begin_epoch] = run.start_weights
+        self.recorder.history.started(run.begin_epoch, run.start_weights)
         if run.given_weights and run.resumed_from is None:
             # diagnose must not judge trained weights against "before training" (batch 0)
             self.recorder.history.mark(
