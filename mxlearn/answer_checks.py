@@ -5,6 +5,10 @@ never written in the check cell. ``mxlearn.checks`` re-exports them.
 
 from __future__ import annotations
 
+import numbers
+
+import numpy as np
+
 from .errors import N_, CheckFailed
 from .run_checks import NotAComparison, _ok
 
@@ -20,7 +24,7 @@ class OtherEpochsAnswered(CheckFailed):
 class OtherRebindsAnswered(CheckFailed):
     says = N_(
         "rebinds = {answer!r} is not the number of rebinds the module's inspector counted: "
-        "read it in the line mod.inspector.text() prints (or mod.inspector.rebinds)."
+        "read it in the line mod.inspector.text() prints."
     )
 
 
@@ -37,9 +41,11 @@ def epochs_kept(kept_epochs, num_epoch: int, period: int, keep: int) -> None:
     and keep the newest ``keep``."""
     saved = list(range(period, num_epoch + 1, period))
     right = saved[-keep:] if keep else saved
-    try:  # in any order, as a list, a tuple or an array
-        answer = sorted(int(e) for e in kept_epochs)
-    except (TypeError, ValueError):
+    try:  # whole numbers in any order, as a list, a tuple, a set or an array
+        answer = sorted(int(e) for e in kept_epochs if _whole(e))
+        if len(answer) != len(kept_epochs) or isinstance(kept_epochs, str):
+            answer = None
+    except TypeError:
         answer = None
     if answer != right:
         facts = dict(period=period, num_epoch=num_epoch, keep=keep)
@@ -71,3 +77,10 @@ def faster_learner(faster, comparison) -> None:
     if not isinstance(faster, str) or faster.lower() not in right:
         raise OtherRunAnswered(answer=faster, names=sorted(first))
     _ok(N_("{name} learns faster in the first epoch."), name=faster)
+
+
+def _whole(value) -> bool:
+    """4, 4.0, a NumPy integer: an epoch number; not '4', 4.5 or True."""
+    if isinstance(value, (bool, np.bool_, str)):
+        return False
+    return isinstance(value, numbers.Real) and float(value).is_integer()

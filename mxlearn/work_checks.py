@@ -97,6 +97,22 @@ class NotRemadeForReplay(CheckFailed):
     )
 
 
+class ReplayFailed(CheckFailed):
+    says = N_(
+        "Replayed by the check on validation accuracies of its own, the callback raised {error}. "
+        "The replay gives each hook run.history (the values so far) and run.epoch, as fit does; "
+        "it has no module or metrics to read: the best epoch is found from run.history."
+    )
+
+
+class FunctionFailed(CheckFailed):
+    says = N_(
+        "The check called {name}(outputs, labels) on scores of its own, and it raised {error}: "
+        "it takes the scores (an NDArray, as predict returns) and the labels (a NumPy array), and "
+        "returns the fraction as a number."
+    )
+
+
 class ReplayMissesBest(CheckFailed):
     says = N_(
         "Replayed by the check on validation accuracies {values}, the callback kept "
@@ -165,7 +181,10 @@ def holds_layers(mod, op: str, count: int, **settings) -> None:
 
     layers = [n for n in nodes if n["op"] == op]
     if sum(map(fits, layers)) != count:
-        after = [f"{n['name']} after {nodes[n['inputs'][0][0]]['name']}" for n in layers]
+        after = [
+            say("{layer} after {input}", layer=n["name"], input=nodes[n["inputs"][0][0]]["name"])
+            for n in layers
+        ]
         where = ", ".join(after) or say("none")
         shown = ", ".join(f"{k}={v}" for k, v in settings.items())
         raise OtherLayers(found=len(layers), op=op, settings=shown, count=count, where=where)
@@ -222,6 +241,15 @@ def _replay(kind: type, values: list) -> tuple:
     history = MetricHistory()
     recorder = SimpleNamespace(history=history)
     run = RunContext(None, recorder, 0, len(values), has_validation=True)
+    try:
+        _hooks(tracker, run, history, values)
+    except Exception as error:  # the student's hooks: whatever they raise is their answer's
+        raise ReplayFailed(error=f"{type(error).__name__}: {error}") from None
+    return getattr(tracker, "best_epoch", None), getattr(tracker, "best_accuracy", None)
+
+
+def _hooks(tracker, run, history: MetricHistory, values: list) -> None:
+    """fit's hooks in fit's order, each epoch's values recorded where fit records them."""
     tracker.on_train_begin(run)
     for epoch, value in enumerate(values):
         run.epoch = epoch
@@ -233,7 +261,6 @@ def _replay(kind: type, values: list) -> tuple:
         tracker.on_validation_end(run, epoch)
         tracker.on_epoch_done(run, epoch)
     tracker.on_train_end(run)
-    return getattr(tracker, "best_epoch", None), getattr(tracker, "best_accuracy", None)
 
 
 def _record(history: MetricHistory, phase: str, epoch: int, value: float) -> None:
@@ -250,8 +277,27 @@ def counts_by_hand(function) -> None:
         labels = pick.randint(0, 26, rows).astype("float32")
         labels[: rows // 2] = scores[: rows // 2].argmax(axis=1)  # about half right
         expected = float(np.mean(scores.argmax(axis=1) == labels))
-        got = function(mx.nd.array(scores), labels)
-        if got is None or not np.isclose(float(got), expected, rtol=0, atol=1e-6):
-            name = getattr(function, "__name__", None) or say("the function")
+        name = getattr(function, "__name__", None) or say("the function")
+        try:
+            got = function(mx.nd.array(scores), labels)
+        except Exception as error:  # the student's function: its error is the answer's
+            raise FunctionFailed(name=name, error=f"{type(error).__name__}: {error}") from None
+        if not np.isclose(_number(got), expected, rtol=0, atol=1e-6):
             raise FunctionMiscounts(rows=rows, name=name, got=got, expected=expected)
     _ok(N_("it counts right on scores it had never seen."))
+
+
+def _number(value) -> float:
+    """A number as a student's function may return one (a float, a NumPy or a one-value
+    NDArray); NaN for anything else, which no count equals."""
+    if isinstance(value, mx.nd.NDArray):
+        value = value.asnumpy()
+    try:
+        values = np.asarray(value, dtype=np.float64)
+    except (TypeError, ValueError):
+        return math.nan
+    return (
+        float(values.reshape(-1)[0])
+        if values.size == 1 and not isinstance(value, str)
+        else math.nan
+    )

@@ -93,3 +93,16 @@ def test_a_comparison_of_runs_that_differ_in_more_than_the_optimizer_fails():
     for runs in shortcuts:
         with pytest.raises(OtherRunSettings):
             checks.runs_compared(mxlearn.compare(*runs, show=False), ["sgd", "adam"], **settings)
+
+
+@pytest.mark.parametrize("answer", [["4", "6"], "46", [4.5, 6.9], [True, 6]])
+def test_epochs_that_are_not_whole_numbers_fail_the_answer(answer):
+    with pytest.raises(OtherEpochsAnswered):
+        checks.epochs_kept(answer, num_epoch=6, period=2, keep=2)
+
+
+def test_a_wrong_rebind_count_is_not_told_the_line_that_answers_it():
+    mod = _mutable()
+    with pytest.raises(OtherRebindsAnswered) as refused:
+        checks.rebinds_counted(mod.inspector.rebinds + 1, mod)
+    assert "inspector.rebinds" not in str(refused.value)

@@ -15,9 +15,11 @@ from mxlearn import checks, mx
 from mxlearn.errors import CheckFailed
 from mxlearn.run_checks import NoHistory, NotAnMxlearnModule
 from mxlearn.work_checks import (
+    FunctionFailed,
     FunctionMiscounts,
     NoRunFromEpoch,
     OtherLayers,
+    ReplayFailed,
     ReplayMissesBest,
     StartedFromGivenWeights,
     StartedFromOtherWeights,
@@ -324,3 +326,57 @@ def test_a_resume_through_the_load_initializer_starts_from_the_checkpoint(checkp
         _iter(), num_epoch=8, begin_epoch=5, initializer=mx.init.Load(f"{checkpointed}-0005.params")
     )
     checks.started_from_checkpoint(loaded, checkpointed, epoch=5)
+
+
+class OnItsClass(mxlearn.Callback):  # right on every fit: its class keeps the values
+    best_epoch = best_accuracy = None
+
+    def on_train_begin(self, run):
+        OnItsClass.best_epoch = OnItsClass.best_accuracy = None
+
+    def on_validation_end(self, run, epoch):
+        accuracy = run.history.last("accuracy", "validation")
+        if OnItsClass.best_accuracy is None or accuracy > OnItsClass.best_accuracy:
+            OnItsClass.best_epoch, OnItsClass.best_accuracy = epoch, accuracy
+
+
+def test_02_3s_check_reads_the_tracker_before_its_replay_changes_it():
+    tracker, data = OnItsClass(), _iter()
+    mod = _module()
+    val = mx.io.NDArrayIter(X[:64], Y[:64], batch_size=32)
+    mod.fit(data, eval_data=val, num_epoch=3, callbacks=[tracker],
+            optimizer_params={"learning_rate": 0.1})  # fmt: skip
+    checks.best_epoch_recorded(tracker, mod)  # in 02.3's check cell, before the replay
+    checks.callback_replayed(tracker)
+
+
+def test_a_callback_that_reads_more_than_the_history_is_told_what_the_replay_gives():
+    class ScoresItself(Greater):
+        def on_validation_end(self, run, epoch):
+            run.module.score(None, "acc")
+
+    with pytest.raises(ReplayFailed) as refused:
+        checks.callback_replayed(ScoresItself())
+    assert "AttributeError" in refused.value.fields["error"]
+
+
+def test_a_counting_function_that_fails_or_gives_no_number_is_told_so():
+    with pytest.raises(FunctionFailed) as refused:
+        checks.counts_by_hand(lambda outputs: 0.5)  # one argument
+    assert "TypeError" in refused.value.fields["error"]
+    with pytest.raises(FunctionMiscounts):
+        checks.counts_by_hand(lambda outputs, labels: "0.5")
+    one_element = lambda outputs, labels: (  # noqa: E731  an NDArray of one value is a number
+        mx.nd.argmax(outputs, axis=1) == mx.nd.array(labels)
+    ).mean()
+    checks.counts_by_hand(one_element)
+
+
+def test_the_layers_of_a_network_are_named_in_the_language_mxlearn_speaks():
+    mxlearn.set_language("zh")
+    try:
+        with pytest.raises(OtherLayers) as refused:
+            checks.holds_layers(mxlearn.Module(_big(("relu1",))), "Dropout", count=2, p=0.5)
+        assert " after " not in refused.value.fields["where"]
+    finally:
+        mxlearn.set_language("en")

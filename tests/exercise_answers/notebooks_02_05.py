@@ -136,7 +136,7 @@ class BestEpoch(mxlearn.Callback):
         self.best_epoch, self.best_accuracy = epoch, run.history.last('accuracy', 'validation')
 """
                 + BEST_EPOCH_FIT,
-                "Replayed by the check",
+                "best_epoch=",
             ),
             "filled_after_fit": (
                 """
