@@ -48,6 +48,7 @@ from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported
     runs_compared,
     score_matches,
     stopped_early,
+    trained_as,
     uses_kvstore,
 )
 from .work_checks import (  # noqa: F401  (checks of how the work was done, re-exported here)

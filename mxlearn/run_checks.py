@@ -133,8 +133,17 @@ class NotAComparison(CheckFailed):
 class OtherRunsCompared(CheckFailed):
     says = N_(
         "The comparison holds runs trained with {used}, not {expected}: compare the "
-        "modules themselves (their settings come with them), in that order."
+        "modules themselves (their settings come with them)."
     )
+
+
+class OptimizerNotKnown(CheckFailed):
+    says = N_(
+        "Run {number} of the comparison holds no optimizer settings, so the check cannot tell "
+        "which optimizer trained it: an optimizer given as an object (mxlearn does not read its "
+        "name and settings), or a history compared without its module."
+    )
+    fix_code = "fit(..., optimizer='adam', optimizer_params={{'learning_rate': 0.003}})"
 
 
 class OtherRunSettings(CheckFailed):
@@ -148,6 +157,14 @@ class LossEndsHigher(CheckFailed):
     says = N_(
         "The run's validation {metric} ended at {last:.3f} (epoch {epoch}), not below {value}; "
         "its lowest was {lowest:.3f}, in epoch {lowest_epoch}."
+    )
+
+
+class OtherTraining(CheckFailed):
+    says = N_(
+        "The run trained {epochs} epochs of {rows} rows each, not {num_epoch} epochs of "
+        "{want_rows}: a comparison with the run of the notebook holds when only what the "
+        "exercise changes is changed."
     )
 
 
@@ -308,18 +325,24 @@ def uses_kvstore(mod, kind: str) -> None:
 
 
 def runs_compared(comparison, optimizers: list, learning_rates=None, num_epoch=None) -> None:
-    """``mxlearn.compare`` was given runs trained with these optimizers, in this order (with
-    these learning rates, each for ``num_epoch`` epochs with validation, when given)."""
+    """``mxlearn.compare`` was given runs trained with these optimizers, in any order (with
+    these learning rates, in the order of ``optimizers``, each for ``num_epoch`` epochs with
+    validation, when given)."""
     runs = getattr(comparison, "runs", None)
     if runs is None:
         raise NotAComparison(kind=type(comparison).__name__)
+    for number, run in enumerate(runs, 1):
+        if run.settings is None:
+            raise OptimizerNotKnown(number=number)
     used = [(run.settings or {}).get("optimizer") for run in runs]
-    if [_lower(u) for u in used] != [_lower(o) for o in optimizers]:  # MXNet reads any case
+    names = [_lower(o) for o in optimizers]
+    if sorted(map(str, map(_lower, used))) != sorted(names):  # MXNet reads any case
         raise OtherRunsCompared(used=used, expected=list(optimizers))
-    for number, (run, rate) in enumerate(zip(runs, learning_rates or [None] * len(runs)), 1):
-        problem = _other_setting(run, rate, num_epoch)
+    rates = dict(zip(names, learning_rates or [None] * len(names)))
+    for number, (run, name) in enumerate(zip(runs, used), 1):
+        problem = _other_setting(run, rates[_lower(name)], num_epoch)
         if problem:
-            raise OtherRunSettings(number=number, optimizer=used[number - 1], problem=problem)
+            raise OtherRunSettings(number=number, optimizer=name, problem=problem)
     _ok(N_("{count} runs compared: {used}."), count=len(runs), used=", ".join(used))
 
 
@@ -340,6 +363,17 @@ def _other_setting(run, rate, num_epoch) -> str | None:
     if not any(r.phase == "validation" for r in run.history.records):
         return say("has no validation values: fit ran without eval_data")
     return None
+
+
+def trained_as(mod, num_epoch: int, rows: int) -> None:
+    """The module's fit trained ``num_epoch`` epochs from epoch 0, of ``rows`` rows each."""
+    records = history_of(mod).records
+    ends = {r.epoch: r.samples for r in records if (r.phase, r.kind) == ("train", "epoch")}
+    first = ends.get(0, 0)  # samples are counted from the run's start: epoch 0's are its rows
+    if len(ends) != num_epoch or first != rows:
+        facts = dict(epochs=len(ends), rows=first, num_epoch=num_epoch, want_rows=rows)
+        raise OtherTraining(**facts)
+    _ok(N_("{num_epoch} epochs of {rows} rows."), num_epoch=num_epoch, rows=rows)
 
 
 def loss_ends_below(mod, metric: str, value: float) -> None:

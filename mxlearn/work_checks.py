@@ -75,7 +75,7 @@ class StartedFromOtherWeights(CheckFailed):
 class OtherLayers(CheckFailed):
     says = N_(
         "The network holds {found} {op} layers ({where}); the exercise asks for {count} with "
-        "{settings}, each right after a hidden activation."
+        "{settings}, each right after a hidden activation and read by the next layer."
     )
 
 
@@ -131,6 +131,7 @@ class FunctionMiscounts(CheckFailed):
 
 
 ACTIVATIONS = ("Activation", "LeakyReLU", "relu", "sigmoid", "tanh", "softsign")
+LAYERS = ("FullyConnected", "Convolution")  # what reads a hidden layer's (dropped) values
 
 
 def trained_by_hand(mod, train_iter, epochs: int) -> None:
@@ -172,15 +173,22 @@ def holds_layers(mod, op: str, count: int, **settings) -> None:
     """The network holds ``count`` layers of operator ``op`` (with ``settings``, e.g. p=0.5),
     each right after a hidden activation."""
     nodes = json.loads(mod.symbol.tojson())["nodes"]
+    readers: dict[int, list[str]] = {}  # node index -> the operators that read its output
+    for node in nodes:
+        for source, *_ in node["inputs"]:
+            readers.setdefault(source, []).append(node["op"])
 
-    def fits(node) -> bool:
+    def fits(index: int) -> bool:
+        node = nodes[index]
         attrs = node.get("attrs", {})
         if any(not _same(attrs.get(k), v) for k, v in settings.items()):
             return False
-        return nodes[node["inputs"][0][0]]["op"] in ACTIVATIONS
+        read = any(reader in LAYERS for reader in readers.get(index, []))
+        return read and nodes[node["inputs"][0][0]]["op"] in ACTIVATIONS
 
-    layers = [n for n in nodes if n["op"] == op]
-    if sum(map(fits, layers)) != count:
+    indices = [i for i, n in enumerate(nodes) if n["op"] == op]
+    layers = [nodes[i] for i in indices]
+    if sum(map(fits, indices)) != count:
         after = [
             say("{layer} after {input}", layer=n["name"], input=nodes[n["inputs"][0][0]]["name"])
             for n in layers

@@ -10,7 +10,7 @@ import pytest
 import mxlearn
 from mxlearn import checks, mx
 from mxlearn.answer_checks import OtherEpochsAnswered, OtherRebindsAnswered, OtherRunAnswered
-from mxlearn.run_checks import OtherRunSettings
+from mxlearn.run_checks import OptimizerNotKnown, OtherRunSettings
 
 X, Y = mxlearn.datasets.synthetic_classification(num_samples=128, num_classes=4, seed=2)
 
@@ -106,3 +106,23 @@ def test_a_wrong_rebind_count_is_not_told_the_line_that_answers_it():
     with pytest.raises(OtherRebindsAnswered) as refused:
         checks.rebinds_counted(mod.inspector.rebinds + 1, mod)
     assert "inspector.rebinds" not in str(refused.value)
+
+
+def test_a_comparison_in_the_other_order_or_with_numpy_rates_passes():
+    sgd, adam = _run("sgd", 0.01), _run("adam", np.float32(0.001))  # a NumPy rate
+    settings = dict(learning_rates=[0.01, 0.001], num_epoch=2)
+    for runs in ((sgd, adam), (adam, sgd)):  # the task names no order
+        checks.runs_compared(mxlearn.compare(*runs, show=False), ["sgd", "adam"], **settings)
+
+
+def test_an_optimizer_given_as_an_object_is_named_as_not_known():
+    mxlearn.seed(3)
+    adam = mxlearn.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
+    train = mx.io.NDArrayIter(X[:96], Y[:96], batch_size=32)
+    val = mx.io.NDArrayIter(X[96:], Y[96:], batch_size=32)
+    adam.fit(train, eval_data=val, num_epoch=2,
+             optimizer=mx.optimizer.Adam(learning_rate=0.001, rescale_grad=1 / 32))  # fmt: skip
+    comparison = mxlearn.compare(_run("sgd", 0.01), adam, show=False)
+    with pytest.raises(OptimizerNotKnown) as refused:
+        checks.runs_compared(comparison, ["sgd", "adam"], learning_rates=[0.01, 0.001])
+    assert refused.value.fields["number"] == 2

@@ -13,7 +13,7 @@ import pytest
 import mxlearn
 from mxlearn import checks, mx
 from mxlearn.errors import CheckFailed
-from mxlearn.run_checks import NoHistory, NotAnMxlearnModule
+from mxlearn.run_checks import NoHistory, NotAnMxlearnModule, OtherTraining
 from mxlearn.work_checks import (
     FunctionFailed,
     FunctionMiscounts,
@@ -380,3 +380,30 @@ def test_the_layers_of_a_network_are_named_in_the_language_mxlearn_speaks():
         assert " after " not in refused.value.fields["where"]
     finally:
         mxlearn.set_language("en")
+
+
+def _sham_dropout():  # Dropouts whose output is multiplied by 0: the network does not use them
+    x = mx.sym.Variable("data")
+    for i in (1, 2):
+        x = mx.sym.Activation(
+            mx.sym.FullyConnected(x, num_hidden=8, name=f"fc{i}"), act_type="relu"
+        )
+        x = x + 0 * mx.sym.Dropout(x, p=0.5)
+    return mx.sym.SoftmaxOutput(mx.sym.FullyConnected(x, num_hidden=4), name="softmax")
+
+
+def test_dropouts_the_next_layer_never_reads_fail():
+    with pytest.raises(OtherLayers):
+        checks.holds_layers(mxlearn.Module(_sham_dropout()), "Dropout", count=2, p=0.5)
+
+
+def test_a_run_is_checked_for_the_epochs_and_rows_it_was_asked_for():
+    def run(rows, epochs):
+        mod = _module()
+        mod.fit(mx.io.NDArrayIter(X[:rows], Y[:rows], batch_size=32), num_epoch=epochs)
+        return mod
+
+    checks.trained_as(run(96, 4), num_epoch=4, rows=96)
+    for rows, epochs in ((96, 2), (128, 4)):  # half the epochs, more rows than asked
+        with pytest.raises(OtherTraining):
+            checks.trained_as(run(rows, epochs), num_epoch=4, rows=96)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import inspect
 import math
+import numbers
 from dataclasses import dataclass
 
 from .._compat import mx
@@ -144,8 +145,22 @@ class OptimizerRequest:
         kvstore, optimizer, *rest = self.key
         if not isinstance(optimizer, str):
             return None
-        params = {k: v for k, v in rest[0] if v is None or isinstance(v, (bool, int, float, str))}
+        params = {k: _plain(v) for k, v in rest[0] if _plain(v) is not _NOT_PLAIN}
         return {"optimizer": optimizer, "params": params}
+
+
+_NOT_PLAIN = object()
+
+
+def _plain(value):
+    """A setting as JSON holds it (a NumPy number as Python's), or _NOT_PLAIN (a schedule)."""
+    if value is None or isinstance(value, (bool, str)):
+        return value
+    if isinstance(value, numbers.Integral):
+        return int(value)
+    if isinstance(value, numbers.Real):
+        return float(value)
+    return _NOT_PLAIN
 
 
 def check_same_optimizer(

@@ -181,6 +181,10 @@ my_fix = train(0.03, rows=500, epochs=40, symbol=drop)
         },
         wrong={
             "no_dropout": ("my_fix = train(0.03, rows=500, epochs=40, symbol=big)\n", "Dropout"),
+            "half_the_epochs": (
+                DROPOUT_NET + "my_fix = train(0.03, rows=500, epochs=19, symbol=drop)\n",
+                "not 40 epochs",
+            ),
             "more_data_instead": (
                 DROPOUT_NET.replace("p=0.5", "p=0.1")
                 + "my_fix = train(0.03, rows=4000, epochs=20, symbol=drop)\n",
