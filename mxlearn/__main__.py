@@ -129,6 +129,15 @@ def _add_grade(commands) -> None:
     )
     grader.add_argument("--jobs", type=int, help=say("notebooks run at once (one per CPU)"))
     grader.add_argument(
+        "--sandbox",
+        action=argparse.BooleanOptionalAction,
+        default=None,
+        help=say(
+            "run each kernel in bubblewrap's sandbox; --no-sandbox: without it (default: the "
+            "sandbox where it works, else said)"
+        ),
+    )
+    grader.add_argument(
         "--teacher",
         help=say(
             "the teacher's edition (its notebooks and those of its zh/), whose check cells are "
@@ -198,6 +207,7 @@ def _run(args: argparse.Namespace) -> int:
             timeout=args.timeout,
             memory_mb=args.memory_mb,
             jobs=args.jobs,
+            sandbox=args.sandbox,
             teacher=args.teacher,
         )
     elif args.command == "launch":

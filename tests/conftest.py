@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -78,3 +79,13 @@ os.environ.setdefault("MPLBACKEND", "Agg")
 # The docstring examples (collected from mxlearn/ in the same run) read the data set too.
 if SHARED_DATA.is_dir():
     os.environ.setdefault("MXLEARN_DATA", str(SHARED_DATA))
+
+
+@pytest.fixture
+def temporary(tmp_path, monkeypatch):
+    """Every temporary folder of the grader under tmp_path, so its processes can be found."""
+    folder = tmp_path / "tmp"
+    folder.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(folder))  # the grader's own
+    monkeypatch.setenv("TMPDIR", str(folder))  # the runner's: the kernel's connection file
+    return tmp_path

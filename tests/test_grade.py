@@ -64,6 +64,7 @@ NO_CHECK = (
     "existed)"
 )
 NOT_HANDED_IN = "not handed in"
+EDITED = "a check cell of this exercise was edited; the teacher's check ran instead and gave: {}"
 HEADER = ("student", "notebook", "exercise", "status", "message")
 TOKEN = f"mxlearn-grade-test-{uuid.uuid4().hex}"  # in the command line of what a notebook starts
 SPAWN = f"subprocess.Popen([sys.executable, '-c', 'import time; time.sleep(600)', '{TOKEN}'])\n"
@@ -121,16 +122,6 @@ def _processes_with(text):
         if text in line and int(name) != os.getpid():
             found.append(int(name))
     return found
-
-
-@pytest.fixture
-def temporary(tmp_path, monkeypatch):
-    """Every temporary folder of the grader under tmp_path, so its processes can be found."""
-    folder = tmp_path / "tmp"
-    folder.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(folder))  # the grader's own
-    monkeypatch.setenv("TMPDIR", str(folder))  # the runner's: the kernel's connection file
-    return tmp_path
 
 
 def _teacher(tmp_path, **cells):
@@ -194,7 +185,7 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
         ("frank", NOTEBOOK, "01.2", "passed", ""),
         ("grace", NOTEBOOK, "01.1", "passed", ""),
         ("grace", NOTEBOOK, "01.2", "failed", NO_CHECK),
-        ("heidi", NOTEBOOK, "01.1", "failed", "x should be 42"),  # its edited check restored
+        ("heidi", NOTEBOOK, "01.1", "tampered", EDITED.format("failed (x should be 42)")),
         ("heidi", NOTEBOOK, "01.2", "failed", NOT_ANSWERED),
         ("ivan<script>", NOTEBOOK, "01.1", "error", unreadable),
         ("ivan<script>", NOTEBOOK, "01.2", "error", unreadable),
@@ -202,7 +193,7 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
         ("judy", NOTEBOOK, "01.2", "error", memory),
     ]
     assert (submitted / "frank" / "data.txt").read_text() == "keep me"  # only the copy lost it
-    counts = {"passed": 7, "failed": 6, "error": 6, "timeout": 1, "tampered": 0, "flagged": 0}
+    counts = {"passed": 7, "failed": 5, "error": 6, "timeout": 1, "tampered": 1, "flagged": 0}
     assert grading.counts() == counts
     assert grading.seconds[("dave", NOTEBOOK)] < 30 + 5
     assert took < 30 + 30  # the loop's 30 s, the others beside it
@@ -217,7 +208,7 @@ def test_every_exercise_of_every_student_is_graded(temporary, capsys):
     assert NOT_ANSWERED in common and '<td class="count">3</td>' in common
     printed = capsys.readouterr().out
     assert "dave/01_exercises.ipynb: 1 of 2 exercises passed" in printed
-    assert "20 grades: 7 passed, 6 failed, 6 error, 1 timeout, 0 tampered; 0 flagged." in printed
+    assert "20 grades: 7 passed, 5 failed, 6 error, 1 timeout, 1 tampered; 0 flagged." in printed
     assert str(out.resolve()) in printed and str(grading.html.resolve()) in printed
 
 
@@ -376,7 +367,7 @@ def test_an_out_that_could_destroy_a_file_is_refused(tmp_path):
 def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
     tmp_path = temporary
     teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
-    rewrite = (  # runs first (jobs=1): later runs keep the checks read before it
+    rewrite = (  # the sandbox shows no teacher's folder: nothing to rewrite
         "import nbformat\n"
         f"path = {str(teacher / NOTEBOOK)!r}\n"
         "nb = nbformat.read(path, as_version=4)\n"
@@ -406,15 +397,17 @@ def test_no_notebook_grades_itself_and_nobody_goes_missing(temporary, capsys):
 
     grading = grade(submitted, tmp_path / "grades.csv", timeout=60, jobs=1, teacher=teacher)
 
-    rewritten = nbformat.read(teacher / NOTEBOOK, as_version=4)
-    assert [c.source for c in rewritten.cells if "role" in str(c.metadata)][1::2] == ["pass"] * 2
-    assert _rows(grading.csv) == [
+    kept = nbformat.read(teacher / NOTEBOOK, as_version=4)
+    assert [c.source for c in kept.cells if "role" in str(c.metadata)][1::2] == [CHECK_1, CHECK_2]
+    rows = _rows(grading.csv)
+    unseen = f"FileNotFoundError: [Errno 2] No such file or directory: '{teacher / NOTEBOOK}'"
+    assert rows.pop(1) == ("aaron", NOTEBOOK, "01.1", "error", unseen)
+    assert rows == [
         HEADER,
-        ("aaron", NOTEBOOK, "01.1", "passed", ""),
         ("aaron", NOTEBOOK, "01.2", "passed", ""),
         ("bob", NOTEBOOK, "01.1", "failed", "x should be 42"),
         ("bob", NOTEBOOK, "01.2", "passed", ""),
-        ("carol", renamed, "01.1", "failed", "x should be 42"),  # the teacher's check
+        ("carol", renamed, "01.1", "tampered", EDITED.format("failed (x should be 42)")),
         ("carol", renamed, "01.2", "passed", ""),
         ("dan", NOTEBOOK, "01.1", "passed", ""),
         ("dan", NOTEBOOK, "01.2", "passed", ""),

@@ -5,17 +5,23 @@ copy of its folder, every cell even after an error, its check cells given the te
 again; one the teacher has no copy of is not run (its own checks cannot be trusted). ``failed``:
 the check failed, was not answered, is missing or was not handed in; ``error``: another
 exception, a dead kernel, the memory limit, no teacher's copy; ``timeout``: the time ran out;
-``tampered``: a symbolic link handed in as a notebook or a student's folder, never followed or
-run; ``flagged``: a note, not a grade (a linked folder inside, a notebook handed in twice).
+``tampered``: a symbolic link handed in as a notebook or a student's folder (never followed or
+run), a check cell edited, mxlearn changed in memory, a check that reported success without
+running to its end; ``flagged``: a note, not a grade (a linked folder inside, a notebook handed
+in twice).
 
-The copy protects the submission's own folder only: a notebook runs with the grader's rights
-and can read, change or delete anything the grader can. Grade only what you would run yourself.
+Each kernel runs in bubblewrap's sandbox (grading_sandbox): the system and the package
+read-only, its copy the only writable place, no network, no view of anything else, nothing
+outliving it; its results reach the grader through a file outside the sandbox. Without
+bubblewrap the grader says so: the notebook then runs with the grader's rights.
 """
 
 from __future__ import annotations
 
+import contextlib
 import csv
 import os
+import secrets
 import shutil
 import tempfile
 import threading
@@ -31,7 +37,7 @@ import nbformat
 from ..atomic_write import atomic_write, writer_alive
 from ..errors import N_
 from ..language import say
-from . import grading_run
+from . import grading_run, grading_sandbox
 from .grade_exercises import (
     ERROR,
     FAILED,
@@ -39,6 +45,7 @@ from .grade_exercises import (
     PASSED,
     STATUSES,
     TAMPERED,
+    Seal,
     capped,
     exercise_key,
     exercises_of,
@@ -63,12 +70,21 @@ from .grade_report import write_report
 from .grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT
 
 PACKAGE_PARENT = str(Path(__file__).resolve().parents[2])
+PACKAGE = str(Path(__file__).resolve().parents[1])
+SEAL_FILE = str(Path(__file__).resolve().with_name("grading_seal.py"))
 COPY_PREFIX = "mxlearn-grade-"  # then the grader's pid: a killed grader's copies are found
+SOCKET_PATH_CHARS = 80  # of a kernel's socket folder: Unix allows 107 for the whole path
+
+
+def _temporary_folders() -> list[Path]:
+    """Where the grader's copies are, and its socket folders when that path is too long."""
+    return [Path(tempfile.gettempdir()), *([Path("/tmp")] if os.path.isdir("/tmp") else [])]
 
 
 def remove_dead_graders_copies() -> None:
     """The temporary copies a grader killed with -9 left (nothing ran its clean-up)."""
-    for copy in Path(tempfile.gettempdir()).glob(COPY_PREFIX + "*-*"):
+    copies = {c for folder in _temporary_folders() for c in folder.glob(COPY_PREFIX + "*-*")}
+    for copy in sorted(copies):
         pid = copy.name[len(COPY_PREFIX) :].split("-", 1)[0]
         if not pid.isdigit() or int(pid) == os.getpid():  # this grader's: still in use
             continue
@@ -126,9 +142,10 @@ class _Grader:
     """Grades one notebook at a time per thread; keeps the runs going so that an interrupted
     grader stops them all."""
 
-    def __init__(self, teacher: Teacher, timeout: float, memory_mb: int, jobs: int):
-        self.teacher, self.timeout, self.memory_mb = teacher, timeout, memory_mb
+    def __init__(self, teacher: Teacher, limits: tuple, jobs: int, sandbox: bool | None):
+        self.teacher, (self.timeout, self.memory_mb) = teacher, limits
         self.env = kernel_environment(jobs)
+        self.sandbox, self.unprotected = grading_sandbox.sandbox_for(PACKAGE, self.env, sandbox)
         self.running: set = set()
         self.stopped = False
         self.lock = threading.Lock()
@@ -194,19 +211,26 @@ class _Grader:
                 teacher=str(self.teacher.folder),
             )
         else:
-            prepared = prepare(notebook, teacher)
+            prepared = prepare(notebook, teacher, Seal(secrets.token_hex(16), SEAL_FILE))
             return self._run(submission, prepared) if prepared.exercises else {}
         return dict.fromkeys(names, (ERROR, message))
 
     def _run(self, submission: Submission, prepared) -> dict[str, tuple[str, str]]:
-        with tempfile.TemporaryDirectory(
-            prefix=f"{COPY_PREFIX}{os.getpid()}-", ignore_cleanup_errors=True
-        ) as tmp:
+        with (
+            tempfile.TemporaryDirectory(
+                prefix=f"{COPY_PREFIX}{os.getpid()}-", ignore_cleanup_errors=True
+            ) as tmp,
+            self._sockets(tmp) as sockets,
+        ):
             work, notebook = Path(tmp) / "work", Path(tmp) / "notebook.ipynb"
             shutil.copytree(submission.path.parent, work, symlinks=True)
             nbformat.write(prepared.notebook, notebook)
-            results = str(Path(tmp) / "results.jsonl")
-            run = grading_run.start(str(notebook), str(work), results, self.memory_mb, self.env)
+            results = str(Path(tmp) / "results.jsonl")  # outside the sandbox: not the kernel's
+            sandbox = self.sandbox.command([str(work), sockets]) if self.sandbox else None
+            settings = {"sandbox": sandbox, "sockets": sockets, "seal": prepared.seal}
+            run = grading_run.start(
+                str(notebook), str(work), results, settings, (self.memory_mb, self.env)
+            )
             with self.lock:
                 self.running.add(run)
                 if self.stopped:  # the grader was interrupted while this run started
@@ -219,6 +243,17 @@ class _Grader:
             events = grading_run.read_events(results)
         limits = {"timeout": self.timeout, "tail": last_line(tail)}
         return grades_from_run(prepared, events, timed_out, limits)
+
+    @staticmethod
+    def _sockets(tmp: str):
+        """The kernel's socket folder: in its copy's folder, or in /tmp when that path would
+        be too long for a Unix socket."""
+        if len(tmp) <= SOCKET_PATH_CHARS:
+            os.mkdir(Path(tmp) / "sockets")
+            return contextlib.nullcontext(str(Path(tmp) / "sockets"))
+        return tempfile.TemporaryDirectory(
+            prefix=f"{COPY_PREFIX}{os.getpid()}-", dir="/tmp", ignore_cleanup_errors=True
+        )
 
     def stop_everything(self) -> None:
         with self.lock:
@@ -236,15 +271,25 @@ def grade(
     memory_mb: int = DEFAULT_MEMORY_MB,
     jobs: int | None = None,
     teacher: str | Path | None = None,
+    sandbox: bool | None = None,
 ) -> Grading:
-    """Grade every notebook in ``submissions``; write ``out`` (CSV) and its HTML summary."""
+    """Grade every notebook in ``submissions``; write ``out`` (CSV) and its HTML summary.
+    ``sandbox``: True refuses to grade without bubblewrap's sandbox, False grades without it,
+    None (the default) uses it where it works and says when it does not."""
     grading_run.refuse_missing_packages()  # else every notebook would be an error row
     submissions, out = Path(submissions), Path(out)
     jobs = (os.cpu_count() or 1) if jobs is None else jobs
     refuse_settings(submissions, {"timeout": timeout, "memory-mb": memory_mb, "jobs": jobs})
     found = refuse_submissions(submissions)
     refuse_out(submissions, out)
-    grader = _Grader(teacher_folder(teacher, submissions), float(timeout), int(memory_mb), jobs)
+    limits = (float(timeout), int(memory_mb))
+    grader = _Grader(teacher_folder(teacher, submissions), limits, jobs, sandbox)
+    if grader.unprotected:
+        _tell(
+            N_("no sandbox ({why}): these protections are off: {protections}"),
+            why=grader.unprotected,
+            protections=say(grading_sandbox.PROTECTIONS),
+        )
     remove_dead_graders_copies()
     for loose in loose_notebooks(submissions):
         _tell(N_("{path} is not in a student's folder: not graded"), path=str(loose))

@@ -22,7 +22,27 @@ STATUSES = (PASSED, FAILED, ERROR, TIMEOUT, TAMPERED, FLAGGED)
 FAILED_CHECKS = {"AssertionError", "CheckFailed"}  # the names a failed check raises under
 NOT_ANSWERED = "NotImplementedError"
 MESSAGE_CHARS = 300
+SEAL_TYPE = "application/x-mxlearn-seal"  # the MIME type of a check's last display
+CHANGED = "ChecksChanged"  # what grading_seal raises
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
+
+
+@dataclass(frozen=True)
+class Seal:
+    """What the grader adds around each check cell: the read-only package's ``grading_seal``
+    first (mxlearn as its files say, or ChecksChanged), a display of ``nonce`` last (a kernel
+    told to swallow the check's error does not show it)."""
+
+    nonce: str
+    seal_file: str
+
+    def around(self, source: str) -> str:
+        path = repr(self.seal_file)
+        first = f'exec(compile(open({path}, encoding="utf-8").read(), {path}, "exec"), '
+        first += f'{{"__name__": "mxlearn_grading_seal", "__file__": {path}}})'
+        last = f'__import__("IPython.display").display.display({{{SEAL_TYPE!r}: '
+        last += f"{self.nonce!r}}}, raw=True)"
+        return f"{first}\n{source}\n{last}"
 
 
 @dataclass
@@ -43,6 +63,8 @@ class Prepared:
     notebook: object
     exercises: list[Exercise]  # in the order of the notebook
     missing: dict[str, tuple[int, int]]  # exercise: (check cells found, the teacher's)
+    edited: set[str] = field(default_factory=set)  # exercises whose check cell was changed
+    seal: str = ""  # what a check cell shows when it ran to its end (grading_seal)
 
 
 def exercise_key(name: str) -> tuple:
@@ -102,26 +124,34 @@ def read_notebook(path: Path):
         return None, f"{type(problem).__name__}: {text[0] if text else ''}".rstrip(": ")
 
 
-def prepare(submission, teacher) -> Prepared:
+def _as_compared(source: str) -> str:
+    """A cell's source as an edit is told from a save: trailing spaces and blank ends aside."""
+    return "\n".join(line.rstrip() for line in source.strip().splitlines())
+
+
+def prepare(submission, teacher, seal: Seal | None = None) -> Prepared:
     """``submission`` with the teacher's check sources, every cell's metadata and outputs gone
-    (a tag could otherwise let nbclient skip a check or allow its error)."""
+    (a tag could otherwise let nbclient skip a check or allow its error). With ``seal``, each
+    check first verifies that mxlearn is unchanged and last shows the seal's nonce."""
     notebook = copy.deepcopy(submission)
     mine = exercises_of(notebook, with_answers_only=True)
-    exercises, missing = [], {}
+    exercises, missing, edited = [], {}, set()
     for name, theirs in exercises_of(teacher).items():
         own = mine.get(name, Exercise(name))
         total = len(theirs.checks)
         if len(own.checks) < total:
             missing[name] = (len(own.checks), total)
         for place, index in enumerate(own.checks):  # a stale copy above gets them too
-            original = theirs.checks[max(0, place - len(own.checks) + total)]
-            notebook.cells[index].source = teacher.cells[original].source
+            original = teacher.cells[theirs.checks[max(0, place - len(own.checks) + total)]]
+            if _as_compared(notebook.cells[index].source) != _as_compared(original.source):
+                edited.add(name)
+            notebook.cells[index].source = seal.around(original.source) if seal else original.source
         exercises.append(Exercise(name, own.answers, own.checks[-total:]))
     for cell in notebook.cells:
         cell.metadata = {}
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
-    return Prepared(notebook, exercises, missing)
+    return Prepared(notebook, exercises, missing, edited, seal.nonce if seal else "")
 
 
 def _missing_checks(found: int, total: int) -> str:
@@ -154,6 +184,11 @@ def _first_lines(text: str) -> str:
 
 def _from_error(event: dict) -> tuple[str, str]:
     name, value = event.get("ename", ""), _first_lines(event.get("evalue", ""))
+    if name == CHANGED:
+        return TAMPERED, say(
+            "the notebook changed mxlearn in memory ({names}), so no check could trust it",
+            names=value,
+        )
     if name == NOT_ANSWERED:
         return FAILED, say("not answered: the code still raises NotImplementedError")
     if name in FAILED_CHECKS:
@@ -199,17 +234,36 @@ def grades_from_run(
     code_cells = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
     results = {e["cell"]: e for e in events if e.get("status") in ("ok", "error")}
     stopped, why = stop_of(events, code_cells, timed_out, limits)
+    sealed = {e["cell"] for e in events if e.get("sealed") == prepared.seal}
     grades = {}
     for exercise in prepared.exercises:
         if exercise.name in prepared.missing:
             grades[exercise.name] = (FAILED, _missing_checks(*prepared.missing[exercise.name]))
         elif all(results.get(i, {}).get("status") == "ok" for i in exercise.checks):
-            grades[exercise.name] = (PASSED, "")
+            unsealed = [i + 1 for i in exercise.checks if prepared.seal and i not in sealed]
+            grades[exercise.name] = (TAMPERED, _unsealed(unsealed)) if unsealed else (PASSED, "")
         elif all(index in results for index in exercise.cells):
             grades[exercise.name] = _failure(exercise, results)
         else:
             grades[exercise.name] = (stopped or ERROR, why)
+        if exercise.name in prepared.edited:
+            grades[exercise.name] = _edited(*grades[exercise.name])
     return grades
+
+
+def _unsealed(cells: list[int]) -> str:
+    return say(
+        "check cell {cell} reported success without running to its end: the notebook changed "
+        "how the kernel runs cells or reports errors",
+        cell=cells[0],
+    )
+
+
+def _edited(status: str, message: str) -> tuple[str, str]:
+    said = say("the teacher's check ran instead and gave: {status}", status=status)
+    if message:
+        said += f" ({message})"
+    return TAMPERED, say("a check cell of this exercise was edited; {outcome}", outcome=said)
 
 
 def _failure(exercise: Exercise, results: dict[int, dict]) -> tuple[str, str]:
@@ -217,7 +271,8 @@ def _failure(exercise: Exercise, results: dict[int, dict]) -> tuple[str, str]:
     answer cells still raises NotImplementedError, else its first error."""
     errors = [results[i] for i in exercise.cells if results[i]["status"] == "error"]
     stubs = [e for e in errors if e["cell"] in exercise.answers and e.get("ename") == NOT_ANSWERED]
-    return _from_error((stubs or errors)[0])
+    changed = [e for e in errors if e.get("ename") == CHANGED]  # the answer's error aside
+    return _from_error((changed or stubs or errors)[0])
 
 
 def last_line(text: str) -> str:

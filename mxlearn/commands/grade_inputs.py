@@ -3,8 +3,8 @@
 Submissions are ``<student>/<notebook>.ipynb`` or ``<student>/<assignment>/<notebook>.ipynb``
 (nbgrader's ``submitted/``), never hidden, in a symlinked folder or at the top of SUBMISSIONS.
 The teacher's edition (``--teacher`` and its ``zh/``) is read once before the first run: a
-notebook runs with the grader's rights and could rewrite the teacher's files, but not the checks
-already read. A submission gets the teacher's notebook of its file name, else (a browser's
+notebook run without the sandbox has the grader's rights and could rewrite the teacher's files,
+but not the checks already read. A submission gets the teacher's notebook of its file name, else (a browser's
 download name, ``01_fit (1).ipynb``) the one sharing the most exercises with it. An ``--out``
 that could destroy a file the grader did not write is refused.
 """

@@ -1,12 +1,17 @@
 """One notebook's run for ``python -m mxlearn grade``: a process of its own, and its control.
 
 The grader starts this file by path (``python -P grading_run.py NOTEBOOK FOLDER RESULTS
-MEMORY_MB``: neither mxlearn nor MXNet is imported here) in a session of its own. It runs each
-code cell in a fresh ``python3`` kernel, carrying on after errors, and appends one JSON line per
-event to RESULTS, so that what ran is known even when the process is killed:
+MEMORY_MB SETTINGS``: neither mxlearn nor MXNet is imported here) in a session of its own. It
+runs each code cell in a fresh ``python3`` kernel, carrying on after errors, and appends one
+JSON line per event to RESULTS, so that what ran is known even when the process is killed:
 
     {"kernel": PID, "pgid": PGID}   {"cell": I, "status": "ok" | "error" | "dead", ...}
-    {"memory": MB, "cell": I}       {"done": true}
+    {"memory": MB, "cell": I}       {"cell": I, "sealed": NONCE}    {"done": true}
+
+SETTINGS (JSON, beside RESULTS, out of the kernel's sight): ``sandbox``, the command the kernel
+starts under (bubblewrap's, from grading_sandbox) or null; ``sockets``, the folder of the
+kernel's Unix sockets (a sandboxed kernel has no network); ``seal``, the nonce a check cell
+shows when it ran to its end (grade_exercises.Seal).
 
 Outputs are dropped as they arrive (a cell printing megabytes does not pile up in the grader).
 A watchdog (psutil) kills the kernel's group past the memory limit; without psutil the kernel
@@ -35,7 +40,8 @@ DEFAULT_MEMORY_MB = 4096
 NEEDED = ("nbformat", "nbclient", "ipykernel")
 KEPT_CHARS = 2000  # of an error's value
 POLL_SECONDS = 0.1  # the memory watchdog's period
-STDERR_KEPT = 16_000  # the last characters of the kernel's stderr, for a run that failed
+STDERR_KEPT = 16_000
+SEAL_TYPE = "application/x-mxlearn-seal"  # grade_exercises.SEAL_TYPE (nothing imported here)  # the last characters of the kernel's stderr, for a run that failed
 
 
 # ---------------------------------------------------------------------------------------------
@@ -69,10 +75,14 @@ class Run:
     reader: threading.Thread
 
 
-def start(notebook: str, folder: str, results: str, memory_mb: int, env: dict) -> Run:
+def start(notebook: str, folder: str, results: str, settings: dict, limits: tuple) -> Run:
+    """Run ``notebook`` in ``folder``; ``limits``: (memory in MB, the kernel's environment)."""
+    memory_mb, env = limits
+    with open(os.path.join(os.path.dirname(results), "settings.json"), "w") as f:
+        json.dump(settings, f)
     command = [sys.executable, "-P", os.path.abspath(__file__), notebook, folder, results]
     process = subprocess.Popen(
-        [*command, str(memory_mb)],
+        [*command, str(memory_mb), f.name],
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
@@ -181,13 +191,32 @@ class _Events:
             self.file.flush()
 
 
-def _client_class():
+def _client_class(settings: dict, events: _Events):
+    from jupyter_client import AsyncKernelManager
     from nbclient import NotebookClient
 
+    class SandboxedKernelManager(AsyncKernelManager):
+        """A kernel started under the sandbox's command, talking over Unix sockets."""
+
+        def __init__(self, **kwargs):
+            super().__init__(**kwargs)
+            self.transport, self.ip = "ipc", os.path.join(settings["sockets"], "kernel")
+            self.connection_file = os.path.join(settings["sockets"], "kernel.json")
+
+        def format_kernel_cmd(self, extra_arguments=None):
+            return [*settings["sandbox"], *super().format_kernel_cmd(extra_arguments)]
+
     class OutputlessClient(NotebookClient):
-        """Drops every output and widget message: the grade needs only the errors."""
+        """Drops every output and widget message: the grade needs only the errors, and the
+        seal a check cell shows at its end."""
+
+        if settings.get("sandbox"):
+            kernel_manager_class = SandboxedKernelManager
 
         def output(self, outs, msg, display_id, cell_index):
+            shown = msg["content"].get("data", {}) if msg["msg_type"] == "display_data" else {}
+            if settings.get("seal") and shown.get(SEAL_TYPE) == settings["seal"]:
+                events.write(cell=cell_index, sealed=settings["seal"])
             return None
 
         def handle_comm_msg(self, outs, msg, cell_index):
@@ -196,13 +225,13 @@ def _client_class():
     return OutputlessClient
 
 
-def run(notebook_path: str, folder: str, results: str, memory_mb: int) -> None:
+def run(notebook_path: str, folder: str, results: str, memory_mb: int, settings: dict) -> None:
     import nbformat
     from nbclient.exceptions import CellExecutionError, DeadKernelError
 
     notebook = nbformat.read(notebook_path, as_version=4)
     events = _Events(results)
-    client = _client_class()(
+    client = _client_class(settings, events)(
         notebook, timeout=None, kernel_name="python3", resources={"metadata": {"path": folder}}
     )
     with client.setup_kernel():
@@ -263,12 +292,14 @@ def _rss(process) -> int:
 
 def main(argv: list[str]) -> None:
     notebook, folder, results, memory_mb = argv[0], argv[1], argv[2], int(argv[3])
+    with open(argv[4], encoding="utf-8") as f:
+        settings = json.load(f)
     if importlib.util.find_spec("psutil") is None:  # with it, the watchdog measures the use
         import resource
 
         limit = memory_mb * 2**20
         resource.setrlimit(resource.RLIMIT_AS, (limit, limit))
-    run(notebook, folder, results, memory_mb)
+    run(notebook, folder, results, memory_mb, settings)
 
 
 if __name__ == "__main__":
