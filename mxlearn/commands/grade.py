@@ -50,6 +50,7 @@ from .grade_exercises import (
     exercise_key,
     exercises_of,
     grades_from_run,
+    hints_asked,
     last_line,
     prepare,
     read_notebook,
@@ -109,6 +110,7 @@ class Grading:
     html: Path
     grades: list[Grade]
     seconds: dict[tuple[str, str], float] = field(default_factory=dict)
+    hints: dict[tuple[str, str], set[str]] = field(default_factory=dict)  # exercises asked
 
     def counts(self) -> dict[str, int]:
         return {status: sum(g.status == status for g in self.grades) for status in STATUSES}
@@ -316,7 +318,8 @@ def grade(
     grades += _not_handed_in([p.name for p in students(submissions)], grades, course)
     grades += _ambiguous(found, [p.name for p in students(submissions)])
     grades.sort(key=lambda g: (g.student, g.notebook, exercise_key(g.exercise)))
-    grading = Grading(out, out.with_suffix(".html"), grades, seconds)
+    hints = {(s.student, s.notebook): _hints_of(s) for s in found if s.linked_to is None}
+    grading = Grading(out, out.with_suffix(".html"), grades, seconds, hints)
     _write(grading)
     _print_summary(grading)
     return grading
@@ -415,9 +418,13 @@ def _ambiguous(found: list[Submission], everyone: list[str]) -> list[Grade]:
     return rows
 
 
+def _hints_of(submission: Submission) -> set[str]:
+    return hints_asked(read_notebook(submission.path)[0])
+
+
 def _write(grading: Grading) -> None:
     _write_csv(grading.csv, grading.grades)
-    write_report(grading.html, grading.grades, grading.csv.name)
+    write_report(grading.html, grading.grades, grading.csv.name, grading.hints)
 
 
 def _write_csv(path: Path, grades: list[Grade]) -> None:

@@ -24,6 +24,7 @@ NOT_ANSWERED = "NotImplementedError"
 MESSAGE_CHARS = 300
 SEAL_TYPE = "application/x-mxlearn-seal"  # the MIME type of a check's last display
 CHANGED = "ChecksChanged"  # what grading_seal raises
+HINT_CALL = re.compile(r"""\bhint\(\s*['"]([0-9]{2}\.[0-9]+)['"]""")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
 
@@ -113,6 +114,16 @@ def exercises_of(notebook, *, with_answers_only: bool = False) -> dict[str, Exer
     if with_answers_only:
         return found
     return {name: e for name, e in found.items() if e.checks}
+
+
+def hints_asked(notebook) -> set[str]:
+    """The exercises whose hints the student's own run of ``notebook`` showed: a cell calling
+    ``hint('01.1')`` saved with its output (a notebook saved without outputs tells nothing)."""
+    asked = set()
+    for cell in notebook.cells if notebook is not None else []:
+        if cell.cell_type == "code" and cell.get("outputs"):
+            asked |= set(HINT_CALL.findall(cell.source))
+    return asked
 
 
 def read_notebook(path: Path):

@@ -5,7 +5,8 @@ sheet or font from elsewhere), every text that came from a submission HTML-escap
 from __future__ import annotations
 
 import html
-from collections import Counter
+import re
+from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..atomic_write import atomic_write_bytes
@@ -13,6 +14,7 @@ from ..language import current_language, say
 from .grade_exercises import PASSED, STATUSES, exercise_key
 
 MOST_COMMON = 15
+NUMBER = re.compile(r"-?\d+(?:\.\d+)?(?:e[-+]?\d+)?")
 MARK = '<meta name="generator" content="mxlearn grade">'  # what is_report looks for
 STYLE = """
 body { font-family: system-ui, sans-serif; margin: 2em; color: #222; }
@@ -59,12 +61,45 @@ def _overview(grades, csv_name: str) -> list[str]:
     return [f"<p>{_e(said)}</p>", f"{_table_head(*STATUSES)}<tr>{cells}</tr></table>"]
 
 
-def _per_exercise(grades) -> list[str]:
+def _cause(message: str) -> str:
+    """A failure message with its numbers taken out: the same cause, whatever the values."""
+    return NUMBER.sub("#", message)
+
+
+def _causes(mine) -> list[str]:
+    """The failures of one exercise grouped by cause, most frequent first (an example each)."""
+    groups = defaultdict(list)
+    for g in mine:
+        if g.status != PASSED and g.message:
+            groups[g.status, _cause(g.message)].append(g)
+    if not groups:
+        return []
+    rows = [_table_head(say("students"), say("status"), say("message (one of them)"))]
+    for (status, _), same in sorted(groups.items(), key=lambda item: -len(item[1])):
+        rows.append(
+            f'<tr><td class="count">{len({g.student for g in same})}</td>'
+            f'<td class="{status}">{status}</td><td>{_e(same[0].message)}</td></tr>'
+        )
+    return [*rows, "</table>"]
+
+
+def _per_exercise(grades, hints: dict) -> list[str]:
     title = say("Each exercise")
     parts = [f"<h2>{_e(title)}</h2>"]
     heads = _table_head(say("status"), say("students"), say("who"))
     for notebook, exercise in _exercises(grades):
         mine = [g for g in grades if (g.notebook, g.exercise) == (notebook, exercise)]
+        passed = len({g.student for g in mine if g.status == PASSED})
+        students = len({g.student for g in mine})
+        asked = sum(exercise in hints.get((g.student, g.notebook), ()) for g in mine)
+        rate = say(
+            "passed by {passed} of {students} students ({percent:.0f}%); {asked} asked for "
+            "hints (as their notebooks show)",
+            passed=passed,
+            students=students,
+            percent=100 * passed / max(students, 1),
+            asked=asked,
+        )
         rows = []
         for status in STATUSES:
             names = sorted(g.student for g in mine if g.status == status)
@@ -75,9 +110,11 @@ def _per_exercise(grades) -> list[str]:
             )
         parts += [
             f"<h3>{_exercise_title(notebook, exercise)}</h3>",
+            f"<p>{_e(rate)}</p>",
             heads,
             *rows,
             "</table>",
+            *_causes(mine),
         ]
     return parts
 
@@ -120,15 +157,15 @@ def _student_table(grades) -> list[str]:
     return parts + ["</table>"]
 
 
-def report_page(grades, csv_name: str) -> str:
+def report_page(grades, csv_name: str, hints: dict | None = None) -> str:
     """The summary page of ``grades`` (objects with student, notebook, exercise, status and
-    message) as one HTML text."""
+    message) as one HTML text; ``hints``: {(student, notebook): exercises it asked hints of}."""
     title = _e(say("Grades: {csv}", csv=csv_name))
     body = [
         f"<h1>{title}</h1>",
         *_overview(grades, csv_name),
         *_common_messages(grades),
-        *_per_exercise(grades),
+        *_per_exercise(grades, hints or {}),
         *_student_table(grades),
     ]
     return (
@@ -150,5 +187,5 @@ def is_report(path: Path) -> bool:
     return MARK in head
 
 
-def write_report(path: Path, grades, csv_name: str) -> None:
-    atomic_write_bytes(str(path), report_page(grades, csv_name).encode("utf-8"))
+def write_report(path: Path, grades, csv_name: str, hints: dict | None = None) -> None:
+    atomic_write_bytes(str(path), report_page(grades, csv_name, hints).encode("utf-8"))
