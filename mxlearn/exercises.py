@@ -59,6 +59,12 @@ def catalogue() -> dict[str, tuple[str, list[str]]]:
     }
 
 
+def parts_of(exercise: str) -> list[str]:
+    """The names of an exercise's graded parts, one check cell each, in the language mxlearn
+    speaks now; [] for an exercise checked by one cell (or not in the catalogue)."""
+    return [say(part) for part in _exercises().get(exercise, {}).get("parts", [])]
+
+
 @functools.cache
 def _exercises() -> dict:
     return tomllib.loads(resources.files(__package__).joinpath("exercises.toml").read_text("utf-8"))

@@ -62,11 +62,11 @@ def _stub(answer_cell: str) -> str:
 def _with_answers(path: Path, out: Path):
     nb = nbformat.read(path, as_version=4)
     cells = [nbformat.v4.new_code_cell(RUNNER)]
-    checks = {
-        c.metadata["mxlearn"]["exercise"]: c.source
-        for c in nb.cells
-        if c.metadata.get("mxlearn", {}).get("role") == "check"
-    }
+    checks: dict[str, str] = {}  # an exercise graded in parts: its check cells in order
+    for c in nb.cells:
+        if c.metadata.get("mxlearn", {}).get("role") == "check":
+            name = c.metadata["mxlearn"]["exercise"]
+            checks[name] = checks.get(name, "") + c.source + "\n"
     for cell in nb.cells:
         role = cell.metadata.get("mxlearn", {})
         if role.get("role") == "answer" and role["exercise"] in ANSWERS:

@@ -17,7 +17,13 @@ from mxlearn.checks import WrongOutputShape
 from mxlearn.commands.exercise_cells import mark, metadata
 from mxlearn.commands.student_edition import student_cell
 from mxlearn.errors import CheckFailed
-from mxlearn.exercises import ExerciseNotNamed, NoSuchExercise, NothingToCheckYet, catalogue
+from mxlearn.exercises import (
+    ExerciseNotNamed,
+    NoSuchExercise,
+    NothingToCheckYet,
+    catalogue,
+    parts_of,
+)
 from mxlearn.module.mutable import LargerThanMax
 from mxlearn.rules import WrongKind
 from mxlearn.run_checks import (
@@ -83,14 +89,17 @@ def test_each_notebook_has_two_exercises_with_an_answer_region_and_a_locked_chec
     ids = sorted({c.metadata["mxlearn"]["exercise"] for c in cells})
     assert len(ids) >= 2 and all(i.startswith(path.name[:2] + ".") for i in ids)
     for exercise in ids:
-        answer, check = [c for c in cells if c.metadata["mxlearn"]["exercise"] == exercise]
+        answer, *checks = [c for c in cells if c.metadata["mxlearn"]["exercise"] == exercise]
         assert answer.metadata["nbgrader"]["solution"] and not answer.metadata["nbgrader"]["grade"]
         assert "### BEGIN SOLUTION" in answer.source and "### END SOLUTION" in answer.source
-        grading = check.metadata["nbgrader"]
-        assert grading["grade"] and grading["locked"] and not grading["solution"]
-        assert grading["grade_id"] == "ex" + exercise.replace(".", "_")
-        assert "mxlearn.checks." in check.source
-        assert check.source.count(f"exercise='{exercise}'") == check.source.count("checks.")
+        assert len(checks) == max(1, len(parts_of(exercise)))  # a check cell per part
+        for part, check in enumerate(checks, 1):
+            grading = check.metadata["nbgrader"]
+            assert grading["grade"] and grading["locked"] and not grading["solution"]
+            suffix = f"_part{part}" if part > 1 else ""
+            assert grading["grade_id"] == "ex" + exercise.replace(".", "_") + suffix
+            assert "mxlearn.checks." in check.source
+            assert check.source.count(f"exercise='{exercise}'") == check.source.count("checks.")
         assert exercise in catalogue()
 
 
@@ -104,9 +113,9 @@ def test_each_exercise_cell_holds_the_metadata_the_one_helper_writes(path):
     ] == marked
     for cell in notebook.cells:
         if "mxlearn" in cell.metadata:
-            exercise, role = cell.metadata["mxlearn"]["exercise"], cell.metadata["mxlearn"]["role"]
+            ours = cell.metadata["mxlearn"]
             assert {k: cell.metadata[k] for k in ("mxlearn", "nbgrader")} == metadata(
-                exercise, role
+                ours["exercise"], ours["role"], ours.get("part", 1)
             )
 
 
@@ -154,13 +163,53 @@ def exercise_08_1(monkeypatch):
     monkeypatch.setattr(exercises, "_exercises", lambda: entries)
 
 
+ANSWER, CHECK = "# Exercise 08.1\nx = 1", "# Check of exercise 08.1 (do not change)\nassert x"
+
+
+@pytest.fixture
+def exercise_08_1_in_parts(monkeypatch):
+    """A new exercise graded in two parts, as its author declares them in exercises.toml."""
+    from mxlearn import exercises
+
+    entry = {"title": "a new one", "hints": ["look"], "parts": ["the loop", "the accuracy"]}
+    entries = {**exercises._exercises(), "08.1": entry}
+    monkeypatch.setattr(exercises, "_exercises", lambda: entries)
+
+
+@pytest.mark.parametrize(
+    "part_2",
+    ["# Check of exercise 08.1, part 2 (do not change)", "# 练习 08.1 的检查，第 2 部分(请勿修改)"],
+)
+def test_an_exercise_in_parts_gets_a_check_cell_and_a_grade_id_per_part(
+    part_2, exercise_08_1_in_parts
+):
+    notebook = _notebook(ANSWER, CHECK, part_2 + "\nassert x > 0")
+    marked, _ = mark(notebook)
+    assert marked == [("08.1", "answer"), ("08.1", "check"), ("08.1", "check")]
+    first, second = (notebook.cells[i].metadata for i in (1, 2))
+    assert first["nbgrader"]["grade_id"] == "ex08_1" and "part" not in first["mxlearn"]
+    assert second["nbgrader"]["grade_id"] == "ex08_1_part2" and second["mxlearn"]["part"] == 2
+    assert second["nbgrader"]["points"] == 1
+
+
+@pytest.mark.parametrize(
+    "checks",
+    [
+        (CHECK,),  # two parts named, one check
+        (CHECK, "# Check of exercise 08.1, part 3 (do not change)"),  # part 2 missing
+        (CHECK, CHECK.replace("08.1", "08.1, part 2"), CHECK.replace("08.1", "08.1, part 3")),
+    ],
+)
+def test_check_cells_that_are_not_the_parts_named_are_refused(checks, exercise_08_1_in_parts):
+    with pytest.raises(mxlearn.errors.InputError) as refused:
+        mark(_notebook(ANSWER, *checks))
+    assert type(refused.value).__name__ == "PartsNotAsNamed"
+
+
 def _notebook(*sources):
     notebook = nbformat.v4.new_notebook()
     notebook.cells = [nbformat.v4.new_code_cell(source) for source in sources]
     return notebook
-
-
-ANSWER, CHECK = "# Exercise 08.1\nx = 1", "# Check of exercise 08.1 (do not change)\nassert x"
 
 
 @pytest.mark.parametrize(

@@ -4,6 +4,7 @@ folder, each exercise graded by the teacher's check cell; real kernels, no mocks
 from __future__ import annotations
 
 import csv
+import json
 import os
 import signal
 import subprocess
@@ -96,9 +97,10 @@ def _notebook(
     return path
 
 
-def _rows(path):
+def _rows(path, columns=5):
+    """The CSV's rows, their first ``columns`` (the points are tested apart)."""
     with open(path, newline="", encoding="utf-8") as f:
-        return [tuple(row) for row in csv.reader(f)]
+        return [tuple(row[:columns]) for row in csv.reader(f)]
 
 
 def _processes_with(text):
@@ -435,12 +437,15 @@ def _other_notebook(path):
     nbformat.write(notebook, path)
 
 
-def test_a_notebook_the_teacher_does_not_have_is_not_run(tmp_path):
+def test_a_notebook_the_teacher_does_not_have_is_not_run(tmp_path, capsys):
     teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
     long = "n" * 240 + ".ipynb"
     _other_notebook(submitted / "alice" / "notes.ipynb")
     _other_notebook(submitted / "bob" / long)
     grade(submitted, tmp_path / "grades.csv", teacher=teacher)
+    # a name the system refuses for the feedback's temporary file: said, not a crash
+    said = capsys.readouterr().out
+    assert f"{tmp_path / 'grades-feedback' / 'bob' / long}: no feedback written (OSError" in said
     rows = _rows(tmp_path / "grades.csv")
     untrusted = (
         f"no teacher's copy of notes.ipynb (none of that name or with its exercises in "
@@ -630,3 +635,25 @@ def test_only_the_copies_of_graders_no_longer_running_are_removed(tmp_path, monk
         copy.mkdir()
     remove_dead_graders_copies()  # as a second grade() in the same process does
     assert {name for name, copy in copies.items() if copy.exists()} == {"mine", "parent"}
+
+
+@pytest.mark.slow
+def test_names_no_system_can_print_and_odd_cells_cost_only_their_notebook(tmp_path, capsys):
+    teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
+    bad_folder = os.fsdecode(b"bad\xffname")  # a zip made on another system: not UTF-8
+    bad_notebook = os.fsdecode(b"01_exercises\xe9.ipynb")
+    _notebook(submitted / bad_folder / NOTEBOOK)
+    _notebook(submitted / "alice" / bad_notebook)
+    odd = _notebook(submitted / "bob" / NOTEBOOK)
+    raw = json.loads(odd.read_text(encoding="utf-8"))
+    raw["cells"][1]["source"] = 5  # a code cell whose source is a number, saved with an output
+    raw["cells"][1]["outputs"] = [{"output_type": "stream", "name": "stdout", "text": "5"}]
+    odd.write_text(json.dumps(raw), encoding="utf-8")
+
+    grading = grade(submitted, tmp_path / "grades.csv", timeout=60, jobs=2, teacher=teacher)
+
+    rows = _rows(grading.csv)
+    assert ("bad\\xffname", NOTEBOOK, "01.1", "passed", "") in rows
+    assert ("alice", "01_exercises\\xe9.ipynb", "01.1", "passed", "") in rows
+    assert any(r[0] == "bob" for r in rows)  # graded as whatever it is, the others stand
+    assert "bad\\xffname" in capsys.readouterr().out

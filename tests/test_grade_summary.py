@@ -51,3 +51,59 @@ def test_hints_count_only_where_the_saved_notebook_shows_them_run():
 
     assert hints_asked(notebook) == {"01.1", "02.3"}
     assert hints_asked(None) == set()  # an unreadable notebook tells nothing
+
+
+def _student_notebook(path, answer: str, hint_output: str | None = None):
+    from mxlearn.commands.exercise_cells import metadata
+
+    answer_cell = nbformat.v4.new_code_cell(f"# Exercise 01.1\n{answer}")
+    answer_cell.metadata.update(metadata("01.1", "answer"))
+    check = nbformat.v4.new_code_cell("# Check of exercise 01.1 (do not change)\ncheck(mod)")
+    check.metadata.update(metadata("01.1", "check"))
+    cells = [nbformat.v4.new_markdown_cell("# Notebook 01"), answer_cell, check]
+    if hint_output is not None:
+        asked = nbformat.v4.new_code_cell("mxlearn.hint('01.1')")
+        asked.outputs = [nbformat.v4.new_output("stream", text=hint_output)]
+        cells.insert(2, asked)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    nbformat.write(nbformat.v4.new_notebook(cells=cells), path)
+    return path
+
+
+def test_a_feedback_notebook_gives_each_grade_and_the_hint_not_seen_yet(tmp_path):
+    from mxlearn.commands.grade_feedback import write_feedback
+    from mxlearn.commands.grade_inputs import Submission
+    from mxlearn.exercises import catalogue
+
+    title, hints = catalogue()["01.1"]
+    mine = _student_notebook(tmp_path / "in" / "ben" / NB, "mod = None", hint_output=hints[0])
+    other = _student_notebook(tmp_path / "in" / "cai" / NB, "mod = trained")
+    found = [Submission("ben", NB, mine), Submission("cai", NB, other)]
+    grades = [
+        Grade("ben", NB, "01.1", "failed", "the loop made 0 updates <of 12>"),
+        Grade("cai", NB, "01.1", "passed", ""),
+    ]
+    folder = tmp_path / "grades-feedback"
+    (folder / "cai").mkdir(parents=True)
+    (folder / "cai" / NB).write_text("the teacher's own notes")  # not ours: kept
+
+    written, kept = write_feedback(folder, found, grades)
+
+    assert written == [folder / "ben" / NB]
+    assert kept == [(folder / "cai" / NB, "not a feedback notebook: kept")]
+    assert (folder / "cai" / NB).read_text() == "the teacher's own notes"
+    back = nbformat.read(folder / "ben" / NB, as_version=4)
+    sources = [cell.source for cell in back.cells]
+    assert (
+        sources[0]
+        == "**Grading's feedback: 0 of 1 exercises passed. Each exercise's grade is in the cell after its check.**"
+    )
+    assert sources[1:5] == [c.source for c in nbformat.read(mine, as_version=4).cells]
+    said = sources[5]  # right after the check cell
+    assert said.startswith(f"**Exercise 01.1 ({title}): failed**")
+    assert "&lt;of 12&gt;" in said  # a message is text, never markup
+    assert f"next hint: {hints[1]}" in said and hints[0] not in said  # the one not seen yet
+    assert back.metadata["mxlearn"] == {"feedback": True}
+
+    rewritten, _ = write_feedback(folder, found[:1], grades)  # a second run: ours, replaced
+    assert rewritten == [folder / "ben" / NB]

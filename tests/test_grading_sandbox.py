@@ -150,3 +150,35 @@ def test_without_bubblewrap_the_grader_says_which_protections_are_off(
     said = capsys.readouterr().out
     assert "no sandbox (bubblewrap (bwrap) is not installed): these protections are off: " in said
     assert "no network" in said and "nothing outliving its kernel" in said
+
+
+REMOUNT = (  # as root, bubblewrap would keep its capabilities unless dropped
+    "import os, subprocess, mxlearn\n"
+    "package = os.path.dirname(mxlearn.__file__)\n"
+    "subprocess.run(['mount', '-o', 'remount,rw,bind', package], capture_output=True)\n"
+    "x = 'writable' if os.access(os.path.join(package, 'checks.py'), os.W_OK) else 42"
+)
+FILL_TMP = "with open('/tmp/filler', 'wb') as f:\n    for _ in range(64):\n        f.write(b'x' * 2**24)\nx = 42"
+
+
+@pytest.mark.slow
+def test_the_sandbox_keeps_no_capability_and_its_tmp_counts_as_memory(temporary):
+    tmp_path = temporary
+    teacher, submitted = _teacher(tmp_path), tmp_path / "submitted"
+    _notebook(submitted / "alice" / NOTEBOOK)
+    _notebook(submitted / "mounter" / NOTEBOOK, answer_1=REMOUNT)
+    _notebook(submitted / "filler" / NOTEBOOK, answer_1=FILL_TMP)  # 1 GB into a tmpfs
+
+    grading = grade(
+        submitted, tmp_path / "grades.csv", timeout=90, memory_mb=512, jobs=3, teacher=teacher
+    )
+
+    rows = {(r[0], r[2]): r[3:5] for r in _rows(grading.csv)[1:]}
+    assert rows["alice", "01.1"] == ("passed", "")
+    assert rows["mounter", "01.1"] == ("passed", "")  # x = 42: the package stayed read-only
+    status, message = rows["filler", "01.1"]
+    full = "OSError: [Errno 28] No space left on device"
+    assert (status, message) in {
+        ("error", "the memory limit of 512 MB was reached in cell 3; the kernel was stopped"),
+        ("error", full),  # the tmpfs, as large as the limit, filled before the watchdog looked
+    }

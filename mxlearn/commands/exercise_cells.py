@@ -12,12 +12,18 @@ from collections import Counter
 import nbformat
 
 from ..errors import N_, InputError, did_you_mean
-from ..exercises import catalogue
+from ..exercises import catalogue, parts_of
 from .student_edition import read_teacher_notebook
 
 ID = r"([0-9]{2}\.[0-9]+)"  # as exercises.toml names them: ASCII digits, two for the notebook
+PART = r"([0-9]+)"  # of an exercise graded in parts: each part a check cell of its own
 FIRST_LINES = (
-    ("check", re.compile(rf"# (?:Check of exercise {ID}|练习 {ID} 的检查)")),
+    (
+        "check",
+        re.compile(
+            rf"# (?:Check of exercise {ID}(?:, part {PART})?|练习 {ID} 的检查(?:，第 {PART} 部分)?)"
+        ),
+    ),
     ("answer", re.compile(rf"# (?:Exercise|练习) {ID}\s*$")),
 )
 # a first line meant as one of those, written another way: "#Exercise 8.1", "# exercise 08.1"
@@ -49,6 +55,17 @@ class CheckWithoutExercise(InputError):
     fix_code = "# Exercise {exercise}"
 
 
+class PartsNotAsNamed(InputError):
+    says = N_(
+        "{path}: exercise {exercise} has check cells for parts {found}; mxlearn/exercises.toml "
+        "names {named} parts for it."
+    )
+    fix_says = N_(
+        "number its check cells 1, 2, ... as the parts its entry names ('# Check of exercise "
+        "08.1, part 2 (do not change)'), or give its entry a parts = [...] list"
+    )
+
+
 class AlmostAFirstLine(InputError):
     says = N_(
         "{path}: cell {cell} starts with {line!r}, nearly an exercise's first line: it would "
@@ -60,24 +77,30 @@ class AlmostAFirstLine(InputError):
     )
 
 
-def metadata(exercise: str, role: str) -> dict:
-    """Both metadata of the ``role`` ('answer' or 'check') cell of ``exercise``."""
+def metadata(exercise: str, role: str, part: int = 1) -> dict:
+    """Both metadata of the ``role`` ('answer' or 'check') cell of ``exercise`` (of its
+    ``part``, for a check cell of an exercise graded in parts: a point each)."""
     check = role == "check"
     grade_id = "ex" + exercise.replace(".", "_") + ("" if check else "_answer")
+    grade_id += f"_part{part}" if part > 1 else ""
     nbgrader = {"grade": check, "grade_id": grade_id, "locked": check}
     nbgrader |= {"schema_version": 3, "solution": not check, "task": False}
+    ours = {"exercise": exercise, "role": role} | ({"part": part} if part > 1 else {})
     if check:
         nbgrader["points"] = 1
-    return {"mxlearn": {"exercise": exercise, "role": role}, "nbgrader": nbgrader}
+    return {"mxlearn": ours, "nbgrader": nbgrader}
 
 
-def cell_role(source: str) -> tuple[str, str] | None:
-    """(exercise, role) that a code cell's first line declares, or None."""
+def cell_role(source: str) -> tuple[str, str, int] | None:
+    """(exercise, role, part) that a code cell's first line declares, or None."""
     first = source.split("\n", 1)[0].strip()
     for role, pattern in FIRST_LINES:
         found = pattern.match(first)
         if found:
-            return next(g for g in found.groups() if g), role
+            groups = found.groups()
+            at = next(i for i, g in enumerate(groups) if g)  # the English or the Chinese form
+            part = groups[at + 1] if role == "check" else None
+            return groups[at], role, int(part or 1)
     return None
 
 
@@ -98,7 +121,7 @@ def mark(notebook, path: str = "notebook") -> tuple[list[tuple[str, str]], list[
         cell = notebook.cells[index]
         if found:
             cell.metadata.update(metadata(*found))
-            marked.append(found)
+            marked.append(found[:2])
         elif {"mxlearn", "nbgrader"} & set(cell.metadata):
             cell.metadata.pop("mxlearn", None)
             cell.metadata.pop("nbgrader", None)
@@ -108,19 +131,23 @@ def mark(notebook, path: str = "notebook") -> tuple[list[tuple[str, str]], list[
 
 def _check_exercises(path: str, roles: dict) -> None:
     known = catalogue()
-    for exercise in sorted({exercise for exercise, _ in roles.values()}):
+    for exercise in sorted({exercise for exercise, _, _ in roles.values()}):
         if exercise not in known:
             raise NotInCatalogue(path=path, exercise=exercise, known=did_you_mean(exercise, known))
-    for (exercise, role), count in Counter(roles.values()).items():
+    for (exercise, role, _), count in Counter(roles.values()).items():
         if count > 1:
-            cells = [i for i, found in roles.items() if found == (exercise, role)]
+            cells = [i for i, found in roles.items() if found[:2] == (exercise, role)]
             raise ExerciseCellTwice(path=path, cells=cells, role=role, exercise=exercise)
-    have = set(roles.values())
+    have = {found[:2] for found in roles.values()}
     for exercise, role in sorted(have):
         missing = "check" if role == "answer" else "answer"
         if (exercise, missing) not in have:
             kind = ExerciseWithoutCheck if role == "answer" else CheckWithoutExercise
             raise kind(path=path, exercise=exercise)
+        parts = sorted(p for e, r, p in roles.values() if (e, r) == (exercise, "check"))
+        named = len(parts_of(exercise)) or 1
+        if role == "check" and parts != list(range(1, named + 1)):
+            raise PartsNotAsNamed(path=path, exercise=exercise, found=parts, named=named)
 
 
 def mark_files(paths) -> dict[str, tuple[list[tuple[str, str]], list[int]]]:

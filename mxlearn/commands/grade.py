@@ -1,6 +1,7 @@
 """``python -m mxlearn grade SUBMISSIONS --out grades.csv``: run every student's notebook and
 grade each exercise by the teacher's check cell (a CSV ``student,notebook,exercise,status,
-message`` and an HTML summary beside it). Each notebook runs in a fresh kernel, in a temporary
+message``, an HTML summary beside it, and a feedback notebook per submission in
+``<csv>-feedback/``). Each notebook runs in a fresh kernel, in a temporary
 copy of its folder, every cell even after an error, its check cells given the teacher's source
 again; one the teacher has no copy of is not run (its own checks cannot be trusted). ``failed``:
 the check failed, was not answered, is missing or was not handed in; ``error``: another
@@ -55,11 +56,13 @@ from .grade_exercises import (
     prepare,
     read_notebook,
 )
+from .grade_feedback import feedback_folder, write_feedback
 from .grade_inputs import (
     HEADER,
     Submission,
     Teacher,
     loose_notebooks,
+    readable,
     refuse_out,
     refuse_settings,
     refuse_submissions,
@@ -100,6 +103,9 @@ class Grade:
     exercise: str
     status: str
     message: str
+    points: str = ""  # earned, of out_of: blank where nothing ran (not handed in, flags)
+    out_of: str = ""
+    parts: str = ""  # each part's points, for an exercise graded in parts
 
 
 @dataclass
@@ -166,9 +172,9 @@ class _Grader:
             said = say("the notebook could not be run: {problem}", problem=failure)
             names = exercises_of(teacher) if teacher is not None else [""]
             grades = dict.fromkeys(names or [""], (ERROR, said))
-        rows = [
-            Grade(submission.student, submission.notebook, e, s, capped(m))
-            for e, (s, m) in grades.items()
+        rows = [  # a run's grades carry their points (credit), the others none
+            Grade(submission.student, submission.notebook, e, s, capped(m), *sum(credit, ()))
+            for e, (s, m, *credit) in grades.items()
         ]
         return rows, time.monotonic() - started, name
 
@@ -228,7 +234,8 @@ class _Grader:
             shutil.copytree(submission.path.parent, work, symlinks=True)
             nbformat.write(prepared.notebook, notebook)
             results = str(Path(tmp) / "results.jsonl")  # outside the sandbox: not the kernel's
-            sandbox = self.sandbox.command([str(work), sockets]) if self.sandbox else None
+            writable = [str(work), sockets]  # and a /tmp within the memory limit
+            sandbox = self.sandbox.command(writable, self.memory_mb) if self.sandbox else None
             settings = {"sandbox": sandbox, "sockets": sockets, "seal": prepared.seal}
             run = grading_run.start(
                 str(notebook), str(work), results, settings, (self.memory_mb, self.env)
@@ -315,13 +322,30 @@ def grade(
             stopped = [*grades, _partial(len(seconds), len(found))]
             _write(Grading(out, out.with_suffix(".html"), stopped, seconds))
             raise
-    grades += _not_handed_in([p.name for p in students(submissions)], grades, course)
-    grades += _ambiguous(found, [p.name for p in students(submissions)])
+    return _finished(submissions, out, found, (grades, seconds, course))
+
+
+def _finished(submissions: Path, out: Path, found: list[Submission], graded: tuple) -> Grading:
+    """Every grade, with those of who handed nothing in and the flags; written with its HTML
+    summary and the feedback notebooks, and said."""
+    grades, seconds, course = graded
+    everyone = [readable(p.name) for p in students(submissions)]
+    grades += _not_handed_in(everyone, grades, course)
+    grades += _ambiguous(found, everyone)
     grades.sort(key=lambda g: (g.student, g.notebook, exercise_key(g.exercise)))
     hints = {(s.student, s.notebook): _hints_of(s) for s in found if s.linked_to is None}
     grading = Grading(out, out.with_suffix(".html"), grades, seconds, hints)
     _write(grading)
+    written, not_written = write_feedback(feedback_folder(out), found, grades)
+    for path, why in not_written:
+        _tell(N_("{path}: no feedback written ({why})"), path=path, why=why)
     _print_summary(grading)
+    if written:
+        _tell(
+            N_("feedback notebooks to hand back: {count} in {folder}"),
+            count=len(written),
+            folder=feedback_folder(out).resolve(),
+        )
     return grading
 
 
@@ -332,7 +356,8 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
     exercises: dict[str, dict] = {}  # per teacher's file name, in order
     for g in grades:
         if (g.student, g.notebook) in course:
-            exercises.setdefault(course[g.student, g.notebook], {})[g.exercise] = None
+            worth = exercises.setdefault(course[g.student, g.notebook], {})
+            worth[g.exercise] = worth.get(g.exercise) or g.out_of
     rows = []
     for name in sorted(set(course.values())):
         # who handed it in where (week1/01_exercises.ipynb); shown where most students put it
@@ -344,8 +369,10 @@ def _not_handed_in(everyone: list[str], grades: list[Grade], course: dict) -> li
         for student in sorted(set(everyone) - {student for student, _ in placed}):
             _tell(N_("{student}/{notebook}: not handed in"), student=student, notebook=shown)
             rows += [
-                Grade(student, shown, e, FAILED, say("not handed in"))
-                for e in exercises.get(name, {})
+                Grade(
+                    student, shown, e, FAILED, say("not handed in"), "0" if out_of else "", out_of
+                )
+                for e, out_of in exercises.get(name, {}).items()
             ]
     return rows
 
@@ -385,9 +412,9 @@ def _read_csv(path: Path) -> list[Grade]:
             rows = list(csv.reader(f))
     except (OSError, UnicodeDecodeError, csv.Error):
         return []
-    if not rows or tuple(rows[0]) != HEADER:
+    if not rows or tuple(rows[0]) != HEADER:  # an older grader's: graded again
         return []
-    return [Grade(*map(_as_written, row)) for row in rows[1:] if len(row) == 5]
+    return [Grade(*map(_as_written, row)) for row in rows[1:] if len(row) == len(HEADER)]
 
 
 def _ambiguous(found: list[Submission], everyone: list[str]) -> list[Grade]:
@@ -419,7 +446,10 @@ def _ambiguous(found: list[Submission], everyone: list[str]) -> list[Grade]:
 
 
 def _hints_of(submission: Submission) -> set[str]:
-    return hints_asked(read_notebook(submission.path)[0])
+    try:
+        return hints_asked(read_notebook(submission.path)[0])
+    except Exception:  # whatever one notebook holds (a cell's source a number), the rest stand
+        return set()
 
 
 def _write(grading: Grading) -> None:
@@ -450,7 +480,7 @@ def _as_written(cell: str) -> str:
 
 
 def _tell(template: str, **fields) -> None:
-    print("  " + say(template, **fields), flush=True)
+    print("  " + readable(say(template, **fields)), flush=True)
 
 
 def _print_notebook(submission: Submission, rows: list[Grade], seconds: float) -> None:

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import nbformat
 
+from ..exercises import parts_of
 from ..language import say
 
 PASSED, FAILED, ERROR, TIMEOUT = "passed", "failed", "error", "timeout"
@@ -51,6 +52,8 @@ class Exercise:
     name: str
     answers: list[int] = field(default_factory=list)  # cell positions
     checks: list[int] = field(default_factory=list)
+    points: list[float] = field(default_factory=list)  # of each check cell (the teacher's)
+    parts: list[str] = field(default_factory=list)  # their names, for one graded in parts
 
     @property
     def cells(self) -> list[int]:
@@ -121,7 +124,7 @@ def hints_asked(notebook) -> set[str]:
     ``hint('01.1')`` saved with its output (a notebook saved without outputs tells nothing)."""
     asked = set()
     for cell in notebook.cells if notebook is not None else []:
-        if cell.cell_type == "code" and cell.get("outputs"):
+        if cell.cell_type == "code" and cell.get("outputs") and isinstance(cell.source, str):
             asked |= set(HINT_CALL.findall(cell.source))
     return asked
 
@@ -133,6 +136,20 @@ def read_notebook(path: Path):
     except Exception as problem:  # not JSON, not a notebook, not readable: all said the same
         text = str(problem).strip().splitlines()
         return None, f"{type(problem).__name__}: {text[0] if text else ''}".rstrip(": ")
+
+
+def _points(check) -> float:
+    """What a teacher's check cell is worth: nbgrader's points (1 when it says none)."""
+    value = (check.metadata.get("nbgrader") or {}).get("points", 1)
+    return float(value) if isinstance(value, (int, float)) and value >= 0 else 1.0
+
+
+def _parts(name: str, total: int) -> list[str]:
+    """The names of an exercise's parts (one check cell each): the catalogue's, else numbers."""
+    if total < 2:
+        return []
+    named = parts_of(name)
+    return named if len(named) == total else [say("check {n}", n=n) for n in range(1, total + 1)]
 
 
 def _as_compared(source: str) -> str:
@@ -157,7 +174,10 @@ def prepare(submission, teacher, seal: Seal | None = None) -> Prepared:
             if _as_compared(notebook.cells[index].source) != _as_compared(original.source):
                 edited.add(name)
             notebook.cells[index].source = seal.around(original.source) if seal else original.source
-        exercises.append(Exercise(name, own.answers, own.checks[-total:]))
+        points = [_points(teacher.cells[i]) for i in theirs.checks]
+        exercises.append(
+            Exercise(name, own.answers, own.checks[-total:], points, _parts(name, total))
+        )
     for cell in notebook.cells:
         cell.metadata = {}
         if cell.cell_type == "code":
@@ -240,26 +260,46 @@ def stop_of(events: list[dict], code_cells: list[int], timed_out: bool, limits: 
 def grades_from_run(
     prepared: Prepared, events: list[dict], timed_out: bool, limits: dict
 ) -> dict[str, tuple[str, str]]:
-    """{exercise: (status, message)} from the events of a run of ``prepared.notebook``."""
+    """{exercise: (status, message, (points, out of, parts))} from the events of a run of
+    ``prepared.notebook``."""
     cells = prepared.notebook.cells
     code_cells = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
     results = {e["cell"]: e for e in events if e.get("status") in ("ok", "error")}
     stopped, why = stop_of(events, code_cells, timed_out, limits)
     sealed = {e["cell"] for e in events if e.get("sealed") == prepared.seal}
+    ran = {
+        i for i, e in results.items() if e["status"] == "ok" and (not prepared.seal or i in sealed)
+    }
     grades = {}
     for exercise in prepared.exercises:
         if exercise.name in prepared.missing:
-            grades[exercise.name] = (FAILED, _missing_checks(*prepared.missing[exercise.name]))
+            grade = (FAILED, _missing_checks(*prepared.missing[exercise.name]))
         elif all(results.get(i, {}).get("status") == "ok" for i in exercise.checks):
             unsealed = [i + 1 for i in exercise.checks if prepared.seal and i not in sealed]
-            grades[exercise.name] = (TAMPERED, _unsealed(unsealed)) if unsealed else (PASSED, "")
+            grade = (TAMPERED, _unsealed(unsealed)) if unsealed else (PASSED, "")
         elif all(index in results for index in exercise.cells):
-            grades[exercise.name] = _failure(exercise, results)
+            grade = _failure(exercise, results)
         else:
-            grades[exercise.name] = (stopped or ERROR, why)
+            grade = (stopped or ERROR, why)
         if exercise.name in prepared.edited:
-            grades[exercise.name] = _edited(*grades[exercise.name])
+            grade = _edited(*grade)
+        grades[exercise.name] = (*grade, _credit(exercise, ran, grade[0], prepared.missing))
     return grades
+
+
+def _credit(exercise: Exercise, ran: set, status: str, missing: dict) -> tuple[str, str, str]:
+    """(points, out of, each part's points) of an exercise: a point value for each check cell
+    that ran to its end without error; none for one tampered with or missing checks."""
+    earned = [
+        p if i in ran and status != TAMPERED and exercise.name not in missing else 0.0
+        for i, p in zip(exercise.checks, exercise.points)
+    ]
+    earned += [0.0] * (len(exercise.points) - len(earned))
+    parts = "; ".join(
+        f"{name}: {got:g}/{worth:g}"
+        for name, got, worth in zip(exercise.parts, earned, exercise.points)
+    )
+    return f"{sum(earned):g}", f"{sum(exercise.points):g}", parts
 
 
 def _unsealed(cells: list[int]) -> str:

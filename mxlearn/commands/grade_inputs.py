@@ -23,7 +23,8 @@ from .grade_exercises import exercises_of
 from .grade_report import is_report
 from .student_edition import read_teacher_notebook
 
-HEADER = ("student", "notebook", "exercise", "status", "message")
+HEADER = ("student", "notebook", "exercise", "status", "message", "points", "out_of", "parts")
+EARLIER_HEADER = HEADER[:5]  # of a grades.csv written before partial credit: still ours
 ELSEWHERE = N_("write the grades elsewhere: python -m mxlearn grade {folder} --out grades.csv")
 SUBMISSIONS_FIX = N_("python -m mxlearn grade FOLDER, with FOLDER/<student>/<notebook>.ipynb")
 TEACHER_FIX = N_(
@@ -145,6 +146,12 @@ class Teacher:
     editions: dict[str, list]
 
 
+def readable(name: str) -> str:
+    """A file name as text: bytes that are no UTF-8 (a zip made elsewhere) written \\xe9, not
+    kept as the surrogates that no CSV, terminal or page can encode."""
+    return name.encode("utf-8", "surrogateescape").decode("utf-8", "backslashreplace")
+
+
 def shown(path: Path) -> bool:
     return not path.name.startswith(".")  # .ipynb_checkpoints and other hidden copies
 
@@ -161,20 +168,24 @@ def find_submissions(folder: Path) -> list[Submission]:
     found = []
     for student in students(folder):
         if student.is_symlink():
-            found.append(Submission(student.name, "", student, os.readlink(student)))
+            found.append(Submission(readable(student.name), "", student, _target(student)))
             continue
         for place, folders, names in os.walk(student):
             here = Path(place)
             folders[:] = sorted(f for f in folders if shown(here / f))
             for name in [*folders, *sorted(names)]:
                 path = here / name
-                notebook = path.relative_to(student).as_posix()
+                notebook = readable(path.relative_to(student).as_posix())
                 if path.is_symlink() and (name in folders or name.endswith(".ipynb")):
-                    found.append(Submission(student.name, notebook, path, os.readlink(path)))
+                    found.append(Submission(readable(student.name), notebook, path, _target(path)))
                 elif name.endswith(".ipynb") and shown(path) and path.is_file():
-                    found.append(Submission(student.name, notebook, path))
+                    found.append(Submission(readable(student.name), notebook, path))
             folders[:] = [f for f in folders if not (here / f).is_symlink()]
     return found
+
+
+def _target(link: Path) -> str:
+    return readable(os.readlink(link))
 
 
 def loose_notebooks(folder: Path) -> list[Path]:
@@ -245,7 +256,7 @@ def _is_grades_csv(path: Path) -> bool:
             first = f.readline(200)
     except OSError:
         return False
-    return first.rstrip(b"\r\n") == ",".join(HEADER).encode()
+    return first.rstrip(b"\r\n") in (",".join(h).encode() for h in (HEADER, EARLIER_HEADER))
 
 
 def refuse_out(submissions: Path, out: Path) -> None:

@@ -138,6 +138,13 @@ def _common_messages(grades) -> list[str]:
     return parts + ["</table>"]
 
 
+def _grade_cell(grade) -> str:
+    """A student's grade of an exercise: its status, its points where it has parts."""
+    points = f" {grade.points}/{grade.out_of}" if grade.parts else ""
+    title = _e("; ".join(t for t in (grade.message, grade.parts) if t))
+    return f'<td class="{grade.status}" title="{title}">{grade.status}{_e(points)}</td>'
+
+
 def _student_table(grades) -> list[str]:
     columns = _exercises(grades)
     by_cell = {(g.student, g.notebook, g.exercise): g for g in grades}
@@ -148,11 +155,7 @@ def _student_table(grades) -> list[str]:
         cells = []
         for notebook, exercise in columns:
             grade = by_cell.get((student, notebook, exercise))
-            cells.append(
-                "<td></td>"
-                if grade is None
-                else f'<td class="{grade.status}" title="{_e(grade.message)}">{grade.status}</td>'
-            )
+            cells.append("<td></td>" if grade is None else _grade_cell(grade))
         parts.append(f"<tr><th>{_e(student)}</th>{''.join(cells)}</tr>")
     return parts + ["</table>"]
 

@@ -270,8 +270,9 @@ def _watch_memory(kernel_pid: int, memory_mb: int, events: _Events) -> None:
         try:
             kernel = psutil.Process(kernel_pid)
             while True:
-                used = kernel.memory_info().rss
-                used += sum(_rss(child) for child in kernel.children(recursive=True))
+                below = kernel.children(recursive=True)
+                used = kernel.memory_info().rss + _tmpfs_used(below)
+                used += sum(_rss(child) for child in below)
                 if used > limit:
                     events.write(memory=memory_mb, cell=events.cell)
                     _kill_group(kernel_pid)
@@ -281,6 +282,25 @@ def _watch_memory(kernel_pid: int, memory_mb: int, events: _Events) -> None:
             return  # the kernel is gone
 
     threading.Thread(target=watch, daemon=True).start()
+
+
+def _tmpfs_used(processes) -> int:
+    """What a sandboxed kernel wrote to its /tmp, a tmpfs of its own: memory no RSS counts.
+    Read from outside through a sandboxed process's root (0 for a kernel without sandbox,
+    whose /tmp is the grader's)."""
+    try:
+        ours = os.stat("/tmp").st_dev
+    except OSError:
+        return 0
+    for process in processes:
+        path = f"/proc/{process.pid}/root/tmp"
+        try:
+            if os.stat(path).st_dev != ours:
+                stats = os.statvfs(path)
+                return (stats.f_blocks - stats.f_bfree) * stats.f_frsize
+        except OSError:
+            continue
+    return 0
 
 
 def _rss(process) -> int:

@@ -48,11 +48,15 @@ class Sandbox:
     bwrap: str
     binds: tuple[str, ...]
 
-    def command(self, writable: list[str]) -> list[str]:
+    def command(self, writable: list[str], tmp_mb: int) -> list[str]:
         """bwrap's arguments (before the kernel's command) for a kernel whose only writable
-        paths are ``writable`` (its copy of the folder, its sockets)."""
-        args = [self.bwrap, "--unshare-all", "--die-with-parent", "--new-session"]
-        args += ["--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp", "--dir", "/tmp/home"]
+        paths are ``writable`` (its copy of the folder, its sockets) and a /tmp of ``tmp_mb``."""
+        args = [self.bwrap, "--unshare-all", "--unshare-user", "--die-with-parent"]
+        # no capability (a grader run as root would leave the kernel able to remount the
+        # read-only binds writable), no user namespace of its own to get them back
+        args += ["--cap-drop", "ALL", "--disable-userns", "--new-session"]
+        args += ["--proc", "/proc", "--dev", "/dev", "--size", str(tmp_mb * 2**20)]
+        args += ["--tmpfs", "/tmp", "--dir", "/tmp/home"]
         for path in SYSTEM:
             if os.path.islink(path):  # merged /usr: /bin -> usr/bin
                 args += ["--symlink", os.readlink(path), path]
@@ -86,7 +90,7 @@ def _read_only_paths(package: str, env: dict[str, str]) -> tuple[str, ...]:
 @functools.cache
 def _works(bwrap: str, binds: tuple[str, ...]) -> str:
     """'' when bubblewrap starts this Python in the sandbox, else what it said."""
-    probe = Sandbox(bwrap, binds).command(["/tmp"])
+    probe = Sandbox(bwrap, binds).command(["/tmp"], 1)
     try:
         done = subprocess.run(
             [*probe, sys.executable, "-c", "pass"], capture_output=True, text=True, timeout=60
