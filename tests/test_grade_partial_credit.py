@@ -9,7 +9,16 @@ import pytest
 from mxlearn.commands.exercise_cells import metadata
 from mxlearn.commands.grade import grade
 from mxlearn.exercises import parts_of
-from tests.test_grade import ANSWER_2, CHECK_1, CHECK_2, NOTEBOOK, SETUP, _cell, _rows
+from tests.test_grade import (
+    ANSWER_2,
+    CHECK_1,
+    CHECK_2,
+    NOTEBOOK,
+    SETUP,
+    _cell,
+    _notebook,
+    _rows,
+)
 
 PART_2 = (
     "# Check of exercise 01.1, part 2 (do not change)\n"
@@ -42,6 +51,7 @@ def test_each_part_that_passed_earns_its_points(temporary):
     _two_parts(submitted / "bob" / NOTEBOOK, answer_1="x = 42\ny = 0")
     _two_parts(submitted / "dave" / NOTEBOOK, answer_1="x = 42\ny = 0", part_2="pass")
     (submitted / "carol").mkdir()
+    _notebook(submitted / "erin" / NOTEBOOK)  # the edition before 01.1 was split: one check
     loop, accuracy = parts_of("01.1")
 
     grading = grade(submitted, tmp_path / "grades.csv", timeout=60, jobs=2, teacher=teacher)
@@ -54,6 +64,8 @@ def test_each_part_that_passed_earns_its_points(temporary):
     assert by_student["bob", "01.2"] == ("passed", "1", "1", "")  # one check: no parts
     assert by_student["dave", "01.1"] == ("tampered", "0", "2", f"{loop}: 0/1; {accuracy}: 0/1")
     assert by_student["carol", "01.1"] == ("failed", "0", "2", "")  # not handed in
+    stale = [r for r in rows if r[:3] == ("erin", NOTEBOOK, "01.1")][0]
+    assert stale[3] == "failed" and stale[4].startswith("only 1 of the 2 check cells")
     feedback = nbformat.read(tmp_path / "grades-feedback" / "bob" / NOTEBOOK, as_version=4)
     said = [c.source for c in feedback.cells if c.cell_type == "markdown"]
     assert any(f"points: 1 of 2 ({loop}: 1/1; {accuracy}: 0/1)" in s for s in said)

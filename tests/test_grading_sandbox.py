@@ -33,6 +33,30 @@ FORGE = (  # its own results file and every classmate's: passes for itself, fail
 )
 PATCH_FILE = "import mxlearn.checks\nopen(mxlearn.checks.__file__, 'a').write('raise SystemExit')\n"
 PATCH_MEMORY = "import mxlearn.checks\nmxlearn.checks.learned = lambda *a, **k: print('OK')\nx = 0"
+SHADOW = (  # the name the check cells call, rebound to something that says OK to everything
+    "import types\n"
+    "class _Yes:\n"
+    "    def __getattr__(self, name):\n"
+    "        return lambda *args, **kwargs: print('OK')\n"
+    "mxlearn = types.SimpleNamespace(checks=_Yes())\n"
+    "x = 0"
+)
+COMPILE = (  # Python's compile told to compile the seal as nothing, then a check replaced
+    "import builtins, mxlearn.checks\n"
+    "_compile = builtins.compile\n"
+    "builtins.compile = lambda source, name, *a, **k: _compile(\n"
+    "    'pass' if str(name).endswith('grading_seal.py') else source, name, *a, **k)\n"
+    "mxlearn.checks.learned = lambda *args, **kwargs: print('OK')\n"
+    "x = 0"
+)
+CLOSURE = (  # the function inside a check's wrappers replaced; __wrapped__ still the original
+    "import mxlearn.checks\n"
+    "outer = mxlearn.checks.learned\n"
+    "inner = outer.__closure__[outer.__code__.co_freevars.index('check')].cell_contents\n"
+    "cell = inner.__closure__[inner.__code__.co_freevars.index('function')]\n"
+    "cell.cell_contents = lambda *args, **kwargs: print('OK')\n"
+    "x = 0"
+)
 SWALLOW = (
     "get_ipython().transform_cell = lambda cell: 'pass\\n'  # every later cell: nothing\nx = 0"
 )
@@ -56,6 +80,7 @@ NETWORK = (  # the grader's machine listens on PORT: the sandbox has its own net
 CHANGED = (
     "the notebook changed mxlearn in memory (mxlearn.checks.learned), so no check could trust it"
 )
+SHADOWED = "the notebook changed mxlearn in memory (mxlearn), so no check could trust it"
 UNSEALED = (
     "check cell {} reported success without running to its end: the notebook changed how the "
     "kernel runs cells or reports errors"
@@ -101,19 +126,31 @@ def test_no_attack_changes_a_grade_and_the_honest_classmates_stand(temporary):
     daemon = DAEMON.format(escaped=str(escaped), token=TOKEN)
     _notebook(submitted / "daemon" / NOTEBOOK, answer_1=daemon)
     _notebook(submitted / "net" / NOTEBOOK, answer_1=NETWORK.format(port=port))
+    _notebook(submitted / "shadow" / NOTEBOOK, answer_1=SHADOW)
+    _notebook(submitted / "compiler" / NOTEBOOK, answer_1=COMPILE)
+    _notebook(submitted / "closure" / NOTEBOOK, answer_1=CLOSURE)
     package = _digest(PACKAGE)
 
-    grading = grade(submitted, tmp_path / "grades.csv", timeout=90, jobs=3, teacher=teacher)
+    grading = grade(submitted, tmp_path / "grades.csv", timeout=120, jobs=3, teacher=teacher)
     time.sleep(5)  # the daemon's wait, had it lived
 
     read_only = "OSError: [Errno 30] Read-only file system: '{}'".format(
         str(Path(PACKAGE) / "checks.py")
     )
+    builtins = (
+        "the notebook replaced Python's own exec, compile, open, __import__ or globals, so no "
+        "check could trust it"
+    )
+    inner = "the notebook changed mxlearn in memory (mxlearn.checks.learned), so no check could trust it"
     assert _rows(grading.csv)[1:] == [
         ("alice", NOTEBOOK, "01.1", "passed", ""),
         ("alice", NOTEBOOK, "01.2", "passed", ""),
         ("bob", NOTEBOOK, "01.1", "passed", ""),
         ("bob", NOTEBOOK, "01.2", "passed", ""),
+        ("closure", NOTEBOOK, "01.1", "tampered", inner),
+        ("closure", NOTEBOOK, "01.2", "tampered", inner),
+        ("compiler", NOTEBOOK, "01.1", "tampered", builtins),
+        ("compiler", NOTEBOOK, "01.2", "tampered", builtins),
         ("daemon", NOTEBOOK, "01.1", "passed", ""),
         ("daemon", NOTEBOOK, "01.2", "passed", ""),
         ("forger", NOTEBOOK, "01.1", "failed", "x should be 42"),
@@ -124,6 +161,8 @@ def test_no_attack_changes_a_grade_and_the_honest_classmates_stand(temporary):
         ("net", NOTEBOOK, "01.2", "passed", ""),
         ("patcher", NOTEBOOK, "01.1", "error", read_only),
         ("patcher", NOTEBOOK, "01.2", "passed", ""),
+        ("shadow", NOTEBOOK, "01.1", "tampered", SHADOWED),
+        ("shadow", NOTEBOOK, "01.2", "tampered", SHADOWED),
         ("swallower", NOTEBOOK, "01.1", "tampered", UNSEALED.format(4)),
         ("swallower", NOTEBOOK, "01.2", "tampered", UNSEALED.format(6)),
     ]

@@ -25,6 +25,7 @@ NOT_ANSWERED = "NotImplementedError"
 MESSAGE_CHARS = 300
 SEAL_TYPE = "application/x-mxlearn-seal"  # the MIME type of a check's last display
 CHANGED = "ChecksChanged"  # what grading_seal raises
+BUILTINS_CHANGED = "mxlearn seal: builtins changed"  # the KeyError a check cell raises then
 HINT_CALL = re.compile(r"""\bhint\(\s*['"]([0-9]{2}\.[0-9]+)['"]""")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -40,10 +41,27 @@ class Seal:
 
     def around(self, source: str) -> str:
         path = repr(self.seal_file)
-        first = f'exec(compile(open({path}, encoding="utf-8").read(), {path}, "exec"), '
-        first += f'{{"__name__": "mxlearn_grading_seal", "__file__": {path}}})'
-        last = f'__import__("IPython.display").display.display({{{SEAL_TYPE!r}: '
-        last += f"{self.nonce!r}}}, raw=True)"
+        # Python's builtins through the import system (no name the notebook could rebind),
+        # each one the seal needs a C function of its own name, else no seal at all
+        real = (
+            '[c for c in ().__class__.__base__.__subclasses__() if c.__name__ == "BuiltinImporter"]'
+            '[0].find_spec.__func__.__globals__["__builtins__"]'
+        )
+        needed = '("exec", "compile", "open", "__import__", "globals")'
+        genuine = (
+            f"[n for n in {needed} if not (type(b[n]) is type(().__class__.__base__.__subclasses__)"
+            " and b[n].__name__ == n)] == []"
+        )
+        space = f'{{"__builtins__": b, "__name__": "mxlearn_grading_seal", "__file__": {path}, '
+        space += '"user": b["globals"]()}'
+        first = f"_mxlearn_seal = (lambda b: {space} if {genuine} else {{}})({real})\n"
+        first += f'_mxlearn_seal.get("__builtins__") or {{}}[{BUILTINS_CHANGED!r}]\n'
+        run = '_mxlearn_seal["__builtins__"]'
+        first += f'{run}["exec"]({run}["compile"]({run}["open"]({path}, encoding="utf-8").read(), '
+        first += f'{path}, "exec"), _mxlearn_seal)'
+        nonce = f'{self.nonce!r} if _mxlearn_seal.get("sealed") is True else ""'
+        last = f'{run}["__import__"]("IPython.display").display.display({{{SEAL_TYPE!r}: '
+        last += f"{nonce}}}, raw=True)"
         return f"{first}\n{source}\n{last}"
 
 
@@ -171,7 +189,9 @@ def prepare(submission, teacher, seal: Seal | None = None) -> Prepared:
             missing[name] = (len(own.checks), total)
         for place, index in enumerate(own.checks):  # a stale copy above gets them too
             original = teacher.cells[theirs.checks[max(0, place - len(own.checks) + total)]]
-            if _as_compared(notebook.cells[index].source) != _as_compared(original.source):
+            if len(own.checks) >= total and (
+                _as_compared(notebook.cells[index].source) != _as_compared(original.source)
+            ):  # with checks missing, which is which is not known: graded as missing only
                 edited.add(name)
             notebook.cells[index].source = seal.around(original.source) if seal else original.source
         points = [_points(teacher.cells[i]) for i in theirs.checks]
@@ -194,7 +214,8 @@ def _missing_checks(found: int, total: int) -> str:
         )
     return say(
         "only {found} of the {total} check cells of this exercise are in the notebook (deleted, "
-        "or their metadata lost when cells were copied into a new notebook)",
+        "their metadata lost when cells were copied into a new notebook, or the notebook handed "
+        "out before the exercise was graded in parts)",
         found=found,
         total=total,
     )
@@ -219,6 +240,11 @@ def _from_error(event: dict) -> tuple[str, str]:
         return TAMPERED, say(
             "the notebook changed mxlearn in memory ({names}), so no check could trust it",
             names=value,
+        )
+    if name == "KeyError" and BUILTINS_CHANGED in value:
+        return TAMPERED, say(
+            "the notebook replaced Python's own exec, compile, open, __import__ or globals, so "
+            "no check could trust it"
         )
     if name == NOT_ANSWERED:
         return FAILED, say("not answered: the code still raises NotImplementedError")
@@ -322,7 +348,11 @@ def _failure(exercise: Exercise, results: dict[int, dict]) -> tuple[str, str]:
     answer cells still raises NotImplementedError, else its first error."""
     errors = [results[i] for i in exercise.cells if results[i]["status"] == "error"]
     stubs = [e for e in errors if e["cell"] in exercise.answers and e.get("ename") == NOT_ANSWERED]
-    changed = [e for e in errors if e.get("ename") == CHANGED]  # the answer's error aside
+    changed = [  # the answer's error aside
+        e
+        for e in errors
+        if e.get("ename") == CHANGED or BUILTINS_CHANGED in str(e.get("evalue", ""))
+    ]
     return _from_error((changed or stubs or errors)[0])
 
 

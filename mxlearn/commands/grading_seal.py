@@ -1,18 +1,23 @@
 """Run by the grader at the start of each check cell, in a namespace of its own, read afresh
-from the read-only package (never from ``sys.modules``, which the notebook could fill): is each
-part of mxlearn the notebook has loaded still the code of its file? A check that calls a
-function the notebook replaced (``mxlearn.checks.trained_by_hand = lambda *a, **k: None``), or
-reads a class whose method it replaced, would grade the notebook's code instead of the
-teacher's: it raises ``ChecksChanged`` with what differs, and the grader says ``tampered``.
+from the read-only package with Python's own builtins (found through the import system, never
+through names the notebook could rebind): is each part of mxlearn the notebook has loaded still
+the code of its file? A check that calls a function the notebook replaced
+(``mxlearn.checks.trained_by_hand = lambda *a, **k: None``), or reads a class whose method it
+replaced, would grade the notebook's code instead of the teacher's: it raises ``ChecksChanged``
+with what differs, and the grader says ``tampered``. Only when nothing differs does it set
+``sealed``, which the check cell's last line needs to show the run's nonce.
 
-What it compares: every function and method defined at the top of a module (its code against
-the code its file compiles to), each name a module imports from another part of mxlearn (the
-same object), and the plain constants of the check modules (their thresholds). What it cannot
-see: changes to MXNet, NumPy or Python itself, and a notebook that rewrites how IPython runs
-cells. The grader's own guide says so.
+What it compares: every function of a module and every attribute of its classes that is a
+function (each wrapper through ``__wrapped__`` and its closure too) against the code its file
+compiles to, or Python's or an installed package's; each name a module imports from another
+part of mxlearn (the same object); the plain constants of the check modules (their
+thresholds); the name ``mxlearn`` in the notebook; Python's builtins and ``sys.modules``. What
+it cannot see: changes to MXNet or NumPy, and a notebook that rewrites how IPython runs cells.
+The grader's own guide says so.
 """
 
 import ast
+import dataclasses
 import os
 import sys
 import sysconfig
@@ -24,6 +29,10 @@ TRUSTED = tuple(
     for p in {PACKAGE, *(sysconfig.get_paths()[k] for k in ("stdlib", "purelib", "platlib"))}
 )
 IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
+WRITTEN = {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__new__"}
+WRITTEN |= {"__lt__", "__le__", "__gt__", "__ge__", "__getstate__", "__setstate__"}
+BUILTIN = type(len)  # a function written in C
+_fresh: dict = {}  # per file: {qualname: code} as the file compiles
 
 
 class ChecksChanged(Exception):
@@ -48,6 +57,39 @@ def _installed(code) -> bool:
     return os.path.realpath(code.co_filename).startswith(TRUSTED)
 
 
+def _compiled(path: str) -> dict:
+    """{qualname: code} of a package file as it compiles now."""
+    if path not in _fresh:
+        with open(path, encoding="utf-8") as f:
+            tree = ast.parse(f.read(), path)
+        _fresh[path] = (tree, _codes(compile(tree, path, "exec"), {}))
+    return _fresh[path][1]
+
+
+def _genuine(function, seen=None) -> bool:
+    """Whether a function is what its file says: mxlearn's code as its file compiles (by
+    qualname), or Python's or an installed package's; and so is each function its closure
+    holds (a wrapper's own ``check``, ``function``)."""
+    seen = set() if seen is None else seen
+    if id(function) in seen or len(seen) > 200:
+        return True
+    seen.add(id(function))
+    code = function.__code__
+    if _ours(code):
+        if _compiled(os.path.realpath(code.co_filename)).get(code.co_qualname) != code:
+            return False  # compiled under mxlearn's file name, or changed
+    elif not _installed(code):
+        return False  # written in the notebook
+    for cell in function.__closure__ or ():
+        try:
+            held = cell.cell_contents
+        except ValueError:  # a cell not filled yet
+            continue
+        if isinstance(held, types.FunctionType) and not _genuine(held, seen):
+            return False
+    return True
+
+
 def _chain(value) -> list:
     """The functions behind a module's or class's attribute, outermost first, through each
     wrapper's ``__wrapped__`` (functools.wraps); empty when it is no function (a value)."""
@@ -63,18 +105,16 @@ def _chain(value) -> list:
     return chain
 
 
-def _changed(live, qualname, fresh, decorated) -> bool:
+def _changed(live, qualname, decorated) -> bool:
     chain = _chain(live)
     if not chain:
         return not decorated  # a decorator may make a value (a cache, a dataclass field)
-    if not all(_installed(f.__code__) for f in chain):  # one written in the notebook
+    if not all(_genuine(f) for f in chain):
         return True
     code = chain[-1].__code__
     if not _ours(code):
         return True
-    if code.co_qualname != qualname:
-        return not decorated  # a wrapper without __wrapped__: its own code is checked there
-    return code != fresh.get(qualname)
+    return code.co_qualname != qualname and not decorated  # a wrapper keeps its own name
 
 
 def _global_names(tree) -> set:
@@ -85,9 +125,8 @@ def _problems_of(name, module) -> list:
     path = getattr(module, "__file__", None)
     if not path or not os.path.realpath(path).startswith(PACKAGE + os.sep):
         return [name]
-    with open(path, encoding="utf-8") as f:
-        tree = ast.parse(f.read(), path)
-    fresh = _codes(compile(tree, path, "exec"), {})
+    _compiled(os.path.realpath(path))
+    tree = _fresh[os.path.realpath(path)][0]
     found = []
     space = vars(module)
     assigned = [
@@ -100,20 +139,44 @@ def _problems_of(name, module) -> list:
     rebound = _global_names(tree) | {n for n in assigned if assigned.count(n) > 1}
     for node in tree.body:
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            if _changed(space.get(node.name), node.name, fresh, bool(node.decorator_list)):
+            if _changed(space.get(node.name), node.name, bool(node.decorator_list)):
                 found.append(f"{name}.{node.name}")
         elif isinstance(node, ast.ClassDef) and isinstance(space.get(node.name), type):
-            members = vars(space[node.name])
-            for item in node.body:
-                if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    qualname = f"{node.name}.{item.name}"
-                    decorated = bool(item.decorator_list)
-                    if _changed(members.get(item.name), qualname, fresh, decorated):
-                        found.append(f"{name}.{qualname}")
+            found += _class_changed(f"{name}.{node.name}", space[node.name], node)
         elif isinstance(node, ast.ImportFrom) and node.level:
             found += _imports_changed(name, module, node)
         elif isinstance(node, ast.Assign) and name.endswith("checks"):
             found += _constants_changed(name, space, node, rebound)
+    for attribute, value in list(space.items()):  # one the notebook added, or set by hand
+        if isinstance(value, types.FunctionType) and not _genuine(value):
+            found.append(f"{name}.{attribute}")
+    return sorted(set(found))
+
+
+def _written(chain) -> bool:
+    """A method made from text (its code's file "<string>"), in an installed wrapper or none
+    (reprlib's around a dataclass's __repr__)."""
+    inner = chain[-1].__code__.co_filename == "<string>"
+    return inner and all(_installed(f.__code__) for f in chain[:-1])
+
+
+def _class_changed(name, cls, node) -> list:
+    """A class's methods as its body wrote them, and every function on it genuine (those
+    mxlearn attaches at import, e.g. the guards of Module, included)."""
+    found = []
+    members = vars(cls)
+    for item in node.body:
+        if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            qualname = f"{node.name}.{item.name}"
+            if _changed(members.get(item.name), qualname, bool(item.decorator_list)):
+                found.append(f"{name}.{item.name}")
+    written = dataclasses.is_dataclass(cls) or hasattr(cls, "_fields")  # or a namedtuple
+    for attribute, value in list(members.items()):
+        chain = _chain(value)
+        if written and attribute in WRITTEN and chain and _written(chain):
+            continue  # the methods dataclasses and namedtuple write from text
+        if not all(_genuine(f) for f in chain):
+            found.append(f"{name}.{attribute}")
     return found
 
 
@@ -151,9 +214,38 @@ def _constants_changed(name, space, node, rebound) -> list:
     return [f"{name}.{n}" for n in names if n in space and space[n] != value]
 
 
-def verify() -> None:
+def _builtins_changed() -> list:
+    """Python's builtins as Python made them: a C function under its own name, a class of
+    Python's (or, as IPython adds, an installed package's function), never the notebook's."""
+    import builtins
+
     found = []
-    for name, module in sorted(sys.modules.items()):
+    for name, value in list(vars(builtins).items()):
+        if isinstance(value, BUILTIN):
+            if value.__name__ != name and name in CORE:
+                found.append(f"builtins.{name}")
+        elif isinstance(value, types.FunctionType):
+            if not _genuine(value):
+                found.append(f"builtins.{name}")
+        elif isinstance(value, type) and name in CORE and value.__module__ != "builtins":
+            found.append(f"builtins.{name}")
+    return found
+
+
+CORE = {"exec", "eval", "compile", "open", "__import__", "globals", "getattr", "setattr"}
+CORE |= {"hasattr", "isinstance", "issubclass", "len", "iter", "next", "repr", "sorted"}
+CORE |= {"vars", "id", "callable", "round", "abs", "min", "max", "sum", "any", "all", "print"}
+CORE |= {"int", "float", "str", "bool", "list", "dict", "tuple", "set", "type", "object"}
+
+
+def verify() -> None:
+    found = _builtins_changed()
+    if type(sys.modules) is not dict:
+        found.append("sys.modules")
+    user = globals().get("user") or {}
+    if "mxlearn" in user and user["mxlearn"] is not sys.modules.get("mxlearn"):
+        found.append("mxlearn")  # the name the check cells call, rebound in the notebook
+    for name, module in sorted(dict.items(sys.modules)):
         if name == "mxlearn" or name.startswith("mxlearn."):
             parent, _, last = name.rpartition(".")
             if parent in sys.modules and getattr(sys.modules[parent], last, module) is not module:
@@ -164,3 +256,4 @@ def verify() -> None:
 
 
 verify()
+sealed = True  # read by the check cell's last line: verify() ran and found nothing
