@@ -98,7 +98,9 @@ def _chain(value) -> list:
     elif isinstance(value, property):
         value = value.fget
     chain = []
-    while callable(value) and len(chain) < 20:
+    for _ in range(20):  # an object whose __wrapped__ is itself ends too
+        if not callable(value):
+            break
         if isinstance(value, types.FunctionType):
             chain.append(value)
         value = getattr(value, "__wrapped__", None)
