@@ -31,7 +31,8 @@ TRUSTED = tuple(
 IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
 WRITTEN = {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__new__"}
 WRITTEN |= {"__lt__", "__le__", "__gt__", "__ge__", "__getstate__", "__setstate__"}
-BUILTIN = type(len)  # a function written in C
+BUILTIN = type(len)
+SELF = "mxlearn.commands.grading_seal"  # a function written in C
 _fresh: dict = {}  # per file: {qualname: code} as the file compiles
 
 
@@ -251,6 +252,8 @@ def verify() -> None:
     if "mxlearn" in user and user["mxlearn"] is not sys.modules.get("mxlearn"):
         found.append("mxlearn")  # the name the check cells call, rebound in the notebook
     for name, module in sorted(dict.items(sys.modules)):
+        if name == SELF:  # this file imported as a module (doctests do): no check reads it
+            continue
         if name == "mxlearn" or name.startswith("mxlearn."):
             parent, _, last = name.rpartition(".")
             if parent in sys.modules and getattr(sys.modules[parent], last, module) is not module:
