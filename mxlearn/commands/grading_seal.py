@@ -202,7 +202,7 @@ def _imports_changed(name, module, node) -> list:
             chain, inner = _chain(live), _chain(original)
             if (
                 not chain
-                or not all(_installed(f.__code__) for f in chain)
+                or not all(_genuine(f) for f in chain)
                 or chain[-1] is not inner[-1]
             ):
                 found.append(f"{name}.{alias.asname or alias.name}")
