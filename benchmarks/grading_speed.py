@@ -2,8 +2,10 @@
 teacher's edition of every course notebook (every check passes: the longest run a notebook
 has), graded with each ``--jobs`` given, in the sandbox (or without it, ``--no-sandbox``). Says
 each notebook's median seconds, the wall time, and what 40 students would take at that rate.
+With ``--plain``, first each notebook run once as a student runs it (nbclient, one kernel, no
+sandbox, no seal, no grader): what grading adds is the difference.
 
-    MXLEARN_DATA=... python benchmarks/grading_speed.py --students 2 --jobs 1 2
+    MXLEARN_DATA=... python benchmarks/grading_speed.py --plain --students 2 --jobs 1 2
 """
 
 from __future__ import annotations
@@ -31,12 +33,34 @@ def _class(folder: Path, students: int) -> Path:
     return submitted
 
 
+def _plain() -> None:
+    """Each teacher notebook executed once, in a copy, as Jupyter would run it."""
+    import nbformat
+    from nbclient import NotebookClient
+
+    print("plain run (one kernel, no grader):")
+    total = 0.0
+    for notebook in sorted(TEACHER.glob("*.ipynb")):
+        with tempfile.TemporaryDirectory() as tmp:
+            shutil.copy(notebook, Path(tmp) / notebook.name)
+            nb = nbformat.read(Path(tmp) / notebook.name, as_version=4)
+            started = time.monotonic()
+            NotebookClient(nb, timeout=900, resources={"metadata": {"path": tmp}}).execute()
+            seconds = time.monotonic() - started
+        total += seconds
+        print(f"  {notebook.name:40s} {seconds:6.1f} s")
+    print(f"  all {total:.0f} s")
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--students", type=int, default=2)
     parser.add_argument("--jobs", type=int, nargs="+", default=[1, 2])
     parser.add_argument("--no-sandbox", action="store_true")
+    parser.add_argument("--plain", action="store_true", help="first time each notebook ungraded")
     args = parser.parse_args()
+    if args.plain:
+        _plain()
     for jobs in args.jobs:
         with tempfile.TemporaryDirectory() as tmp:
             submitted = _class(Path(tmp), args.students)
