@@ -5,6 +5,7 @@ explain mistakes in the network's own terms ("SoftmaxOutput 'softmax' expects th
 from __future__ import annotations
 
 import json
+import math
 from dataclasses import dataclass
 
 from ._compat import mx
@@ -26,10 +27,24 @@ class LabelInput:
     layer: str  # e.g. 'softmax'
     # SoftmaxOutput(use_ignore=True): rows with this label are left out of the loss
     ignore_label: float | None = None
+    # the axis a SoftmaxOutput's softmax runs over: -1 (preserve_shape), 1 (multi_output), or
+    # None for all of a row's values at once (MXNet's default, and SVMOutput's)
+    class_axis: int | None = None
 
     @property
     def is_classification(self) -> bool:
         return self.op in CLASSIFICATION_OUTPUTS
+
+    def classes(self, output_shape) -> int:
+        """How many classes a label may name, for an output of ``output_shape``."""
+        if self.class_axis is None:
+            return math.prod(output_shape[1:])
+        return output_shape[self.class_axis]
+
+    def reads_probabilities(self, label_shape, output_shape) -> bool:
+        """A SoftmaxOutput label shaped like its output holds a probability per class: MXNet
+        takes the gradient as output minus label (label smoothing, soft targets)."""
+        return self.op == "SoftmaxOutput" and tuple(label_shape) == tuple(output_shape)
 
     @property
     def output_name(self) -> str:
@@ -52,6 +67,12 @@ def ignore_label(attrs: dict) -> float | None:
     return float(attrs.get("ignore_label", "-1")) if is_set(attrs, "use_ignore") else None
 
 
+def class_axis(attrs: dict) -> int | None:
+    if is_set(attrs, "preserve_shape"):
+        return -1
+    return 1 if is_set(attrs, "multi_output") else None
+
+
 def label_inputs(symbol) -> list[LabelInput]:
     """The label variables of ``symbol``, found through the loss layers that read them."""
     nodes = json.loads(symbol.tojson())["nodes"]
@@ -61,8 +82,9 @@ def label_inputs(symbol) -> list[LabelInput]:
         if op in CLASSIFICATION_OUTPUTS | REGRESSION_OUTPUTS and len(node["inputs"]) > 1:
             label_node = nodes[node["inputs"][1][0]]
             if label_node["op"] == "null":
+                attrs = node.get("attrs", {})
                 found[label_node["name"]] = LabelInput(
-                    label_node["name"], op, node["name"], ignore_label(node.get("attrs", {}))
+                    label_node["name"], op, node["name"], ignore_label(attrs), class_axis(attrs)
                 )
     # A '*_label' variable read by another operator (a custom loss) is still a label.
     for name in symbol.list_arguments():

@@ -115,7 +115,7 @@ def test_a_second_bind_to_another_batch_size_checks_the_shapes_as_the_first():
     with pytest.raises(RowsDiffer):
         mod.bind([("data", (16, 5))], [("softmax_label", (12,))])
     with pytest.raises(OneHotLabels):
-        mod.bind([("data", (16, 5))], [("softmax_label", (16, 4))], force_rebind=True)
+        mod.bind([("data", (16, 5))], [("softmax_label", (16, 3))], force_rebind=True)
     assert [tuple(d.shape) for d in mod.data_shapes] == [(8, 5)]
 
 

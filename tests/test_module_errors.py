@@ -77,7 +77,7 @@ from mxlearn.guards.lifecycle import (
     stage_words,
 )
 from mxlearn.guards.optimizer_settings import NoSuchOptimizer, NoSuchSetting, OptimizerInstalled
-from mxlearn.metrics.catalogue import NoSuchMetric, TopKCountsAll
+from mxlearn.metrics.catalogue import ClassMetricOfProbabilityLabels, NoSuchMetric, TopKCountsAll
 from mxlearn.module.inspection import NoSuchAttribute
 from mxlearn.rules import WrongKind
 
@@ -401,10 +401,24 @@ def test_labels_shaped_n_by_1(small_net, small_data):
 
 
 def test_one_hot_labels(small_net, small_data):
+    """MXNet trains on one-hot rows (probabilities); 'acc' would read them as 0 and 1 and
+    report 0.75 for 4 classes: refused, and the advised class numbers train and score."""
     X, y = small_data
     one_hot = np.eye(4, dtype=np.float32)[y.astype(int)]
     it = mx.io.NDArrayIter(X, one_hot, 32)
-    with explained(OneHotLabels, "y.argmax(axis=1)", got=(32, 4), width=4):
+    with explained(ClassMetricOfProbabilityLabels, "y.argmax(axis=1)", metric="accuracy"):
+        mxlearn.Module(small_net).fit(it, num_epoch=1)
+    it = mx.io.NDArrayIter(X, one_hot.argmax(axis=1), 32)  # the advice followed
+    mod = mxlearn.Module(small_net)
+    mod.fit(it, num_epoch=1)
+    assert 0 <= mod.score(it, "acc")[0][1] <= 1
+
+
+def test_one_hot_rows_of_another_width_than_the_classes(small_net, small_data):
+    X, y = small_data
+    one_hot = np.eye(5, dtype=np.float32)[y.astype(int)]
+    it = mx.io.NDArrayIter(X, one_hot, 32)
+    with explained(OneHotLabels, "y.argmax(axis=1)", got=(32, 5), width=5):
         mxlearn.Module(small_net).fit(it, num_epoch=1)
 
 

@@ -394,7 +394,7 @@ def iterator(labels, rows=64):
 @pytest.mark.parametrize(
     "kind, changes, fields",
     [
-        (binding.OneHotLabels, {"train_iter": iterator(np.zeros((64, 26)))}, {"width": 26}),
+        (binding.OneHotLabels, {"train_iter": iterator(np.zeros((64, 10)))}, {"width": 10}),
         (rf.GaveNoBatch, {"train_iter": iterator(np.zeros(0), rows=0)}, {}),
         (
             binding.FeaturesDifferFromBinding,
@@ -403,7 +403,7 @@ def iterator(labels, rows=64):
         ),
         (NoSuchSetting, {"optimizer_params": {"momentm": 0.9}}, {"name": "momentm"}),
     ],
-    ids=["one-hot labels", "no batch", "other width", "typo"],
+    ids=["one-hot rows of another width", "no batch", "other width", "typo"],
 )
 def test_a_refusal_names_lr_find_not_the_trial_modules_calls(kind, changes, fields):
     assert fields.items() <= refused(kind, **changes).fields.items()

@@ -200,11 +200,7 @@ def _imports_changed(name, module, node) -> list:
         elif isinstance(original, types.FunctionType) and live is not original:
             # wrapped again here (checks.py gives each check its exercise= keyword)
             chain, inner = _chain(live), _chain(original)
-            if (
-                not chain
-                or not all(_genuine(f) for f in chain)
-                or chain[-1] is not inner[-1]
-            ):
+            if not chain or not all(_genuine(f) for f in chain) or chain[-1] is not inner[-1]:
                 found.append(f"{name}.{alias.asname or alias.name}")
     return found
 

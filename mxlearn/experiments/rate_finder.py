@@ -243,7 +243,8 @@ def _refuse_inputs(given, symbol, train_iter) -> None:
         bound = given.data_shapes if given.binded else None
         binding.check_params_fit(symbol, shapes, train_iter.provide_data, bound, CALLED, None)
     with _told_as_lr_find():
-        rules_of = data_values.rules_for(symbol, labels, train_iter.provide_data)
+        provided = train_iter.provide_data, train_iter.provide_label
+        rules_of = data_values.rules_for(symbol, labels, *provided)
         data_values.check_source(train_iter, "training", rules_of)
 
 
@@ -309,6 +310,10 @@ class CrossEntropy:
         if pad:
             logits, label = logits[:rows], label[:rows]
         label = label.as_in_context(logits.context)
+        if label.shape == logits.shape:  # a probability per class: -sum(p log q) a softmax
+            axis = -1 if self.preserve_shape else 1
+            losses = -(label * mx.nd.log_softmax(logits, axis=axis)).sum(axis=axis)
+            return losses.mean().reshape((1,))
         if self.preserve_shape:  # classes on the last axis
             axis, label = -1, label.reshape(logits.shape[:-1])
         elif self.multi_output:  # classes on axis 1, a label per position

@@ -129,7 +129,8 @@ def check_values(mod, batch, what: str) -> None:
             nan, inf = int(np.isnan(values).sum()), int(np.isinf(values).sum())
             raise NonFiniteFirstBatch(what=what_words(what), name=desc.name, nan=nan, inf=inf)
     label_inputs = mod.label_inputs
-    rules = data_values.label_rules(label_inputs, dict(mod.output_shapes))  # classifiers' labels
+    # classifiers' class-number labels
+    rules = data_values.label_rules(label_inputs, dict(mod.output_shapes), mod.label_shapes or ())
     for desc, arr in zip(mod.label_shapes or [], batch.label):
         if desc.name in rules:
             _check_classes(arr.asnumpy(), rules[desc.name].classes, label_inputs[desc.name], what)

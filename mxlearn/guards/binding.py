@@ -90,13 +90,21 @@ class LabelLayoutDiffers(InputError):
 
 
 class OneHotLabels(InputError):
-    # SoftmaxOutput would take them as class probabilities, and 'acc' would then compare two
-    # argmaxes of the same kind: about 0.96 for an untrained model
+    # rows of another width than the classes (a row as wide as the output is a probability per
+    # class, which SoftmaxOutput takes), or fed to a module bound for class numbers
     says = N_(
         "{called}: labels shaped {got}: one-hot rows ({width} numbers per example); {who} expects "
         "'{name}' shaped {want}."
     )
     fix_says = N_("turn one-hot rows into class numbers: y = y.argmax(axis=1)")
+
+
+class ClassNumbersForProbabilities(InputError):
+    says = N_(
+        "{called}: labels shaped {got}: a class number per example; {who} reads '{name}' as a "
+        "probability per class here, shaped {want}, as the training labels were."
+    )
+    fix_code = "y = np.eye({classes}, dtype='float32')[y.astype(int)]"
 
 
 class LabelShapeDiffers(InputError):
@@ -396,12 +404,10 @@ def check_label_shapes(
     label_names,
     label_inputs,
     called: str = "mod.bind()",
-    probabilities: bool = False,
 ) -> None:
     """Labels shaped as the network reads them: the shape it infers from the data, or another
-    its layers take (SoftmaxOutput(multi_output=True) reads (N, 1, T) as (N, T)); a row of
-    class probabilities per example is refused unless ``probabilities`` (bind takes them, as
-    SoftmaxOutput does; a caller that measures class numbers does not)."""
+    its layers take (SoftmaxOutput(multi_output=True) reads (N, 1, T) as (N, T), and a label
+    shaped like its output as a probability per class)."""
     data = {d.name: tuple(d.shape) for d in data_descs}
     expected = network.infer_label_shapes(symbol, data, label_names)
     for desc in label_descs:
@@ -418,13 +424,43 @@ def check_label_shapes(
             raise TargetsShapeDiffer(**facts)
         one_row_each = len(got) == 2 and got[0] == want[0] and len(want) == 1
         read = network.infer_param_shapes(symbol, [], {**data, desc.name: got}) is not None
-        if read and (probabilities or not one_row_each):
+        if read and (not one_row_each or _shaped_as_output(symbol, data, layer, got)):
             continue
         if got == want + (1,):
             raise (LabelsOneColumnTooMany if len(want) == 1 else LabelsOneAxisTooMany)(**facts)
         if one_row_each:
             raise OneHotLabels(width=got[1], **facts)
         raise LabelShapeDiffers(**facts)
+
+
+def check_labels_as_trained(label_inputs: dict, given, trained, called: str) -> None:
+    """A classifier's labels of the kind it was bound or trained with (``trained``: those
+    labels' descriptions): class numbers and probabilities bind apart, and MXNet fails deep in
+    its engine when one is fed to a module bound for the other."""
+    rows = {d.name: tuple(d.shape[1:]) for d in trained or ()}
+    for desc in given or ():
+        layer, want, got = label_inputs.get(desc.name), rows.get(desc.name), tuple(desc.shape)
+        if layer is None or not layer.is_classification or want is None or got[1:] == want:
+            continue
+        who = _reader(label_inputs, desc)
+        facts = dict(called=called, got=got, who=who, name=desc.name, want=got[:1] + want)
+        if len(got) == 2 and not want:
+            raise OneHotLabels(width=got[1], **facts)
+        if len(got) == 1 and len(want) == 1:
+            raise ClassNumbersForProbabilities(classes=want[0], **facts)
+
+
+def _shaped_as_output(symbol, data: dict, layer, got: tuple) -> bool:
+    """A SoftmaxOutput's label shaped like its output: a probability per class (MXNet takes
+    the gradient as output minus label: label smoothing, soft targets)."""
+    if layer is None:
+        return False
+    try:
+        _, shapes, _ = symbol.infer_shape_partial(**data)
+    except mx.base.MXNetError:
+        return False
+    shape = dict(zip(symbol.list_outputs(), shapes or [])).get(layer.output_name)
+    return bool(shape) and layer.reads_probabilities(got, shape)
 
 
 def check_shared_module(shared_module) -> None:

@@ -112,25 +112,30 @@ def source_arrays(iterator) -> tuple[list, list] | None:
     return list(iterator.data), list(iterator.label)
 
 
-def label_rules(label_inputs: dict, output_shapes: dict) -> dict[str, LabelRule]:
-    """label name -> rule, for the labels a classifier reads."""
+def label_rules(label_inputs: dict, output_shapes: dict, label_shapes=()) -> dict[str, LabelRule]:
+    """label name -> rule, for the labels a classifier reads as class numbers (not those
+    ``label_shapes``, (name, shape) pairs, show to hold probabilities)."""
+    shapes = dict(label_shapes)
     rules = {}
     for name, layer in label_inputs.items():
         shape = output_shapes.get(layer.output_name)
-        if layer.is_classification and shape and len(shape) >= 2:
-            rules[name] = LabelRule(
-                name, shape[1], f"{layer.op} '{layer.layer}'", layer.ignore_label
-            )
+        if not (layer.is_classification and shape and len(shape) >= 2):
+            continue
+        if name in shapes and layer.reads_probabilities(shapes[name], shape):
+            continue  # checked as values, like a regression target
+        describe = f"{layer.op} '{layer.layer}'"
+        rules[name] = LabelRule(name, layer.classes(shape), describe, layer.ignore_label)
     return rules
 
 
-def rules_for(symbol, label_inputs: dict, provide_data) -> dict[str, LabelRule]:
-    """:func:`label_rules` for a network fed ``provide_data``."""
+def rules_for(symbol, label_inputs: dict, provide_data, provide_label=()) -> dict[str, LabelRule]:
+    """:func:`label_rules` for a network fed ``provide_data`` and ``provide_label``."""
     try:
         _, out_shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in provide_data})
     except mx.base.MXNetError:
         return {}  # the shape checks explain it
-    return label_rules(label_inputs, dict(zip(symbol.list_outputs(), out_shapes or [])))
+    outputs = dict(zip(symbol.list_outputs(), out_shapes or []))
+    return label_rules(label_inputs, outputs, [(d.name, d.shape) for d in provide_label or ()])
 
 
 def _where(count: int, rows: int, shuffled: bool, row: int) -> str:
@@ -168,21 +173,25 @@ def check_data(name: str, values: np.ndarray, what: str, shuffled: bool, kind="d
 
 
 def check_labels(rule: LabelRule, values: np.ndarray, what: str, shuffled: bool) -> None:
-    """Refuse labels that are not class numbers 0..classes-1 (ignore_label is one)."""
-    values = values.reshape(-1)
+    """Refuse labels that are not class numbers 0..classes-1 (ignore_label is one); counted in
+    rows, a row's labels (one per position of a sequence) together."""
+    if not values.size:
+        return  # no rows: the iterator's own check says it gives no batch
+    values = values.reshape(len(values), -1)
     allowed = values == rule.ignore_label  # all False for None
     fractional = (values != np.round(values)) & ~allowed
     outside = ((values < 0) | (values >= rule.classes)) & ~allowed & ~fractional
 
     def facts(wrong) -> dict:
-        first = int(np.argmax(wrong))
+        rows = wrong.any(axis=1)
+        first = int(np.argmax(rows))
         return dict(
             what=what_words(what),
             name=rule.name,
             layer=rule.describe,
             classes=rule.classes,
-            where=_where(int(wrong.sum()), len(values), shuffled, first),
-            label=f"{values[first]:g}",
+            where=_where(int(rows.sum()), len(values), shuffled, first),
+            label=f"{values[first][np.argmax(wrong[first])]:g}",
         )
 
     if fractional.any():

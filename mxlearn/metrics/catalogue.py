@@ -78,6 +78,21 @@ class ClassMetricOfProbabilities(ClassMetricOfNumbers):
     )
 
 
+class ClassMetricOfProbabilityLabels(InputError):
+    says = N_(
+        "{called}: '{metric}' reads each label as a class number, but the labels of this "
+        "{op} are shaped like its output: a probability per class, as MXNet trains on them. "
+        "MXNet's metric would cut each probability to a whole number, and its value would mean "
+        "nothing (its accuracy on smoothed labels reads 1.0 whatever the network predicts). "
+        "One-hot rows are probabilities too: y.argmax(axis=1) gives the class numbers every "
+        "metric reads."
+    )
+    fix_code = (
+        "eval_metric=mx.metric.np(lambda label, pred: (pred.argmax(axis={axis}) == "
+        "label.argmax(axis={axis})).mean(), name='accuracy')"
+    )
+
+
 class TopKCountsAll(InputError):
     says = N_(
         "{called}: '{metric}' with {classes} classes counts every prediction as "
@@ -359,6 +374,9 @@ def check_metric_fits(
     """Refuse a metric that cannot measure this network's output; ``op``: the loss layer's."""
     for leaf in leaf_metrics(metric):
         kind = metric_kind(leaf)
+        if output_kind == "probabilities" and kind == "classification":
+            axis = -1  # the classes' axis of a probability label shaped like its output
+            raise ClassMetricOfProbabilityLabels(called=called, metric=leaf.name, op=op, axis=axis)
         if output_kind == "classification" and kind == "regression":
             raise RegressionMetricOfClasses(called=called, metric=leaf.name)
         if output_kind == "regression" and kind == "classification":

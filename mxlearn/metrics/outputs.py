@@ -65,9 +65,11 @@ class OtherHeadsLabel(InputError):
 _pointed: weakref.WeakSet = weakref.WeakSet()
 
 
-def layer_kind(layer) -> str | None:
+def layer_kind(layer, probabilities=frozenset()) -> str | None:
+    """classification, regression, or probabilities: a classifier whose labels (their names in
+    ``probabilities``) hold a probability per class."""
     if layer.is_classification:
-        return "classification"
+        return "probabilities" if layer.name in probabilities else "classification"
     return "regression" if layer.op in network.REGRESSION_OUTPUTS else None
 
 
@@ -75,9 +77,10 @@ def kind_words(kind: str) -> str:
     return say("classification") if kind == "classification" else say("regression")
 
 
-def match_outputs(metric, layers, output_names, called: str, out_shapes: dict) -> None:
+def match_outputs(metric, layers, output_names, called: str, out_shapes: dict, soft=()) -> None:
     """Point each leaf of ``metric`` at the one output (and label) it measures, and check it
-    fits that output (``out_shapes``: output name -> shape, or empty when unknown)."""
+    fits that output (``out_shapes``: output name -> shape, or empty when unknown; ``soft``:
+    the labels that hold probabilities)."""
     listed = ", ".join(f"'{layer.output_name}' ({layer.op})" for layer in layers)
     for leaf in leaf_metrics(metric):
         wanted = metric_kind(leaf)
@@ -91,7 +94,8 @@ def match_outputs(metric, layers, output_names, called: str, out_shapes: dict) -
             layer = next((lay for lay in layers if lay.output_name == name), None)
             shape = out_shapes.get(name)
             classes = shape[1] if shape and len(shape) == 2 else None
-            check_metric_fits(leaf, layer_kind(layer) if layer else None, classes, called)
+            kind = layer_kind(layer, soft) if layer else None
+            check_metric_fits(leaf, kind, classes, called, layer.op if layer else None)
 
 
 def _choose_output(leaf, wanted, layers, listed, called) -> None:
@@ -127,20 +131,29 @@ def _check_given(leaf, wanted, layers, output_names, listed, called) -> None:
             raise OtherHeadsLabel(layer=layer.layer, read=layer.name, own=own, **facts)
 
 
-def check_metric_fits_network(metric, symbol, label_inputs: dict, data_descs, called: str) -> None:
+def check_metric_fits_network(
+    metric, symbol, label_inputs: dict, data_descs, called: str, label_descs=()
+) -> None:
     """:func:`check_metric_fits` for a network: its kind from its loss layers (``label_inputs``:
-    label name -> network.LabelInput), its classes from its output shape; with several
-    outputs, each metric is pointed at the output it measures."""
+    label name -> network.LabelInput) and the labels fed (``label_descs``), its classes from
+    its output shape; with several outputs, each metric is pointed at the output it measures."""
     layers = list(label_inputs.values())
     try:
         _, shapes, _ = symbol.infer_shape_partial(**{d.name: d.shape for d in data_descs})
     except mx.base.MXNetError:
         shapes = None  # the bind that follows explains shape problems
     out_shapes = dict(zip(symbol.list_outputs(), shapes or []))
+    fed = {d.name: d.shape for d in label_descs or ()}
+    soft = {
+        layer.name
+        for layer in layers
+        if layer.name in fed
+        and layer.reads_probabilities(fed[layer.name], out_shapes.get(layer.output_name, ()))
+    }
     if layers and (len(layers) > 1 or len(symbol.list_outputs()) > 1):
-        match_outputs(metric, layers, symbol.list_outputs(), called, out_shapes)
+        match_outputs(metric, layers, symbol.list_outputs(), called, out_shapes, soft)
         return
-    kind = layer_kind(layers[0]) if layers else None
+    kind = layer_kind(layers[0], soft) if layers else None
     first = next(iter(out_shapes.values()), None)
     classes = first[1] if kind == "classification" and first and len(first) == 2 else None
     check_metric_fits(metric, kind, classes, called, layers[0].op if layers else None)

@@ -163,8 +163,8 @@ class HighLevelAPI:
         self._prepare_inference("mod.score()", eval_data)
         if not self._label_shapes and self._label_names:
             raise binding.BoundWithoutLabels(called="mod.score()")
-        self._check_eval_labels(eval_data, "mod.score()")
-        eval_metric = self._metric(eval_metric, eval_data.provide_data, "mod.score()")
+        self._check_eval_labels(eval_data, "mod.score()", self._label_shapes)
+        eval_metric = self._metric(eval_metric, eval_data, "mod.score()")
         checks, first_callbacks = self._evaluation_checks(eval_data)
         score_end_callback = [*first_callbacks, *arguments.as_list(score_end_callback)] or None
         with checks:
@@ -185,7 +185,8 @@ class HighLevelAPI:
         score runs in, and the score_end_callbacks that read the checks before anyone (fit's
         validation hooks included) gets the score."""
         what = "validation" if self._lifecycle.call == "fit" else "evaluation"
-        rules = data_values.rules_for(self._symbol, self._label_inputs, eval_data.provide_data)
+        provided = eval_data.provide_data, getattr(eval_data, "provide_label", None)
+        rules = data_values.rules_for(self._symbol, self._label_inputs, *provided)
         facts = data_values.check_source(eval_data, what, rules)
         names = [d.name for d in eval_data.provide_data]
         queued = QueuedValueChecks(what, names, rules) if facts is None else None
@@ -271,9 +272,10 @@ class HighLevelAPI:
         state, self._resume = self._resume, None
         return state
 
-    def _check_eval_labels(self, eval_data, called: str) -> None:
+    def _check_eval_labels(self, eval_data, called: str, trained) -> None:
         """Labels of an evaluation iterator shaped as the network expects (as bind checks the
-        training iterator's): MXNet would fail deep in its engine."""
+        training iterator's), and of the kind of the ``trained`` ones (their descriptions):
+        MXNet would fail deep in its engine."""
         given = {d.name for d in eval_data.provide_label or []}
         if given and given == set(self._label_names):
             binding.check_label_shapes(
@@ -284,6 +286,8 @@ class HighLevelAPI:
                 self._label_inputs,
                 called,
             )
+            labels = eval_data.provide_label
+            binding.check_labels_as_trained(self._label_inputs, labels, trained, called)
 
     def _check_fit_request(self, request: FitRequest, resumed: bool) -> None:
         called = "mod.fit()"
@@ -300,19 +304,23 @@ class HighLevelAPI:
                 expects = "; ".join(li.describe() for li in self._label_inputs.values())
                 raise fit_arguments.TrainDataWithoutLabels(expects=expects)
         if request.eval_data is not None:
-            self._check_eval_labels(request.eval_data, "mod.fit(eval_data=...)")
+            trained = getattr(request.train_data, "provide_label", None)
+            self._check_eval_labels(request.eval_data, "mod.fit(eval_data=...)", trained)
         self._check_optimizer_request(
             request.kvstore, request.optimizer, request.optimizer_params, called
         )
         if request.validation_metric is None:
             request.validation_metric = request.eval_metric
         for key in ("eval_metric", "validation_metric"):
-            metric = self._metric(getattr(request, key), request.train_data.provide_data, called)
+            metric = self._metric(getattr(request, key), request.train_data, called)
             setattr(request, key, metric)
 
-    def _metric(self, spec, provide_data, called: str):
-        """The metric ``spec`` names, refused if it cannot measure this network's outputs."""
+    def _metric(self, spec, data, called: str):
+        """The metric ``spec`` names, refused if it cannot measure this network's outputs as
+        ``data`` feeds them."""
         ignored = [li.ignore_label for li in self._label_inputs.values() if li.is_classification]
         metric = create_metric(spec, called, network_ignore_labels=ignored)
-        check_metric_fits_network(metric, self._symbol, self._label_inputs, provide_data, called)
+        labels = getattr(data, "provide_label", None)
+        fits = self._symbol, self._label_inputs, data.provide_data, called, labels
+        check_metric_fits_network(metric, *fits)
         return metric

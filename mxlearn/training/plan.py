@@ -192,13 +192,18 @@ def _check_one_meaning(train: dict, validation: dict) -> None:
             raise TwoMeaningsOfOneName(name=name, train_kind=kinds[0], validation_kind=kinds[1])
 
 
+def _rules(module, data) -> dict:
+    provided = data.provide_data, getattr(data, "provide_label", None)
+    return data_values.rules_for(module.symbol, module.label_inputs, *provided)
+
+
 def _data_checks(module, train_data, eval_data) -> DataValueChecks:
     """Every row of in-memory iterators checked now, before an epoch trains; for others, each
     batch's checks queued and read on the watchdog's schedule."""
     if eval_data is not None:
-        rules = data_values.rules_for(module.symbol, module.label_inputs, eval_data.provide_data)
+        rules = _rules(module, eval_data)
         data_values.check_source(eval_data, "validation", rules)
-    rules = data_values.rules_for(module.symbol, module.label_inputs, train_data.provide_data)
+    rules = _rules(module, train_data)
     facts = data_values.check_source(train_data, "training", rules)
     if facts is not None:
         return DataValueChecks(facts=facts)
