@@ -127,3 +127,27 @@ def test_a_new_binding_at_another_batch_size_makes_the_label_anew(tmp_path, para
         got = mod.predict(mx.io.NDArrayIter(X[:6], batch_size=6)).asnumpy()
         np.testing.assert_allclose(got, expected, rtol=1e-6)
         assert mod.get_params()[0]["softmax_label"].shape == (3,)  # a device's slice
+
+
+@pytest.mark.parametrize("rows", [5, 7])
+def test_an_uneven_split_gives_its_weights_and_checkpoints_them(tmp_path, params, rows):
+    """Batch 5 on two devices slices the label parameter 2 and 3: MXNet's get_params averages
+    the slices and fails (shapes [2] and [3]); the weights are the ones set, and a checkpoint
+    of them predicts as MXNet's own module on one device."""
+    mod = mxlearn.Module(_net(), label_names=None, context=TWO)
+    mod.bind([("data", (rows, 5))], for_training=False)
+    mod.set_params(*params, allow_missing=True)
+    arg_params, _ = mod.get_params()
+    for name in ("fc_weight", "fc_bias"):
+        np.testing.assert_array_equal(arg_params[name].asnumpy(), params[0][name].asnumpy())
+    prefix = str(tmp_path / "uneven")
+    mod.save_checkpoint(prefix, 1)
+    expected = mx.mod.Module(_net())
+    expected.bind([("data", (rows, 5))], for_training=False)
+    expected.set_params(*params)
+    again = mxlearn.Module.load(prefix, 1, label_names=None)
+    again.bind([("data", (rows, 5))], for_training=False)
+    batches = mx.io.NDArrayIter(X, batch_size=rows)
+    np.testing.assert_allclose(
+        again.predict(batches).asnumpy(), expected.predict(batches).asnumpy(), rtol=1e-6
+    )

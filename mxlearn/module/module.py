@@ -344,13 +344,11 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         return super().get_params()
 
     def _sync_params_from_devices(self):
-        # MXNet 1.9.1's oneDNN BatchNorm writes its running mean and variance without telling
-        # the engine (apache/mxnet#18610, fixed only after 1.9), so a read right after a
-        # training step can return the values of the step before: wait for the device first.
-        # Only networks with such states pay for it (get_params, checkpoints).
-        if self._aux_names:
-            mx.nd.waitall()
-        super()._sync_params_from_devices()
+        labels = self._labels_taken_for_params()
+        if _synced_without(labels, self._exec_group, self._arg_params, self._aux_params):
+            self._params_dirty = False
+        else:
+            super()._sync_params_from_devices()
 
     # ------------------------------------------------------------------ optimizer
     @public("mod.init_optimizer()", **P.INIT_OPTIMIZER)
@@ -503,6 +501,29 @@ guard_methods(Module, "mod", MODULE_CALLS)
 
 # what MXNet's DataParallelExecutorGroup.bind_exec sets before it reshapes the executors
 _GROUP_SHAPES = ("batch_size", "slices", "data_layouts", "label_layouts")
+
+
+def _synced_without(labels, group, arg_params: dict, aux_params: dict) -> bool:
+    """Read the weights back from the devices as MXNet does, leaving ``labels`` out; False
+    (nothing read) when there are none to leave out, for MXNet's own sync."""
+    # MXNet 1.9.1's oneDNN BatchNorm writes its running mean and variance without telling the
+    # engine (apache/mxnet#18610, fixed only after 1.9), so a read right after a training step
+    # can return the values of the step before: wait for the device first. Only networks with
+    # such states pay for it (get_params, checkpoints).
+    if group.aux_names:
+        mx.nd.waitall()
+    if not labels:
+        return False
+    # MXNet's sync is each weight's mean over the devices. A label it took for a parameter holds
+    # a device's slice of a batch, not a weight: left out (an uneven split's slices differ in
+    # shape, and MXNet's mean of them fails).
+    blocks = [(n, b, arg_params) for n, b in zip(group.param_names, group.param_arrays)]
+    blocks += [(n, b, aux_params) for n, b in zip(group.aux_names, group.aux_arrays)]
+    for name, block, params in blocks:
+        if name not in labels:
+            mean = sum(w.copyto(mx.cpu()) for w in block) / len(block)
+            mean.astype(params[name].dtype).copyto(params[name])
+    return True
 
 
 @contextlib.contextmanager
