@@ -748,11 +748,14 @@ def _dropout_net(hidden=512):
 
 
 @pytest.mark.slow
-def test_a_dropout_networks_noisy_training_loss_is_no_rate_too_high():
+@pytest.mark.parametrize("seed", [1, 2001, 3001])
+def test_a_dropout_networks_noisy_training_loss_is_no_rate_too_high(seed):
     # #27's exercise 07.2: a Dropout network's training loss is measured with units dropped, so
     # it steps back now and then while validation improves to its last epoch. Reported as a
-    # rate too high, its advice (a rate 3 times smaller) made the run worse: 0.717 -> 0.646.
-    fit_args = dict(initializer=mx.init.Xavier(), num_epoch=40, batch_size=64, seed=1)
+    # rate too high (seed 1: it oscillates; 2001: it falls from its best at epoch 35 while
+    # validation ends at its best), its advice (a rate 3 times smaller) made the run worse:
+    # 0.717 -> 0.646, 0.731 -> 0.661.
+    fit_args = dict(initializer=mx.init.Xavier(), num_epoch=40, batch_size=64, seed=seed)
     data = _letters(rows=500, standardised=True)
     history = _fit(_dropout_net(), data, **fit_args, **_rate(0.03, momentum=0.9))
     assert "learning_rate_too_high" not in _kinds(history)
