@@ -519,6 +519,7 @@ def plateau_or_underfitting(run: Run) -> Finding | None:
     # the best gain between two windows before the last: did it learn, then stop?
     earlier = max((mean(i + WINDOW) - mean(i) for i in range(n - 3 * WINDOW + 1)), default=0.0)
     leveled_off = earlier >= CLEAR_PROGRESS and after - before <= LEVELED_SHARE * earlier
+    leveled_off = leveled_off and not _loss_still_falling(run)
     window = dict(
         window=WINDOW, first=epochs[n - WINDOW], last=epochs[-1], before=before, after=after
     )
@@ -532,6 +533,21 @@ def plateau_or_underfitting(run: Run) -> Finding | None:
         return Finding("underfitting", curve.metric, concerned, numbers, text, step)
     text, step = findings.plateau_words(curve.metric, leveled_off=leveled_off, **window)
     return Finding("plateau", curve.metric, concerned, window, text, step)
+
+
+def _loss_still_falling(run: Run) -> bool:
+    """A loss of the run, training or validation, whose last epochs average better than those
+    before by more than its noise: the network is still learning, slowly, and has not leveled
+    off (#26: at lr 0.003 a Dropout network's accuracy crept +0.013 while its cross-entropy
+    kept falling; "too small a network" was wrong, as it overfits at lr 0.03)."""
+    for curve in (*run.train.values(), *run.validation.values()):
+        if curve.higher_is_better or len(curve.values) < 2 * WINDOW:
+            continue
+        before = statistics.fmean(curve.values[-2 * WINDOW : -WINDOW])
+        after = statistics.fmean(curve.values[-WINDOW:])
+        if curve.gain(after, before) > curve.noise(before):
+            return True
+    return False
 
 
 # A flat curve is explained by steps too large, or by a network that never learned: "plateau"
