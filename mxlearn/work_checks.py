@@ -122,6 +122,13 @@ class ReplayMissesBest(CheckFailed):
     )
 
 
+class FunctionUsesAMetric(CheckFailed):
+    says = N_(
+        "{name} reads {found}: MXNet's metrics count for it. The exercise is to count by hand "
+        "the rows whose largest score is the label (argmax, compare, mean)."
+    )
+
+
 class FunctionMiscounts(CheckFailed):
     says = N_(
         "On {rows} rows of scores the check made, {name} gave {got}; the fraction whose largest "
@@ -279,13 +286,16 @@ def _record(history: MetricHistory, phase: str, epoch: int, value: float) -> Non
 def counts_by_hand(function) -> None:
     """``function(outputs, labels)`` gives the fraction of rows whose largest score (in
     ``outputs``, an NDArray as predict returns) is the label: called on arrays the check makes."""
+    name = getattr(function, "__name__", None) or say("the function")
+    found = sorted(_names_read(function) & METRIC_NAMES)
+    if found:
+        raise FunctionUsesAMetric(name=name, found=", ".join(found))
     pick = np.random.RandomState(7)
     for rows in (40, 13):
         scores = pick.rand(rows, 26).astype("float32")
         labels = pick.randint(0, 26, rows).astype("float32")
         labels[: rows // 2] = scores[: rows // 2].argmax(axis=1)  # about half right
         expected = float(np.mean(scores.argmax(axis=1) == labels))
-        name = getattr(function, "__name__", None) or say("the function")
         try:
             got = function(mx.nd.array(scores), labels)
         except Exception as error:  # the student's function: its error is the answer's
@@ -293,6 +303,30 @@ def counts_by_hand(function) -> None:
         if not np.isclose(_number(got), expected, rtol=0, atol=1e-6):
             raise FunctionMiscounts(rows=rows, name=name, got=got, expected=expected)
     _ok(N_("it counts right on scores it had never seen."))
+
+
+# What a function that lets MXNet (or mxlearn) count reads: a metric, or a module's score.
+METRIC_NAMES = {"metric", "Accuracy", "TopKAccuracy", "EvalMetric", "create_metric", "score"}
+
+
+def _names_read(function, depth: int = 3) -> set[str]:
+    """The global and attribute names ``function``'s code reads, with those of the functions
+    and lambdas it defines and of the notebook's functions it calls (``depth`` deep)."""
+    code = getattr(function, "__code__", None)
+    if code is None or depth == 0:
+        return set()
+    codes, names = [code], set()
+    while codes:
+        current = codes.pop()
+        names.update(current.co_names)
+        codes.extend(c for c in current.co_consts if hasattr(c, "co_names"))
+    called = getattr(function, "__globals__", {})
+    for name in list(names):
+        helper = called.get(name)
+        if helper is not function and callable(helper) and hasattr(helper, "__code__"):
+            if getattr(helper, "__module__", None) == getattr(function, "__module__", None):
+                names |= _names_read(helper, depth - 1)
+    return names
 
 
 def _number(value) -> float:

@@ -17,6 +17,7 @@ from mxlearn.run_checks import NoHistory, NotAnMxlearnModule, OtherTraining
 from mxlearn.work_checks import (
     FunctionFailed,
     FunctionMiscounts,
+    FunctionUsesAMetric,
     NoRunFromEpoch,
     OtherLayers,
     ReplayFailed,
@@ -256,9 +257,36 @@ def test_counting_that_ignores_its_arrays_fails():
     def smallest(outputs, labels):  # the smallest score taken for the prediction
         return float(np.mean(outputs.asnumpy().argmin(axis=1) == labels))
 
-    for function in (by_score, smallest):
-        with pytest.raises(FunctionMiscounts):
-            checks.counts_by_hand(function)
+    with pytest.raises(FunctionUsesAMetric):
+        checks.counts_by_hand(by_score)
+    with pytest.raises(FunctionMiscounts):
+        checks.counts_by_hand(smallest)
+
+
+def _by_mxnets_metric(outputs, labels):  # right numbers, MXNet counting
+    metric = mx.metric.Accuracy()
+    metric.update([mx.nd.array(labels)], [outputs])
+    return metric.get()[1]
+
+
+def _through_a_helper(outputs, labels):
+    return _by_mxnets_metric(outputs, labels)
+
+
+@pytest.mark.parametrize("function", [_by_mxnets_metric, _through_a_helper])
+def test_counting_with_mxnets_metric_fails_though_its_numbers_are_right(function):
+    with pytest.raises(FunctionUsesAMetric) as refused:
+        checks.counts_by_hand(function)
+    assert refused.value.fields["found"] == "Accuracy, metric"
+
+
+def test_names_that_only_look_like_a_metric_pass():
+    def honest(outputs, labels):
+        score = outputs.asnumpy()  # a local named like a metric is no metric
+        metric = np.mean(score.argmax(axis=1) == labels)
+        return float(metric)
+
+    checks.counts_by_hand(honest)
 
 
 def test_a_check_given_an_exercise_speaks_about_it():

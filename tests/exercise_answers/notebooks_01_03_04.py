@@ -142,7 +142,31 @@ def accuracy_by_hand(outputs, labels):
 val_outputs = mod.predict(val_iter)
 my_accuracy = accuracy_by_hand(val_outputs, labels_all[16000:])
 """,
-                "It must count from the scores",
+                "MXNet's metrics count for it",
+            ),
+            "mxnet_metric_inside": (
+                """
+def accuracy_by_hand(outputs, labels):
+    metric = mx.metric.Accuracy()
+    metric.update([mx.nd.array(labels)], [outputs])
+    return metric.get()[1]
+val_outputs = mod.predict(val_iter)
+my_accuracy = accuracy_by_hand(val_outputs, labels_all[16000:])
+""",
+                "MXNet's metrics count for it",
+            ),
+            "metric_in_a_helper": (
+                """
+def _count(outputs, labels):
+    return mxlearn.create_metric('acc')
+def accuracy_by_hand(outputs, labels):
+    metric = _count(outputs, labels)
+    metric.update([mx.nd.array(labels)], [outputs])
+    return metric.get()[1]
+val_outputs = mod.predict(val_iter)
+my_accuracy = accuracy_by_hand(val_outputs, labels_all[16000:])
+""",
+                "create_metric",
             ),
             "padded_rows_counted": (
                 """
