@@ -28,11 +28,17 @@ class OtherRebindsAnswered(CheckFailed):
     )
 
 
-class OtherRunAnswered(CheckFailed):
+class NotARunAnswered(CheckFailed):
+    says = N_(
+        "faster = {answer!r} names no run of the comparison: answer with the optimizer of the "
+        "run with the higher validation accuracy after the first epoch (epoch 0), one of {names}."
+    )
+
+
+class OtherRunAnswered(CheckFailed):  # the runs are not named: with two, it would be the answer
     says = N_(
         "faster = {answer!r} is not the optimizer of the run with the higher validation accuracy "
-        "after the first epoch (epoch 0): answer with one of {names}, as the comparison's table "
-        "or curves show."
+        "after the first epoch (epoch 0): read epoch 0 in the comparison's table or curves again."
     )
 
 
@@ -74,8 +80,10 @@ def faster_learner(faster, comparison) -> None:
             first[name] = values[0]
     best = max(first.values(), default=None)
     right = [name for name, value in first.items() if value == best]
-    if not isinstance(faster, str) or faster.lower() not in right:
-        raise OtherRunAnswered(answer=faster, names=sorted(first))
+    if not isinstance(faster, str) or faster.lower() not in first:
+        raise NotARunAnswered(answer=faster, names=sorted(first))
+    if faster.lower() not in right:
+        raise OtherRunAnswered(answer=faster)
     _ok(N_("{name} learns faster in the first epoch."), name=faster)
 
 

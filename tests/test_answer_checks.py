@@ -9,7 +9,12 @@ import pytest
 
 import mxlearn
 from mxlearn import checks, mx
-from mxlearn.answer_checks import OtherEpochsAnswered, OtherRebindsAnswered, OtherRunAnswered
+from mxlearn.answer_checks import (
+    NotARunAnswered,
+    OtherEpochsAnswered,
+    OtherRebindsAnswered,
+    OtherRunAnswered,
+)
 from mxlearn.run_checks import OptimizerNotKnown, OtherRunSettings
 
 X, Y = mxlearn.datasets.synthetic_classification(num_samples=128, num_classes=4, seed=2)
@@ -74,8 +79,13 @@ def test_the_faster_learner_is_the_run_with_the_higher_first_validation():
     }
     faster = max(first, key=first.get)
     checks.faster_learner(faster, optimizers)
-    with pytest.raises(OtherRunAnswered):
+    with pytest.raises(OtherRunAnswered) as refused:
         checks.faster_learner({"sgd": "adam", "adam": "sgd"}[faster], optimizers)
+    assert "'sgd'" not in str(refused.value) or "'adam'" not in str(refused.value)  # no answer
+    for unknown in ("Adam optimizer", None):  # no run's name: the names are said
+        with pytest.raises(NotARunAnswered) as refused:
+            checks.faster_learner(unknown, optimizers)
+        assert "['adam', 'sgd']" in str(refused.value)
 
 
 def test_a_comparison_of_runs_that_differ_in_more_than_the_optimizer_fails():

@@ -152,6 +152,20 @@ faster = 'adam'
 """,
                 "trained 1 epochs, not 3",
             ),
+            "the_slower_one": (  # told it is wrong, and not which run is right
+                """
+sgd_run = train(0.03, epochs=3)
+adam_train, adam_val = letters()
+adam_run = mxlearn.Module(net, context=ctx, logger=quiet)
+adam_run.fit(adam_train, eval_data=adam_val, eval_metric=['acc', 'ce'], num_epoch=3,
+             optimizer='adam', optimizer_params={'learning_rate': 0.003})
+optimizers = mxlearn.compare(sgd_run, adam_run)
+first = {o: r.history.series('accuracy', 'validation', 'epoch')[1][0]
+         for o, r in (('sgd', sgd_run), ('adam', adam_run))}
+faster = min(first, key=first.get)
+""",
+                "read epoch 0 in the comparison's table",
+            ),
         },
     ),
     "07.2": dict(
