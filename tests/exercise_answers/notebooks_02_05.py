@@ -159,6 +159,7 @@ tracker.best_epoch = epochs[values.index(tracker.best_accuracy)]
     ),
     "05.1": dict(
         seeds=5,
+        reads_english=("read_from_the_line",),  # parses the English line: not in zh
         right={
             "datadesc_and_keywords": """
 mod2 = mxlearn.MutableModule(symbol=net, context=ctx, cache_size=2,
