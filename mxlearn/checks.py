@@ -148,6 +148,14 @@ class NotLearnedEnough(CheckFailed):
     fix_says = N_("train more epochs (fit again with begin_epoch and a larger num_epoch)")
 
 
+class NotThePredictions(CheckFailed):
+    says = N_(
+        "These are not the module's predictions for this iterator: in {rows} of the {total} "
+        "rows the scores differ from what mod.predict gives now (row {first}, counting from 0). "
+        "They must come from predict, on this module as it is."
+    )
+
+
 class WrongPredictionShape(CheckFailed):
     says = N_(
         "predict gave shape {shape}, not ({rows}, {classes}): one row per example "
@@ -273,6 +281,21 @@ def prediction_shape(predictions, eval_iter, num_classes: int) -> None:
         rows=rows,
         classes=num_classes,
     )
+
+
+def predictions_of(predictions, mod, eval_iter) -> None:
+    """``predictions`` are what ``mod.predict(eval_iter)`` gives (to float32 rounding)."""
+    expected = mod.predict(eval_iter).asnumpy()
+    got = predictions.asnumpy() if isinstance(predictions, mx.nd.NDArray) else predictions
+    got = np.asarray(got, dtype=np.float64)
+    if got.shape != expected.shape:
+        rows = len(_labels(eval_iter))
+        raise WrongPredictionShape(shape=got.shape, rows=rows, classes=expected.shape[1])
+    wrong = ~np.isclose(got, expected, rtol=1e-4, atol=1e-6).all(axis=1)
+    if wrong.any():
+        facts = dict(rows=int(wrong.sum()), total=len(wrong), first=int(np.argmax(wrong)))
+        raise NotThePredictions(**facts)
+    _ok(N_("they are the module's predictions for every row."))
 
 
 def parameters_equal(mod, arg_params: dict, aux_params: dict | None = None) -> None:
