@@ -330,6 +330,29 @@ def test_work_done_by_fit_or_by_another_module_fails_the_loop_by_hand():
         checks.trained_by_hand(borrowed, data, epochs=3)
 
 
+@pytest.mark.parametrize("mixed", [False, True])
+def test_weights_loaded_through_an_initializer_are_given_not_made(mixed):
+    """The hostile pass: fit's weights put in through init_params(initializer=mx.init.Load(...))
+    counted as fresh, and a loop at learning rate 0 passed as training by hand."""
+    helper, data = _module(), _iter()
+    helper.fit(data, num_epoch=3, optimizer_params={"learning_rate": 0.1})
+    trained = {f"arg:{k}": v for k, v in helper.get_params()[0].items()}
+    load = mx.init.Load(trained)
+    initializer = mx.init.Mixed(["fc1.*", ".*"], [load, mx.init.Xavier()]) if mixed else load
+    mod = _module()
+    mod.bind(data.provide_data, data.provide_label)
+    mod.init_params(initializer=initializer)
+    mod.init_optimizer(optimizer_params={"learning_rate": 0.0})
+    for _ in range(3):
+        data.reset()
+        for batch in data:
+            mod.forward(batch, is_train=True)
+            mod.backward()
+            mod.update()
+    with pytest.raises(StartedFromGivenWeights):
+        checks.trained_by_hand(mod, data, epochs=3)
+
+
 def test_a_plain_mxnet_module_is_named_as_one_by_the_checks_that_read_mxlearns_records():
     plain = mx.mod.Module(mxlearn.models.mlp(num_classes=4, num_hidden=16))
     for check in (

@@ -298,7 +298,8 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
             layer = f"{taken[0].op} '{taken[0].layer}'"
             raise binding.LabelNotInitializable(name=taken[0].name, layer=layer)
         super().init_params(*mxnet_args)
-        self.weights_from = WeightsFrom.GIVEN if given else WeightsFrom.INITIALIZER
+        loaded = given or _loads_weights(initializer)  # mx.init.Load: weights given too
+        self.weights_from = WeightsFrom.GIVEN if loaded else WeightsFrom.INITIALIZER
         in_fit = self._lifecycle.call == "fit"
         if not (in_fit and given):  # inside fit, given weights are fit's own, put back
             self.updates.restart(self.weights_from)
@@ -501,6 +502,13 @@ guard_methods(Module, "mod", MODULE_CALLS)
 
 # what MXNet's DataParallelExecutorGroup.bind_exec sets before it reshapes the executors
 _GROUP_SHAPES = ("batch_size", "slices", "data_layouts", "label_layouts")
+
+
+def _loads_weights(initializer) -> bool:
+    """An initializer that loads arrays (mx.init.Load, alone or in a Mixed) gives weights."""
+    if isinstance(initializer, mx.init.Mixed):
+        return any(_loads_weights(init) for _, init in initializer.map)
+    return isinstance(initializer, mx.init.Load)
 
 
 def _synced_without(labels, group, arg_params: dict, aux_params: dict) -> bool:
