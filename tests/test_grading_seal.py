@@ -8,6 +8,8 @@ import importlib
 import subprocess
 import sys
 
+import pytest
+
 from mxlearn.commands.grade import SEAL_FILE
 
 RUN = """
@@ -50,3 +52,51 @@ def test_a_replaced_check_is_named():
 
 def test_importing_the_seal_checks_nothing():
     importlib.import_module("mxlearn.commands.grading_seal")  # doctests collect it so
+
+
+STAND_INS = {  # the hostile pass's changes a check cell's seal once let through, by name
+    "a callable object wrapping the check": (
+        "import functools\n"
+        "class Pass:\n"
+        "    def __init__(self, real): functools.update_wrapper(self, real)\n"
+        "    def __call__(self, *a, **k): print('OK')\n"
+        "mxlearn.checks.counts_by_hand = Pass(mxlearn.checks.counts_by_hand)\n",
+        "mxlearn.checks.counts_by_hand",
+    ),
+    "a callable object in the wrapper's closure": (
+        "class Nop:\n"
+        "    def __call__(self, *a, **k): print('OK')\n"
+        "g = mxlearn.checks.counts_by_hand.__wrapped__\n"
+        "g.__closure__[g.__code__.co_freevars.index('function')].cell_contents = Nop()\n",
+        "mxlearn.checks.counts_by_hand",
+    ),
+    "the check's own code with forged globals": (
+        "import types\n"
+        "g = mxlearn.checks.counts_by_hand.__wrapped__\n"
+        "cell = g.__closure__[g.__code__.co_freevars.index('function')]\n"
+        "raw = cell.cell_contents\n"
+        "cell.cell_contents = types.FunctionType(raw.__code__, dict(raw.__globals__), "
+        "raw.__name__, raw.__defaults__, raw.__closure__)\n",
+        "mxlearn.checks.counts_by_hand",
+    ),
+    "a check module popped from sys.modules and replaced": (
+        "import sys\n"
+        "sys.modules.pop('mxlearn.checks')\n"
+        "class Passing:\n"
+        "    def __getattr__(self, name): return print\n"
+        "mxlearn.checks = Passing()\n",
+        "mxlearn.checks",
+    ),
+    "a property replaced by a value on its class": (
+        "from mxlearn.module.inspection import ModuleInspection\n"
+        "ModuleInspection.kvstore_type = 'device'\n",
+        "kvstore_type",
+    ),
+}
+
+
+@pytest.mark.parametrize("change", sorted(STAND_INS))
+def test_a_stand_in_for_a_check_is_named(change):
+    code, named = STAND_INS[change]
+    said = _sealed("import mxlearn.checks\n" + code)
+    assert said.startswith("ChecksChanged ") and named in said, said

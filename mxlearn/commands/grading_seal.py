@@ -82,6 +82,9 @@ def _genuine(function, seen=None) -> bool:
     if _ours(code):
         if code not in _compiled(os.path.realpath(code.co_filename)).get(code.co_qualname, []):
             return False  # compiled under mxlearn's file name, or changed
+        home = sys.modules.get(function.__globals__.get("__name__"))
+        if home is None or vars(home) is not function.__globals__:
+            return False  # its own code, run with globals of the notebook's making
     elif not _installed(code):
         return False  # written in the notebook
     for cell in function.__closure__ or ():
@@ -89,7 +92,7 @@ def _genuine(function, seen=None) -> bool:
             held = cell.cell_contents
         except ValueError:  # a cell not filled yet
             continue
-        if isinstance(held, types.FunctionType) and not _genuine(held, seen):
+        if not all(_genuine(f, seen) for f in _chain(held)):
             return False
     return True
 
@@ -107,6 +110,10 @@ def _chain(value) -> list:
             break
         if isinstance(value, types.FunctionType):
             chain.append(value)
+        elif not isinstance(value, type):  # an object called in a function's place
+            call = type(value).__call__
+            if isinstance(call, types.FunctionType):
+                chain.append(call)  # Python code: whose it is decides (partial's is C)
         value = getattr(value, "__wrapped__", None)
     return chain
 
@@ -174,7 +181,10 @@ def _class_changed(name, cls, node) -> list:
     for item in node.body:
         if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
             qualname = f"{node.name}.{item.name}"
-            if _changed(members.get(item.name), qualname, bool(item.decorator_list)):
+            live = members.get(item.name)
+            # a property (or a static or class method) replaced by a plain value on the class
+            kept = not _decorated_as_member(item) or isinstance(live, _MEMBER_KINDS)
+            if not kept or _changed(live, qualname, bool(item.decorator_list)):
                 found.append(f"{name}.{item.name}")
     written = dataclasses.is_dataclass(cls) or hasattr(cls, "_fields")  # or a namedtuple
     for attribute, value in list(members.items()):
@@ -184,6 +194,15 @@ def _class_changed(name, cls, node) -> list:
         if not all(_genuine(f) for f in chain):
             found.append(f"{name}.{attribute}")
     return found
+
+
+_MEMBER_KINDS = (property, staticmethod, classmethod, types.FunctionType)
+
+
+def _decorated_as_member(item) -> bool:
+    """Decorated with one of Python's member kinds, by its bare name (@property)."""
+    names = {d.id for d in item.decorator_list if isinstance(d, ast.Name)}
+    return bool(names & {"property", "staticmethod", "classmethod"})
 
 
 def _imports_changed(name, module, node) -> list:
@@ -240,6 +259,49 @@ CORE |= {"vars", "id", "callable", "round", "abs", "min", "max", "sum", "any", "
 CORE |= {"int", "float", "str", "bool", "list", "dict", "tuple", "set", "type", "object"}
 
 
+def _bound_by(tree) -> set:
+    """The names a module's own statements bind at its top level (not its submodules)."""
+    names = set()
+    for node in tree.body:
+        if isinstance(node, ast.ImportFrom) and node.level == 1 and node.module is None:
+            continue  # from . import checks: the submodule itself, as the import system binds it
+        if isinstance(node, (ast.Import, ast.ImportFrom)):
+            names |= {(a.asname or a.name).split(".")[0] for a in node.names}
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.add(node.name)
+        elif isinstance(node, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            names |= {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+    return names
+
+
+def _submodules_dropped() -> list:
+    """A name a loaded mxlearn package holds only as one of its modules (the import system
+    set it) is that module, as sys.modules holds it: not a check module popped from
+    sys.modules and replaced by a lookalike."""
+    found = []
+    for name, package in sorted(dict.items(sys.modules)):
+        path = getattr(package, "__file__", None)
+        if not (name == "mxlearn" or name.startswith("mxlearn.")) or not path:
+            continue
+        if not hasattr(package, "__path__"):
+            continue
+        _compiled(os.path.realpath(path))
+        own = _bound_by(_fresh[os.path.realpath(path)][0])
+        for folder in package.__path__:
+            for entry in os.listdir(folder):
+                part = entry[:-3] if entry.endswith(".py") else entry
+                if part in own or part not in vars(package) or not part.isidentifier():
+                    continue
+                held = vars(package)[part]
+                if (
+                    not isinstance(held, types.ModuleType)
+                    or sys.modules.get(f"{name}.{part}") is not held
+                ):
+                    found.append(f"{name}.{part}")
+    return found
+
+
 def verify() -> None:
     found = _builtins_changed()
     if type(sys.modules) is not dict:
@@ -247,6 +309,7 @@ def verify() -> None:
     user = globals().get("user") or {}
     if "mxlearn" in user and user["mxlearn"] is not sys.modules.get("mxlearn"):
         found.append("mxlearn")  # the name the check cells call, rebound in the notebook
+    found += _submodules_dropped()
     for name, module in sorted(dict.items(sys.modules)):
         if name == SELF:  # this file imported as a module (doctests do): no check reads it
             continue
