@@ -38,6 +38,7 @@ def _sealed(change: str = "") -> str:
 
 def test_mxlearn_as_installed_is_sealed():
     assert _sealed() == "sealed True"
+    assert _sealed(SHELL) == "sealed True"  # IPython's shell as it starts
 
 
 def test_a_replaced_check_is_named():
@@ -53,6 +54,11 @@ def test_a_replaced_check_is_named():
 def test_importing_the_seal_checks_nothing():
     importlib.import_module("mxlearn.commands.grading_seal")  # doctests collect it so
 
+
+SHELL = (  # IPython's shell, made as a kernel makes it
+    "from IPython.core.interactiveshell import InteractiveShell\n"
+    "shell = InteractiveShell.instance()\n"
+)
 
 STAND_INS = {  # the hostile pass's changes a check cell's seal once let through, by name
     "a callable object wrapping the check": (
@@ -86,6 +92,41 @@ STAND_INS = {  # the hostile pass's changes a check cell's seal once let through
         "    def __getattr__(self, name): return print\n"
         "mxlearn.checks = Passing()\n",
         "mxlearn.checks",
+    ),
+    "a trace function that skips a check's raise": (
+        "import sys\nsys.settrace(lambda frame, event, arg: None)\n",
+        "sys.settrace",
+    ),
+    "a profile function that swaps the checks around the seal": (
+        "import sys\nsys.setprofile(lambda frame, event, arg: None)\n",
+        "sys.setprofile",
+    ),
+    "an IPython callback after each cell": (
+        SHELL + "shell.events.register('post_run_cell', lambda result: None)\n",
+        "IPython.events",
+    ),
+    "an IPython input transformer": (
+        SHELL + "shell.input_transformers_post.append(lambda lines: lines)\n",
+        "IPython.input_transformers",
+    ),
+    "a method of IPython's shell replaced": (
+        SHELL + "type(shell).run_cell = lambda self, *a, **k: None\n",
+        "IPython.shell",
+    ),
+    "a class posing as Python's float": (
+        "import builtins\n"
+        "class Float(float): pass\n"
+        "Float.__module__, Float.__name__ = 'builtins', 'float'\n"
+        "builtins.float = Float\n",
+        "builtins.float",
+    ),
+    "a callable object posing as len": (
+        "import builtins\n"
+        "class Len:\n"
+        "    __name__ = 'len'\n"
+        "    def __call__(self, x): return 4000\n"
+        "builtins.len = Len()\n",
+        "builtins.len",
     ),
     "a property replaced by a value on its class": (
         "from mxlearn.module.inspection import ModuleInspection\n"

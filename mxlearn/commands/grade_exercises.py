@@ -293,6 +293,9 @@ def grades_from_run(
     results = {e["cell"]: e for e in events if e.get("status") in ("ok", "error")}
     stopped, why = stop_of(events, code_cells, timed_out, limits)
     sealed = {e["cell"] for e in events if e.get("sealed") == prepared.seal}
+    # a check cell that showed an error and replied ok: a hook after the cell (IPython's
+    # post_run_cell) cleared the error the check raised
+    sealed -= {e["cell"] for e in events if "shown_error" in e}
     ran = {
         i for i, e in results.items() if e["status"] == "ok" and (not prepared.seal or i in sealed)
     }

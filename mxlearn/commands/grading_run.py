@@ -7,6 +7,7 @@ JSON line per event to RESULTS, so that what ran is known even when the process 
 
     {"kernel": PID, "pgid": PGID}   {"cell": I, "status": "ok" | "error" | "dead", ...}
     {"memory": MB, "cell": I}       {"cell": I, "sealed": NONCE}    {"done": true}
+    {"cell": I, "shown_error": ENAME}  (an error the cell showed, even if its reply says ok)
 
 SETTINGS (JSON, beside RESULTS, out of the kernel's sight): ``sandbox``, the command the kernel
 starts under (bubblewrap's, from grading_sandbox) or null; ``sockets``, the folder of the
@@ -217,6 +218,8 @@ def _client_class(settings: dict, events: _Events):
             shown = msg["content"].get("data", {}) if msg["msg_type"] == "display_data" else {}
             if settings.get("seal") and shown.get(SEAL_TYPE) == settings["seal"]:
                 events.write(cell=cell_index, sealed=settings["seal"])
+            if msg["msg_type"] == "error":  # shown, whatever the cell's reply says after it
+                events.write(cell=cell_index, shown_error=msg["content"].get("ename", ""))
             return None
 
         def handle_comm_msg(self, outs, msg, cell_index):

@@ -31,7 +31,23 @@ TRUSTED = tuple(
 IMMUTABLE = (int, float, complex, str, bytes, bool, type(None), tuple, frozenset)
 WRITTEN = {"__init__", "__repr__", "__eq__", "__hash__", "__setattr__", "__delattr__", "__new__"}
 WRITTEN |= {"__lt__", "__le__", "__gt__", "__ge__", "__getstate__", "__setstate__"}
-BUILTIN = type(len)
+# Types from literals, which no name the notebook can rebind reaches: Python's own type, and
+# its classes for C functions and Python functions.
+REAL_TYPE = (0).__class__.__class__
+BUILTIN = REAL_TYPE([].append)
+FUNCTION = REAL_TYPE(lambda: 0)
+REAL_CLASSES = {
+    "int": REAL_TYPE(0),
+    "float": REAL_TYPE(0.0),
+    "str": REAL_TYPE(""),
+    "bool": REAL_TYPE(True),
+    "list": REAL_TYPE([]),
+    "dict": REAL_TYPE({}),
+    "tuple": REAL_TYPE(()),
+    "set": REAL_TYPE({0}),
+    "type": REAL_TYPE,
+    "object": REAL_TYPE.__mro__[-1],
+}
 SELF = "mxlearn.commands.grading_seal"  # a function written in C
 _fresh: dict = {}  # per file: {qualname: code} as the file compiles
 
@@ -100,7 +116,7 @@ def _genuine(function, seen=None) -> bool:
 def _chain(value) -> list:
     """The functions behind a module's or class's attribute, outermost first, through each
     wrapper's ``__wrapped__`` (functools.wraps); empty when it is no function (a value)."""
-    if isinstance(value, (staticmethod, classmethod)):
+    if isinstance(value, (staticmethod, classmethod, types.MethodType)):
         value = value.__func__
     elif isinstance(value, property):
         value = value.fget
@@ -236,20 +252,27 @@ def _constants_changed(name, space, node, rebound) -> list:
 
 
 def _builtins_changed() -> list:
-    """Python's builtins as Python made them: a C function under its own name, a class of
-    Python's (or, as IPython adds, an installed package's function), never the notebook's."""
+    """Python's builtins as Python made them: its own classes and C functions under their own
+    names, a function of an installed package (IPython adds some), never the notebook's. Read
+    with literals' types and ``is`` only, before anything the seal does trusts a builtin."""
     import builtins
 
-    found = []
-    for name, value in list(vars(builtins).items()):
-        if isinstance(value, BUILTIN):
-            if value.__name__ != name and name in CORE:
-                found.append(f"builtins.{name}")
-        elif isinstance(value, types.FunctionType):
-            if not _genuine(value):
-                found.append(f"builtins.{name}")
-        elif isinstance(value, type) and name in CORE and value.__module__ != "builtins":
-            found.append(f"builtins.{name}")
+    found, functions = [], []
+    for name, value in REAL_CLASSES["dict"].items(builtins.__dict__):
+        kind = REAL_TYPE(value)
+        if name in REAL_CLASSES:
+            kept = value is REAL_CLASSES[name]
+        elif kind is BUILTIN:
+            kept = value.__name__ == name or name not in CORE
+        elif kind is FUNCTION:
+            kept = True
+            functions.append((name, value))  # judged once the builtins it uses are known
+        else:
+            kept = name not in CORE  # a callable object in a core builtin's place
+        if not kept:
+            found.append("builtins." + name)
+    if not found:
+        found = ["builtins." + name for name, value in functions if not _genuine(value)]
     return found
 
 
@@ -302,8 +325,44 @@ def _submodules_dropped() -> list:
     return found
 
 
+def _tracing() -> list:
+    """A trace or profile function runs inside every check: it can skip a check's raise or
+    swap its functions back and forth around the seal."""
+    found = ["sys.settrace"] if sys.gettrace() is not None else []
+    return found + (["sys.setprofile"] if sys.getprofile() is not None else [])
+
+
+def _ipython_changed() -> list:
+    """IPython runs cells as installed: its shell's methods, event callbacks and input and AST
+    transformers are IPython's, ipykernel's or Matplotlib's code (a post_run_cell callback can
+    mark a failed check as run, a transformer can rewrite the check cell)."""
+    shell_module = sys.modules.get("IPython.core.interactiveshell")
+    shell_class = getattr(shell_module, "InteractiveShell", None)
+    if shell_class is None or not shell_class.initialized():
+        return []
+    shell = shell_class.instance()
+    manager = shell.input_transformer_manager
+    hooks = {"IPython.events": [f for fs in shell.events.callbacks.values() for f in fs]}
+    hooks["IPython.input_transformers"] = [
+        *shell.input_transformers_post,
+        *manager.cleanup_transforms,
+        *manager.line_transforms,
+        *manager.token_transformers,
+    ]
+    hooks["IPython.ast_transformers"] = list(shell.ast_transformers)
+    hooks["IPython.shell"] = [v for v in vars(shell).values() if isinstance(v, types.FunctionType)]
+    hooks["IPython.shell"] += [
+        v for klass in type(shell).__mro__ for v in vars(klass).values() if callable(v)
+    ]
+    return [
+        where
+        for where, functions in hooks.items()
+        if not all(_genuine(f) for hook in functions for f in _chain(hook))
+    ]
+
+
 def verify() -> None:
-    found = _builtins_changed()
+    found = _builtins_changed() + _tracing() + _ipython_changed()
     if type(sys.modules) is not dict:
         found.append("sys.modules")
     user = globals().get("user") or {}
