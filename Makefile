@@ -9,7 +9,8 @@
 PYTHON ?= python3.11
 MXNET ?= cpu
 # Python 3.11 is the main one; 3.12 works too (NumPy 1.26.4): `make test PYTHON=python3.12`
-# or `make test-py312`, each version in its own venv.
+# (all the tests) or `make test-py312` (the fast ones, as CI runs them), each version in its
+# own venv.
 PYVER := $(shell $(PYTHON) -c 'import sys; print("%d.%d" % sys.version_info[:2])' 2>/dev/null)
 VENV := $(if $(filter 3.11,$(PYVER)),.venv,.venv-$(PYVER))
 # A working python3.12: on PATH, else the newest pyenv one (its shim fails when not selected).
@@ -49,7 +50,7 @@ test-fast: setup
 
 test-py312:
 	@test -n "$(PYTHON312)" || { echo "make test-py312: no working python3.12 found (set PYTHON312=/path/to/python3.12)"; exit 1; }
-	$(MAKE) test PYTHON=$(PYTHON312)
+	$(MAKE) test-fast PYTHON=$(PYTHON312)
 
 lab: setup
 	$(BIN)/jupyter lab notebooks/
