@@ -47,6 +47,11 @@ class LabelInput:
         return self.op == "SoftmaxOutput" and tuple(label_shape) == tuple(output_shape)
 
     @property
+    def probability_axis(self) -> int:
+        """The classes' axis of a probability label shaped like the output."""
+        return 1 if self.class_axis == 1 else -1
+
+    @property
     def output_name(self) -> str:
         return f"{self.layer}_output"
 
@@ -57,6 +62,18 @@ class LabelInput:
             layer=self.layer,
             name=self.name,
         )
+
+
+def probability_labels(label_inputs, output_shapes: dict, label_shapes) -> set[str]:
+    """The names of the labels (``label_shapes``: (name, shape) pairs) that hold a probability
+    per class, as their loss layers (``label_inputs``: LabelInputs) read them."""
+    shapes = dict(label_shapes or ())
+    return {
+        layer.name
+        for layer in label_inputs
+        if layer.name in shapes
+        and layer.reads_probabilities(shapes[layer.name], output_shapes.get(layer.output_name, ()))
+    }
 
 
 def is_set(attrs: dict, name: str) -> bool:  # MXNet writes an operator's flags as text

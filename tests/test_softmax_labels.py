@@ -160,3 +160,23 @@ def test_a_module_trained_on_probabilities_scores_probabilities_and_says_how_to_
         mxlearn.Module(_softmax_net(), context=mx.cpu()).fit(
             numbers, eval_data=advised, num_epoch=1
         )
+
+
+def test_the_advised_metric_reads_the_classes_on_the_axis_the_softmax_runs_over():
+    """SoftmaxOutput(multi_output=True) holds its classes on axis 1 of an (N, C, T) output:
+    the advised metric's argmax must run there, and it then gives the run's own accuracy."""
+    from mxlearn.metrics.catalogue import ClassMetricOfProbabilityLabels
+
+    rows = RNG.normal(size=(200, 3, 4)).astype("float32")
+    labels = np.eye(3, dtype="float32")[rows.argmax(axis=1)].transpose(0, 2, 1)  # (N, 3, 4)
+    net = mx.sym.SoftmaxOutput(mx.sym.var("data") * 2, name="softmax", multi_output=True)
+    it = mx.io.NDArrayIter(rows, labels, batch_size=20, label_name="softmax_label")
+    mod = mxlearn.Module(net, context=mx.cpu())
+    mod.bind(it.provide_data, it.provide_label, for_training=False)
+    mod.init_params()
+    with pytest.raises(ClassMetricOfProbabilityLabels) as refused:
+        mod.score(it, "acc")
+    assert "axis=1" in refused.value.fix
+    advised = eval(refused.value.fix.removeprefix("eval_metric="), {"mx": mx})
+    ((_, accuracy),) = mod.score(it, advised)
+    assert accuracy == pytest.approx(1.0)  # the softmax of 2x keeps each position's argmax

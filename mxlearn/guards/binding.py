@@ -459,8 +459,8 @@ def _shaped_as_output(symbol, data: dict, layer, got: tuple) -> bool:
         _, shapes, _ = symbol.infer_shape_partial(**data)
     except mx.base.MXNetError:
         return False
-    shape = dict(zip(symbol.list_outputs(), shapes or [])).get(layer.output_name)
-    return bool(shape) and layer.reads_probabilities(got, shape)
+    outputs = dict(zip(symbol.list_outputs(), shapes or []))
+    return layer.name in network.probability_labels([layer], outputs, [(layer.name, got)])
 
 
 def check_shared_module(shared_module) -> None:

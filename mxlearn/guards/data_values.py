@@ -10,6 +10,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from .. import network
 from .._compat import mx
 from ..errors import N_, InputError
 from ..language import say
@@ -115,14 +116,12 @@ def source_arrays(iterator) -> tuple[list, list] | None:
 def label_rules(label_inputs: dict, output_shapes: dict, label_shapes=()) -> dict[str, LabelRule]:
     """label name -> rule, for the labels a classifier reads as class numbers (not those
     ``label_shapes``, (name, shape) pairs, show to hold probabilities)."""
-    shapes = dict(label_shapes)
+    soft = network.probability_labels(label_inputs.values(), output_shapes, label_shapes)
     rules = {}
     for name, layer in label_inputs.items():
         shape = output_shapes.get(layer.output_name)
-        if not (layer.is_classification and shape and len(shape) >= 2):
-            continue
-        if name in shapes and layer.reads_probabilities(shapes[name], shape):
-            continue  # checked as values, like a regression target
+        if not (layer.is_classification and shape and len(shape) >= 2) or name in soft:
+            continue  # probabilities are checked as values, like a regression target
         describe = f"{layer.op} '{layer.layer}'"
         rules[name] = LabelRule(name, layer.classes(shape), describe, layer.ignore_label)
     return rules

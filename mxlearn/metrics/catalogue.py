@@ -369,13 +369,18 @@ def metric_kind(leaf) -> str | None:
 
 
 def check_metric_fits(
-    metric, output_kind: str | None, classes: int | None, called: str, op: str | None = None
+    metric,
+    output_kind: str | None,
+    classes: int | None,
+    called: str,
+    op: str | None = None,
+    axis: int = -1,
 ) -> None:
-    """Refuse a metric that cannot measure this network's output; ``op``: the loss layer's."""
+    """Refuse a metric that cannot measure this network's output; ``op``: the loss layer's;
+    ``axis``: its classes' axis in a probability label shaped like its output."""
     for leaf in leaf_metrics(metric):
         kind = metric_kind(leaf)
         if output_kind == "probabilities" and kind == "classification":
-            axis = -1  # the classes' axis of a probability label shaped like its output
             raise ClassMetricOfProbabilityLabels(called=called, metric=leaf.name, op=op, axis=axis)
         if output_kind == "classification" and kind == "regression":
             raise RegressionMetricOfClasses(called=called, metric=leaf.name)

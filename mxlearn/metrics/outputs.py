@@ -95,7 +95,8 @@ def match_outputs(metric, layers, output_names, called: str, out_shapes: dict, s
             shape = out_shapes.get(name)
             classes = shape[1] if shape and len(shape) == 2 else None
             kind = layer_kind(layer, soft) if layer else None
-            check_metric_fits(leaf, kind, classes, called, layer.op if layer else None)
+            op, axis = (layer.op, layer.probability_axis) if layer else (None, -1)
+            check_metric_fits(leaf, kind, classes, called, op, axis=axis)
 
 
 def _choose_output(leaf, wanted, layers, listed, called) -> None:
@@ -143,17 +144,13 @@ def check_metric_fits_network(
     except mx.base.MXNetError:
         shapes = None  # the bind that follows explains shape problems
     out_shapes = dict(zip(symbol.list_outputs(), shapes or []))
-    fed = {d.name: d.shape for d in label_descs or ()}
-    soft = {
-        layer.name
-        for layer in layers
-        if layer.name in fed
-        and layer.reads_probabilities(fed[layer.name], out_shapes.get(layer.output_name, ()))
-    }
+    fed = [(d.name, d.shape) for d in label_descs or ()]
+    soft = network.probability_labels(layers, out_shapes, fed)
     if layers and (len(layers) > 1 or len(symbol.list_outputs()) > 1):
         match_outputs(metric, layers, symbol.list_outputs(), called, out_shapes, soft)
         return
     kind = layer_kind(layers[0], soft) if layers else None
     first = next(iter(out_shapes.values()), None)
     classes = first[1] if kind == "classification" and first and len(first) == 2 else None
-    check_metric_fits(metric, kind, classes, called, layers[0].op if layers else None)
+    op, axis = (layers[0].op, layers[0].probability_axis) if layers else (None, -1)
+    check_metric_fits(metric, kind, classes, called, op, axis=axis)
