@@ -180,3 +180,16 @@ def test_the_advised_metric_reads_the_classes_on_the_axis_the_softmax_runs_over(
     advised = eval(refused.value.fix.removeprefix("eval_metric="), {"mx": mx})
     ((_, accuracy),) = mod.score(it, advised)
     assert accuracy == pytest.approx(1.0)  # the softmax of 2x keeps each position's argmax
+
+
+def test_rows_of_another_width_than_the_classes_are_refused_for_their_shape():
+    """Probabilities over 4 classes for a 3-class network: the shape is the mistake, not
+    fractional class numbers (the value checks run first, and once said "MXNet would cut
+    them to integers")."""
+    from mxlearn.guards.binding import OneHotLabels
+
+    labels = np.full((200, 4), 0.25, dtype="float32")
+    it = mx.io.NDArrayIter(ROWS, labels, batch_size=20, label_name="softmax_label")
+    with pytest.raises(OneHotLabels) as refused:
+        mxlearn.Module(_softmax_net(), context=mx.cpu()).fit(it, num_epoch=1)
+    assert refused.value.fields["width"] == 4

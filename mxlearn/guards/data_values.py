@@ -116,12 +116,15 @@ def source_arrays(iterator) -> tuple[list, list] | None:
 def label_rules(label_inputs: dict, output_shapes: dict, label_shapes=()) -> dict[str, LabelRule]:
     """label name -> rule, for the labels a classifier reads as class numbers (not those
     ``label_shapes``, (name, shape) pairs, show to hold probabilities)."""
-    soft = network.probability_labels(label_inputs.values(), output_shapes, label_shapes)
+    shapes = dict(label_shapes or ())
+    soft = network.probability_labels(label_inputs.values(), output_shapes, shapes.items())
     rules = {}
     for name, layer in label_inputs.items():
         shape = output_shapes.get(layer.output_name)
         if not (layer.is_classification and shape and len(shape) >= 2) or name in soft:
             continue  # probabilities are checked as values, like a regression target
+        if name in shapes and len(shapes[name]) == len(shape):
+            continue  # as many axes as the output: no class numbers; the shape check says why
         describe = f"{layer.op} '{layer.layer}'"
         rules[name] = LabelRule(name, layer.classes(shape), describe, layer.ignore_label)
     return rules
