@@ -39,7 +39,10 @@ class PlotFinished(LifecycleError):
 
 
 class NotALivePlot(ArgumentTypeError):
-    says = N_("mod.fit(live={spec!r}): live is True, False or a LivePlot.")
+    says = N_(
+        "mod.fit(live={spec!r}): live is True (a live plot), 'lines' (one line an epoch), "
+        "False (no line an epoch) or a LivePlot."
+    )
     fix_says = N_("mod.fit(..., live=True) or mod.fit(..., live=mxlearn.LivePlot(log_scale=True))")
 
 
@@ -185,8 +188,8 @@ class LivePlot(Callback):
     @classmethod
     def of(cls, spec) -> LivePlot | None:
         """What ``fit(live=spec)`` draws with: True a new LivePlot, False or None nothing."""
-        if spec is None or spec is False:
-            return None
+        if spec is None or spec is False or (isinstance(spec, str) and spec == "lines"):
+            return None  # MXNet's own log, or what fit shows without a plot
         if spec is True:
             return cls()
         if isinstance(spec, LivePlot):

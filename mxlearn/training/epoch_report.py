@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from ..language import say
 from .callback import Callback, RunContext, StopTraining
 
-__all__ = ["EpochReport", "EpochReporting", "StopTraining"]
+__all__ = ["EpochLines", "EpochReport", "EpochReporting", "StopTraining", "shown_without_plot"]
 
 
 @dataclass(frozen=True)
@@ -49,3 +49,29 @@ class EpochReporting(Callback):
         report = EpochReport.of(run.module, epoch, run.history)
         for function in self.functions:
             function(report)
+
+
+class EpochLines(Callback):
+    """``fit(live='lines')``: one line an epoch, once its validation is in, instead of MXNet's
+    three (``Train-``, ``Time cost``, ``Validation-``)."""
+
+    shows_epoch_values = True
+
+    def on_epoch_done(self, run: RunContext, epoch: int) -> None:
+        print(EpochReport.of(run.module, epoch, run.history), flush=True)
+
+
+class NoEpochLines(Callback):
+    """``fit(live=False)``: no line an epoch; warnings and the reason a run stopped still show."""
+
+    shows_epoch_values = True  # nothing shown, so MXNet's lines are left out too
+
+
+def shown_without_plot(live) -> list[Callback]:
+    """What ``fit(live=...)`` shows when it draws no plot: 'lines' or False; else nothing here
+    (None keeps MXNet's own log; True and a LivePlot are the plot's)."""
+    if live is False:
+        return [NoEpochLines()]
+    if isinstance(live, str) and live == "lines":
+        return [EpochLines()]
+    return []

@@ -26,7 +26,7 @@ from ..states import WeightsFrom
 from ..weights_digest import weights_digest
 from .callback import Callback, CallbackList, RunContext, check_hook_names
 from .data_checks import DataValueChecks, PrefetchChecks
-from .epoch_report import EpochReporting
+from .epoch_report import EpochReporting, shown_without_plot
 from .mxnet_callbacks import MXNetCallbacks
 from .recording import MetricRecording
 from .request import FitRequest
@@ -111,6 +111,7 @@ def plan_fit(module, request: FitRequest, plot, saver, stopper, resumed) -> FitP
     callbacks: list[Callback] = [recording]
     if plot is not None:
         callbacks.append(plot)
+    callbacks += shown_without_plot(request.live)
     prefetch = PrefetchWatch([request.train_data, eval_data], "mod.fit()")
     if prefetch.threads:
         callbacks.append(PrefetchChecks(prefetch))
