@@ -71,7 +71,11 @@ def _same_code(english: list, chinese: list) -> bool:
 
 
 def _chinese(text: str) -> bool:
-    return any("\u4e00" <= ch <= "\u9fff" for ch in text)
+    """Chinese characters, or the full-width punctuation Chinese is written with."""
+    return any(
+        "\u4e00" <= ch <= "\u9fff" or "\u3000" <= ch <= "\u303f" or "\uff00" <= ch <= "\uffef"
+        for ch in text
+    )
 
 
 def test_there_are_notebooks():
