@@ -530,6 +530,32 @@ def test_stopped_early_wants_the_end_patience_epochs_after_the_best():
         checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=30)
 
 
+def test_stopped_early_passes_a_run_its_early_stopping_had_no_cause_to_stop(
+    small_iter, small_net, small_data
+):
+    X, y = small_data
+
+    def run(**fit_args):
+        mxlearn.seed(0)
+        small_iter.reset()
+        mod = mxlearn.Module(small_net)
+        mod.fit(
+            small_iter,
+            eval_data=mx.io.NDArrayIter(X[:64], y[:64], batch_size=32),
+            num_epoch=3,
+            live=False,
+            optimizer_params={"learning_rate": 0.1},
+            **fit_args,
+        )
+        return mod
+
+    checks.stopped_early(run(early_stopping=5), patience=5, num_epoch=3)  # all 3 epochs ran
+    with pytest.raises(NeverStopped):  # the same epochs, and no early stopping asked for
+        checks.stopped_early(run(), patience=5, num_epoch=3)
+    with pytest.raises(NeverStopped):  # another patience than the exercise asks
+        checks.stopped_early(run(early_stopping=4), patience=5, num_epoch=3)
+
+
 def test_resumed_epochs_reads_which_epochs_the_module_trained():
     resumed = _history([0.1] * 8)
     resumed.history.records = [r for r in resumed.history.records if r.epoch >= 5]

@@ -10,21 +10,21 @@ cb_mod.fit(train_iter, eval_data=val_iter, num_epoch=4, optimizer_params={'learn
 
 ANSWERS = {
     "02.1": dict(
-        seeds=5,
+        seeds=3,  # runs of up to 30 epochs
         right={
             "early_stopping_object": """
 mod3 = mxlearn.Module(net, context=ctx)
 mod3.fit(train_iter, eval_data=val_iter, num_epoch=30, optimizer_params={'learning_rate': 0.1},
-         callbacks=[mxlearn.EarlyStopping(patience=2)])
+         callbacks=[mxlearn.EarlyStopping(patience=5)])
 """,
             "keywords_reordered": """
 mod3 = mxlearn.Module(symbol=net, context=ctx)
-mod3.fit(train_data=train_iter, num_epoch=30, early_stopping=2, eval_data=val_iter,
+mod3.fit(train_data=train_iter, num_epoch=30, early_stopping=5, eval_data=val_iter,
          optimizer='sgd', optimizer_params=(('learning_rate', 0.1),), eval_metric='accuracy')
 """,
             "mxnet_optimizer_object": """
 mod3 = mxlearn.Module(net, context=ctx)
-mod3.fit(train_iter, eval_data=val_iter, num_epoch=30, early_stopping=2,
+mod3.fit(train_iter, eval_data=val_iter, num_epoch=30, early_stopping=5,
          optimizer=mx.optimizer.SGD(learning_rate=0.1, rescale_grad=1 / 32))
 """,
         },
@@ -34,15 +34,15 @@ mod3.fit(train_iter, eval_data=val_iter, num_epoch=30, early_stopping=2,
 mod3 = mxlearn.Module(net, context=ctx)
 mod3.fit(train_iter, eval_data=val_iter, num_epoch=5, optimizer_params={'learning_rate': 0.1})
 """,
-                "2 epochs without a better",
+                "5 epochs without a better",
             ),
-            "patience_5": (
+            "patience_2": (
                 """
 mod3 = mxlearn.Module(net, context=ctx)
-mod3.fit(train_iter, eval_data=val_iter, num_epoch=30, early_stopping=5,
+mod3.fit(train_iter, eval_data=val_iter, num_epoch=30, early_stopping=2,
          optimizer_params={'learning_rate': 0.1})
 """,
-                "2 epochs without a better",
+                "5 epochs without a better",
             ),
         },
     ),
