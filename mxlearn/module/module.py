@@ -14,6 +14,7 @@ import inspect
 import logging
 import math
 import warnings
+from functools import partial
 
 from .. import batch_axes, network
 from .._compat import mx
@@ -99,6 +100,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._pending_optimizer_state = None  # (arrays, description) for init_optimizer
         self._rescale_follows_batch = False  # rescale_grad set by MXNet: 1/batch, kept so
         self._rescale_said_for: float | None = None  # a hand-set one: said for this 1/batch
+        self._said_at_update = None  # a warning that waits for the first step at a batch size
         self._trusted_states: str | None = None  # a .states file Module.load was told to trust
         self.history = None  # the MetricHistory of the last fit
         # where the weights come from: None (none yet), 'initializer', 'given' (set_params,
@@ -216,11 +218,10 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         self._step_for_batch()
 
     def _step_for_batch(self) -> None:
-        """Keep an optimizer's step a mean over the batch it is given. MXNet sets rescale_grad
-        to 1/batch once, in init_optimizer; a rebinding or reshape to another batch size would
-        otherwise scale every later step by old/new without a word. A rescale_grad the student
-        set is theirs: kept, and said once for each batch size; so is one on the servers of a
-        distributed kvstore, which a local change cannot reach."""
+        """Keep a step a mean over the batch: MXNet sets rescale_grad to 1/batch once, and a
+        rebinding to another batch size would scale later steps by old/new without a word. A
+        rescale_grad the student set is kept and said once a batch size; so is one on a dist
+        kvstore's servers (a local change cannot reach them), at the first update of the size."""
         if not self.optimizer_initialized:
             return
         expected, why = self.gradient_scale()
@@ -228,12 +229,12 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
         if self._rescale_follows_batch and not on_servers:
             self._optimizer.rescale_grad = expected
         elif expected != self._rescale_said_for:
-            self._rescale_said_for = expected
+            self._rescale_said_for, self._said_at_update = expected, None
             if math.isclose(self._optimizer.rescale_grad, expected, rel_tol=1e-6):
                 return  # back at the batch size it was made for
-            # the servers update with the optimizer MXNet sent them: a local change is lost
-            if on_servers:
-                warn_step_on_servers(self._optimizer, expected, why, self._exec_group.batch_size)
+            if on_servers:  # said if a step comes: a score or a predict takes none
+                step = (self._optimizer, expected, why, self._exec_group.batch_size)
+                self._said_at_update = partial(warn_step_on_servers, *step)
             else:
                 warn_rescale_kept(self._optimizer, expected, why)
 
@@ -457,6 +458,7 @@ class Module(ModuleInspection, HighLevelAPI, CheckpointAPI, mx.mod.Module):
     def update(self):
         if not (self.optimizer_initialized and self._lifecycle.gradients_pending):
             life.require_gradients(self, self._lifecycle.gradients_pending)
+        self._said_at_update = self._said_at_update and self._said_at_update()  # None after
         super().update()
         self._lifecycle.step, self._lifecycle.gradients_pending = life.Step.UPDATED, False
         self.weights_from = WeightsFrom.TRAINED
