@@ -52,6 +52,7 @@ from .run_checks import (  # noqa: F401  (checks of a run's results, re-exported
     uses_kvstore,
 )
 from .work_checks import (  # noqa: F401  (checks of how the work was done, re-exported here)
+    buckets_bound,
     cache_kept,
     callback_replayed,
     counts_by_hand,

@@ -29,22 +29,28 @@ class GroupsDifferInDimensions(InputError):
 
 
 def striped_images(
-    sizes=(12, 16, 20, 24, 28, 32), per_size: int = 64, seed: int = 0
+    sizes=(12, 16, 20, 24, 28, 32),
+    per_size: int = 64,
+    seed: int = 0,
+    directions: int = 3,
+    noise: float = 0.3,
 ) -> list[tuple[np.ndarray, np.ndarray]]:
     """``[(X, y), ...]``, a group of (per_size, 1, size, size) grey images a size, striped
-    horizontally (label 0), vertically (1) or diagonally (2); period, phase and noise vary, so
-    the class is in the direction only, which convolutions see."""
+    horizontally (label 0), vertically (1), diagonally (2) or, with ``directions=4``, along the
+    other diagonal (3); period and phase vary and ``noise`` (its standard deviation, against
+    stripes of amplitude 1) is added, so the class is in the direction only, which convolutions
+    see."""
     rng = np.random.default_rng(seed)
     groups = []
     for size in sizes:
         rows, cols = np.mgrid[0:size, 0:size].astype(np.float32)
-        labels = rng.integers(0, 3, size=per_size)
+        labels = rng.integers(0, directions, size=per_size)
         images = np.empty((per_size, 1, size, size), dtype=np.float32)
         for i, label in enumerate(labels):
-            coordinate = (rows, cols, rows + cols)[label]
+            coordinate = (rows, cols, rows + cols, rows - cols)[label]
             period, phase = rng.uniform(3.0, 6.0), rng.uniform(0, 2 * np.pi)
             stripes = np.sin(2 * np.pi * coordinate / period + phase)
-            images[i, 0] = stripes + 0.3 * rng.normal(size=(size, size))
+            images[i, 0] = stripes + noise * rng.normal(size=(size, size))
         groups.append((images, labels.astype(np.float32)))
     return groups
 
@@ -52,7 +58,11 @@ def striped_images(
 class ShapeVaryingIter(mx.io.DataIter):
     """Batches of ``batch_size`` from each group of equally shaped examples, in a shuffled
     order of batches (seeded) when ``shuffle``; a group's last batch is padded from its start
-    (``batch.pad`` says how many rows), like ``NDArrayIter``."""
+    (``batch.pad`` says how many rows), like ``NDArrayIter``.
+
+    Each batch carries a ``bucket_key`` for MXNet's ``BucketingModule``: the sizes of the
+    dimensions that differ between groups (height and width for images of several sizes);
+    ``default_bucket_key`` is the largest group's, the shape ``provide_data`` gives."""
 
     def __init__(
         self,
@@ -74,6 +84,8 @@ class ShapeVaryingIter(mx.io.DataIter):
         if len(dimensions) != 1:
             raise GroupsDifferInDimensions(dimensions=sorted(dimensions))
         self.data_name, self.label_name = data_name, label_name
+        shapes = np.array([X.shape[1:] for X, _ in self.groups])
+        self._varying = [axis for axis in range(shapes.shape[1]) if len(set(shapes[:, axis])) > 1]
         self.shuffle, self._rng = shuffle, np.random.default_rng(seed)
         self._plan = [
             (g, start)
@@ -86,6 +98,13 @@ class ShapeVaryingIter(mx.io.DataIter):
     def provide_data(self):
         widest = np.max([X.shape[1:] for X, _ in self.groups], axis=0)
         return [mx.io.DataDesc(self.data_name, (self.batch_size, *map(int, widest)))]
+
+    @property
+    def default_bucket_key(self) -> tuple:
+        return self._key(self.provide_data[0].shape)
+
+    def _key(self, shape) -> tuple:
+        return tuple(int(shape[1:][axis]) for axis in self._varying)
 
     @property
     def provide_label(self):
@@ -110,6 +129,7 @@ class ShapeVaryingIter(mx.io.DataIter):
             [data],
             [label],
             pad=pad,
+            bucket_key=self._key(data.shape),
             provide_data=[mx.io.DataDesc(self.data_name, data.shape)],
             provide_label=[mx.io.DataDesc(self.label_name, label.shape)],
         )

@@ -90,6 +90,28 @@ class OtherCacheSize(CheckFailed):
     )
 
 
+class NotABucketingModule(CheckFailed):
+    says = N_(
+        "This is a {kind}, not MXNet's BucketingModule: "
+        "mx.mod.BucketingModule(sym_gen, default_bucket_key=..., context=ctx)."
+    )
+
+
+class DefaultBucketNotLargest(CheckFailed):
+    says = N_(
+        "The default bucket key is {given!r}, not the largest bucket's {largest!r}: bind makes "
+        "the default bucket first and every other bucket borrows its memory, so it is the "
+        "largest one (the iterator's default_bucket_key)."
+    )
+
+
+class BucketsMissing(CheckFailed):
+    says = N_(
+        "The module has buckets for {bound}, not for every key of the data ({keys}): a bucket "
+        "is made the first time a batch of its key goes through, so train it on the data."
+    )
+
+
 class NotRemadeForReplay(CheckFailed):
     says = N_(
         "The check makes a new {kind}() to replay it on histories of its own, and that failed: "
@@ -213,6 +235,24 @@ def cache_kept(mod, cache_size: int) -> None:
     if mod.cache_size != cache_size:
         raise OtherCacheSize(got=mod.cache_size, cache_size=cache_size)
     _ok(N_("a MutableModule that keeps up to {count} other shapes."), count=cache_size)
+
+
+def buckets_bound(mod, data) -> None:
+    """MXNet's BucketingModule, its default bucket the largest of ``data``'s (the one bind makes
+    and the others borrow memory from), with a bucket for every key of ``data``'s batches."""
+    if not isinstance(mod, mx.mod.BucketingModule):
+        raise NotABucketingModule(kind=type(mod).__name__)
+    largest = data.default_bucket_key
+    # MXNet has no public accessor for a BucketingModule's key and buckets
+    if mod._default_bucket_key != largest:
+        raise DefaultBucketNotLargest(given=mod._default_bucket_key, largest=largest)
+    data.reset()
+    keys = sorted({batch.bucket_key for batch in data})
+    data.reset()
+    bound = sorted(mod._buckets)
+    if not set(keys) <= set(bound):
+        raise BucketsMissing(bound=bound, keys=keys)
+    _ok(N_("a BucketingModule with {count} buckets, its default the largest."), count=len(bound))
 
 
 def _same(written, wanted) -> bool:

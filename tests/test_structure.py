@@ -19,6 +19,8 @@ MXNET_PRIVATES = {
     ("module/inspection.py", "_updater"): "the updater a KVStore was given",
     ("metrics/deferred.py", "_has_global_stats"): "whether an EvalMetric keeps global sums",
     ("experiments/rate_finder.py", "_fixed_param_names"): "the parameters a Module keeps frozen",
+    ("work_checks.py", "_default_bucket_key"): "a BucketingModule's default key",
+    ("work_checks.py", "_buckets"): "a BucketingModule's buckets, by key",
 }
 # Public protocols whose names start with an underscore.
 PROTOCOLS = {"_asdict", "_repr_mimebundle_"}

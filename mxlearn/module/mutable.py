@@ -9,9 +9,11 @@ kvstore stay those of the one module. The executors for each shape are kept in a
 cache, so a shape seen before costs nothing; the least recently used is dropped when the cache
 is full.
 
-A batch larger than the maximum in any dimension would need memory the shared buffers do not
-have: MXNet would allocate it silently and sharing would stop. It is refused instead, naming the
-dimension and the maximum.
+A batch larger than the maximum in any dimension is refused, naming the dimension and the
+maximum. MXNet itself compares total sizes: an input with no more numbers than at the maximum
+borrows its memory, a larger one gets new memory and a line in the log. mxlearn's rule is
+stricter and simpler to keep: within the maximum in every dimension, layers such as convolutions
+and pooling make no array larger than at the maximum.
 
 Everything else is :class:`mxlearn.Module`: the guards, ``fit`` with live plots and
 checkpoints, ``predict``, ``score``, ``save_checkpoint``.
@@ -58,11 +60,10 @@ class OtherDimensions(BeyondMaxShape):
 
 class LargerThanMax(BeyondMaxShape):
     says = N_(
-        "{called}: '{name}' is shaped {shape}: dimension {dimension} "
-        "(counting from 0) is {size}, more than its maximum {limit} (the "
-        "module is bound at "
-        "{largest}, and every other shape shares that memory; a larger one "
-        "could not)."
+        "{called}: '{name}' is shaped {shape}: dimension {dimension} (counting from 0) is "
+        "{size}, more than its maximum {limit}. A MutableModule is bound at {largest} and "
+        "lends that memory to shapes no larger in any dimension (MXNet's own rule compares "
+        "total sizes; mxlearn's asks every dimension to fit)."
     )
 
 

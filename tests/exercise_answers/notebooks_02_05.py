@@ -164,21 +164,21 @@ tracker.best_epoch = epochs[values.index(tracker.best_accuracy)]
             "datadesc_and_keywords": """
 mod2 = mxlearn.MutableModule(symbol=net, context=ctx, cache_size=2,
                              max_data_shapes=[mx.io.DataDesc('data', (16, 1, 32, 32))])
-mod2.fit(train_iter, num_epoch=2, optimizer='sgd',
+mod2.fit(train_iter, num_epoch=3, optimizer='sgd',
          optimizer_params={'momentum': 0.9, 'learning_rate': 0.1})
 rebinds = mod2.inspector.rebinds
 """,
             "read_from_the_line": """
 mod2 = mxlearn.MutableModule(net, cache_size=2, max_data_shapes=[('data', (16, 1, 32, 32))],
                              max_label_shapes=[('softmax_label', (16,))], context=ctx)
-mod2.fit(train_iter, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9}, num_epoch=2)
+mod2.fit(train_iter, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9}, num_epoch=3)
 line = mod2.inspector.text()
 rebinds = int(line.split(' rebinds')[0].split()[-1])
 """,
             "mxnet_optimizer": """
 mod2 = mxlearn.MutableModule(net, context=ctx, max_data_shapes=[('data', (16, 1, 32, 32))],
                              cache_size=2)
-mod2.fit(train_iter, num_epoch=2,
+mod2.fit(train_iter, num_epoch=3,
          optimizer=mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, rescale_grad=1 / 16))
 rebinds = mod2.inspector.misses
 """,
@@ -187,7 +187,7 @@ rebinds = mod2.inspector.misses
             "default_cache": (
                 """
 mod2 = mxlearn.MutableModule(net, context=ctx, max_data_shapes=[('data', (16, 1, 32, 32))])
-mod2.fit(train_iter, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9}, num_epoch=2)
+mod2.fit(train_iter, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9}, num_epoch=3)
 rebinds = mod2.inspector.rebinds
 """,
                 "not 2",
@@ -195,10 +195,59 @@ rebinds = mod2.inspector.rebinds
             "shape_changes_for_rebinds": (
                 """
 mod2 = mxlearn.MutableModule(net, context=ctx, cache_size=2, max_data_shapes=[('data', (16, 1, 32, 32))])
-mod2.fit(train_iter, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9}, num_epoch=2)
+mod2.fit(train_iter, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9}, num_epoch=3)
 rebinds = mod2.inspector.hits + mod2.inspector.misses
 """,
                 "rebinds = ",
+            ),
+        },
+    ),
+    "05.3": dict(
+        seeds=3,
+        right={
+            "lambda_and_a_literal_key": """
+bmod = mx.mod.BucketingModule(lambda key: (net, ['data'], ['softmax_label']),
+                              default_bucket_key=(32, 32), context=ctx)
+bmod.fit(train_iter, num_epoch=3, optimizer='sgd',
+         optimizer_params={'momentum': 0.9, 'learning_rate': 0.1})
+""",
+            "bound_then_fit_with_validation": """
+def bucket_net(bucket_key):
+    symbol = net
+    return symbol, ('data',), ('softmax_label',)
+
+bmod = mx.mod.BucketingModule(sym_gen=bucket_net, default_bucket_key=train_iter.default_bucket_key,
+                              context=ctx)
+bmod.bind(data_shapes=train_iter.provide_data, label_shapes=train_iter.provide_label)
+bmod.init_params(initializer=mx.init.Xavier())
+bmod.fit(train_iter, eval_data=val_iter, num_epoch=3,
+         optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+""",
+        },
+        wrong={
+            "a_mutable_module": (
+                """
+bmod = mxlearn.MutableModule(net, context=ctx, max_data_shapes=[('data', (16, 1, 32, 32))])
+bmod.fit(train_iter, num_epoch=3, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+""",
+                "BucketingModule",
+            ),
+            "the_smallest_as_default": (
+                """
+bmod = mx.mod.BucketingModule(lambda key: (net, ('data',), ('softmax_label',)),
+                              default_bucket_key=(12, 12), context=ctx)
+bmod.fit(train_iter, num_epoch=3, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+""",
+                "(32, 32)",
+            ),
+            "bound_not_trained": (
+                """
+bmod = mx.mod.BucketingModule(lambda key: (net, ('data',), ('softmax_label',)),
+                              default_bucket_key=(32, 32), context=ctx)
+bmod.bind(train_iter.provide_data, train_iter.provide_label)
+bmod.init_params()
+""",
+                "train it on the data",
             ),
         },
     ),
