@@ -155,8 +155,11 @@ class Job:
         self.processes.append(process)
 
     def _relay(self, process: JobProcess) -> None:
+        # Paths in the job's folder as the script was given them: relative (tracebacks and
+        # warnings name a script by its absolute path)
+        here = os.getcwd() + os.sep
         for line in process.popen.stdout:
-            line = line.rstrip("\n")
+            line = line.rstrip("\n").replace(here, "")
             process.last_lines.append(line)
             with self.print_lock:
                 print(f"[{process.role}] {line}", file=self.output, flush=True)

@@ -145,6 +145,18 @@ def test_the_time_limit_stops_every_process(tmp_path):
 
 
 @pytest.mark.slow
+def test_paths_in_the_jobs_folder_are_shown_as_the_script_was_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    (tmp_path / "runs" / "fail.py").write_text("raise ValueError('no data here')\n")
+    output = io.StringIO()
+    with pytest.raises(DistributedJobError) as info:
+        launch("runs/fail.py", workers=1, timeout=60, output=output)
+    shown = output.getvalue() + str(info.value)
+    assert 'File "runs/fail.py", line 1' in shown and str(tmp_path) not in shown
+
+
+@pytest.mark.slow
 def test_the_command_line_reports_a_failing_script(tmp_path):
     script = _script(tmp_path, "raise ValueError('the data file is missing')\n")
     done = subprocess.run(
