@@ -220,6 +220,18 @@ def test_damaged_files_are_reported_and_skipped(tmp_path):
     assert isinstance(refused.value.fields["error"], json.JSONDecodeError)
 
 
+def test_a_damaged_file_is_named_as_the_prefix_was_given(tmp_path, monkeypatch):
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "runs").mkdir()
+    mxlearn.Module(mxlearn.models.mlp()).fit(_iter(), num_epoch=1, checkpoint="runs/m")
+    path = tmp_path / "runs" / "m-0001.params"
+    path.write_bytes(path.read_bytes()[:-1])  # cut short by one byte
+    with pytest.raises(ListedFileDamaged) as refused:
+        mxlearn.load_checkpoint("runs/m", 1)
+    assert "'runs/m-0001.params' is damaged" in str(refused.value)
+    assert str(tmp_path) not in str(refused.value)
+
+
 def test_no_checkpoint_is_explained(tmp_path):
     with pytest.raises(NoCompleteCheckpoint) as refused:
         mxlearn.resume(str(tmp_path / "none"))

@@ -317,7 +317,7 @@ def read_manifest(prefix: str, epoch: int) -> dict:
         for e in listed.values()
     ):
         raise IncompleteManifest(path=path)
-    folder = os.path.dirname(os.path.abspath(prefix))
+    folder = os.path.dirname(prefix)  # as the prefix was given: messages name files as so
     for role, entry in listed.items():
         file = os.path.join(folder, entry["name"])
         if not os.path.exists(file):
