@@ -98,7 +98,7 @@ single.init_params()
             "adam_object_and_labels": """
 sgd_run = train(0.03, epochs=3)
 adam_train, adam_val = letters()
-adam_run = mxlearn.Module(symbol=net, context=ctx, logger=quiet)
+adam_run = mxlearn.Module(symbol=net, context=ctx)
 adam_run.fit(adam_train, eval_data=adam_val, eval_metric=['acc', 'ce'], num_epoch=3,
              optimizer='adam', optimizer_params=(('learning_rate', 0.003),))
 optimizers = mxlearn.compare(sgd_run, adam_run, labels=['SGD', 'Adam'])
@@ -108,7 +108,7 @@ faster = min(('sgd', 'adam'), key=lambda o: -dict(zip(('sgd', 'adam'), [
             "table_read": """
 sgd_run = train(0.03, epochs=3)
 adam_train, adam_val = letters()
-adam_run = mxlearn.Module(net, context=ctx, logger=quiet)
+adam_run = mxlearn.Module(net, context=ctx)
 adam_run.fit(adam_train, eval_data=adam_val, num_epoch=3, eval_metric=['accuracy', 'ce'],
              optimizer='adam', optimizer_params={'learning_rate': 0.003})
 optimizers = mxlearn.compare(sgd_run, adam_run)
@@ -119,7 +119,7 @@ faster = max(first, key=first.get)
             "capitalised_name": """
 sgd_run = train(0.03, epochs=3)
 adam_train, adam_val = letters()
-adam_run = mxlearn.Module(net, context=ctx, logger=quiet)
+adam_run = mxlearn.Module(net, context=ctx)
 adam_run.fit(train_data=adam_train, eval_data=adam_val, eval_metric=['acc', 'ce'], num_epoch=3,
              optimizer='Adam', optimizer_params={'learning_rate': 0.003})   # MXNet reads any case
 optimizers = mxlearn.compare(sgd_run, adam_run)
@@ -132,7 +132,7 @@ faster = ['SGD', 'Adam'][int(firsts[1] > firsts[0])]
                 """
 sgd_run = train(0.03, epochs=3)
 adam_train, adam_val = letters()
-adam_run = mxlearn.Module(net, context=ctx, logger=quiet)
+adam_run = mxlearn.Module(net, context=ctx)
 adam_run.fit(adam_train, eval_data=adam_val, eval_metric=['acc', 'ce'], num_epoch=3,
              optimizer='adam', optimizer_params={'learning_rate': 0.03})
 optimizers = mxlearn.compare(sgd_run, adam_run)
@@ -144,7 +144,7 @@ faster = 'sgd'
                 """
 sgd_run = train(0.03, epochs=1)
 adam_train, adam_val = letters()
-adam_run = mxlearn.Module(net, context=ctx, logger=quiet)
+adam_run = mxlearn.Module(net, context=ctx)
 adam_run.fit(adam_train, eval_data=adam_val, eval_metric=['acc', 'ce'], num_epoch=1,
              optimizer='adam', optimizer_params={'learning_rate': 0.003})
 optimizers = mxlearn.compare(sgd_run, adam_run)
@@ -156,7 +156,7 @@ faster = 'adam'
                 """
 sgd_run = train(0.03, epochs=3)
 adam_train, adam_val = letters()
-adam_run = mxlearn.Module(net, context=ctx, logger=quiet)
+adam_run = mxlearn.Module(net, context=ctx)
 adam_run.fit(adam_train, eval_data=adam_val, eval_metric=['acc', 'ce'], num_epoch=3,
              optimizer='adam', optimizer_params={'learning_rate': 0.003})
 optimizers = mxlearn.compare(sgd_run, adam_run)
