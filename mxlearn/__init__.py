@@ -21,8 +21,10 @@ from .training import Callback, RunContext, StopTraining
 from .training.early_stopping import EarlyStopping
 from .training.epoch_report import EpochReport
 from .training.loop import TrainingInterrupted
+from .warning_lines import install as _install_warning_lines
 
 set_language = _public("mxlearn.set_language()")(_set_language)
+_install_warning_lines()  # mxlearn's warnings as one line, without a file and line number
 
 __version__ = "0.1.0"
 
