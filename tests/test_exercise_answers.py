@@ -95,7 +95,7 @@ NOTEBOOKS = {
     "02_fit.ipynb": ["02.1", "02.2", "02.3"],
     "03_predict_and_score.ipynb": ["03.1", "03.2"],
     "04_checkpoints_and_resume.ipynb": ["04.1", "04.2"],
-    "05_variable_shapes.ipynb": ["05.1", "05.2"],
+    "05_variable_shapes.ipynb": ["05.1", "05.2", "05.3"],
     "06_devices_and_distributed.ipynb": ["06.1", "06.2"],
     "07_experiments.ipynb": ["07.1", "07.2"],
 }
