@@ -22,8 +22,18 @@ from ..live.renderers import choose_backend, figure_png, show_figure
 from ..metrics.history import MetricHistory
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
-TABLE_COLUMNS = ["run", "metric", "epochs", "final epoch", "final train", "final validation"]
-TABLE_COLUMNS += ["best validation", "best epoch"]
+# The table's columns: indexed by these English names, headed in the language mxlearn speaks
+TABLE_COLUMNS = {
+    "run": N_("run"),
+    "metric": N_("metric"),
+    "epochs": N_("epochs"),
+    "final epoch": N_("final epoch"),
+    "final train": N_("final train"),
+    "final validation": N_("final validation"),
+    "best validation": N_("best validation"),
+    "best epoch": N_("best epoch"),
+}
+WHOLE_NUMBERS = ("epochs", "final epoch", "best epoch")
 PHASE_STYLE = {"train": dict(ls="-", marker="o"), "validation": dict(ls="--", marker="s")}
 
 
@@ -74,7 +84,8 @@ class RunComparison:
         """A row per run and metric, epochs numbered as fit's log numbers them (from 0; the
         figure counts epochs completed). ``final epoch``: the one whose weights the run ended
         with (early stopping's best); ``best ...``: empty while a metric's direction is unknown
-        (``history.describe(name, higher_is_better=...)`` says it)."""
+        (``history.describe(name, higher_is_better=...)`` says it). The columns are headed in
+        the language mxlearn speaks (:data:`TABLE_COLUMNS`)."""
         import pandas as pd
 
         rows = []
@@ -91,11 +102,12 @@ class RunComparison:
                     (run.label, metric, len(epochs), final, train.get(final))
                     + (validation.get(final), best, best_epoch)
                 )
-        table = pd.DataFrame(rows, columns=TABLE_COLUMNS) if rows else pd.DataFrame()
-        for column in ("epochs", "final epoch", "best epoch"):  # whole numbers, or empty
-            if column in table:
-                table[column] = table[column].astype("Int64")
-        return table
+        if not rows:
+            return pd.DataFrame()
+        table = pd.DataFrame(rows, columns=list(TABLE_COLUMNS))
+        for column in WHOLE_NUMBERS:  # whole numbers, or empty
+            table[column] = table[column].astype("Int64")
+        return table.rename(columns={k: say(v) for k, v in TABLE_COLUMNS.items()})
 
     def png(self) -> bytes:
         return figure_png(self.fig)
