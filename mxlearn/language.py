@@ -4,7 +4,9 @@ Every explanation, "Fix:" line, check message, warning and progress line is writ
 English, as a template passed to :func:`say`; the Chinese texts live in a GNU gettext catalogue
 (``locale/zh/LC_MESSAGES/mxlearn.po``, compiled to ``mxlearn.mo`` by ``make translations``),
 the format translators and their tools know. Code in a message (the call in a fix, names,
-numbers) is the same in both languages: students copy it.
+numbers) is the same in both languages: students copy it. A Chinese text puts a space around
+a field, as Chinese does beside a Latin name; where the value is Chinese too (a metric's
+Chinese name), the space is left out (:func:`_formatted`).
 
 The language is read when a message is made, so switching takes effect at once:
 
@@ -22,6 +24,8 @@ from __future__ import annotations
 import functools
 import gettext
 import os
+import re
+import string
 import warnings
 
 LANGUAGES = ("en", "zh")
@@ -117,25 +121,57 @@ def _warn_once(text: str) -> None:
 def say(template: str, /, **values: object) -> str:
     """``template`` in the current language, with ``values`` put in (``str.format`` fields;
     a literal brace is written twice). The English template is the catalogue's key."""
-    text = template
-    if current_language() != "en":
-        text = _catalogue(current_language()).gettext(template)
-    return text.format(**values)
+    return say_in(current_language(), template, **values)
 
 
 def say_n(singular: str, plural: str, count: int, /, **values: object) -> str:
     """Like :func:`say`, with the plural form the language uses for ``count`` (ngettext)."""
-    if current_language() == "en":
+    language = current_language()
+    if language == "en":
         text = singular if count == 1 else plural
     else:
-        text = _catalogue(current_language()).ngettext(singular, plural, count)
-    return text.format(count=count, **values) if "count" not in values else text.format(**values)
+        text = _catalogue(language).ngettext(singular, plural, count)
+    return _formatted(language, text, values if "count" in values else dict(values, count=count))
 
 
 def say_in(language: str, template: str, /, **values: object) -> str:
     """``template`` in ``language`` (for a test that every kind renders in both)."""
     text = template if language == "en" else _catalogue(language).gettext(template)
-    return text.format(**values)
+    return _formatted(language, text, values)
+
+
+HAN = re.compile(r"[\u3400-\u4dbf\u4e00-\u9fff\uf900-\ufaff]")
+_FORMATTER = string.Formatter()
+
+
+def _formatted(language: str, text: str, values: dict) -> str:
+    """``text.format(**values)``; in Chinese, without a space of the text's between a Chinese
+    character and a field whose value is Chinese on that side. A Chinese text keeps a space
+    around a field ("训练集上的 {metric}"), as Chinese does beside a Latin name ('my_score');
+    a Chinese value ('准确率') needs none: "训练集上的准确率". The values' own spaces stay."""
+    if language != "zh":
+        return text.format(**values)
+    said = [""]  # the text's own pieces (even places) and the fields' values (odd places)
+    for literal, name, spec, conversion in _FORMATTER.parse(text):
+        said[-1] += literal  # a brace written twice parses as a piece of its own
+        if name is not None:
+            value = _FORMATTER.convert_field(_FORMATTER.get_field(name, (), values)[0], conversion)
+            said += [_FORMATTER.format_field(value, _FORMATTER.vformat(spec, (), values)), ""]
+    for i in range(0, len(said), 2):
+        piece = said[i]
+        before = said[i - 1][-1:] if i else ""  # the end of the value before it
+        after = said[i + 1][:1] if i + 1 < len(said) else ""  # the start of the one after
+        if piece == " ":
+            piece = "" if _han(before, after) else piece
+        else:
+            piece = piece[1:] if piece[:1] == " " and _han(before, piece[1:2]) else piece
+            piece = piece[:-1] if piece[-1:] == " " and _han(piece[-2:-1], after) else piece
+        said[i] = piece
+    return "".join(said)
+
+
+def _han(*characters: str) -> bool:
+    return all(HAN.fullmatch(c) for c in characters)
 
 
 def sentences(*said: str) -> str:
@@ -156,9 +192,7 @@ def drawn_language() -> str:
 
 def say_drawn(template: str, /, **values: object) -> str:
     """Like :func:`say`, for words drawn in a figure: in :func:`drawn_language`."""
-    language = drawn_language()
-    text = template if language == "en" else _catalogue(language).gettext(template)
-    return text.format(**values)
+    return say_in(drawn_language(), template, **values)
 
 
 TRADITIONAL = ("zh-tw", "zh-hk", "zh-mo", "zh-hant")  # the catalogue is Simplified Chinese

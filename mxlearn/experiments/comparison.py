@@ -16,9 +16,10 @@ from .. import rules
 from ..boundary import public
 from ..checkpoint.files import latest
 from ..errors import N_, InputError
-from ..language import say, say_drawn
+from ..language import drawn_language, say, say_drawn
 from ..live.figure import agg_figure
 from ..live.renderers import choose_backend, figure_png, show_figure
+from ..metrics.catalogue import metric_title
 from ..metrics.history import MetricHistory
 
 COLOURS = ("tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple", "tab:brown")
@@ -69,7 +70,7 @@ class RunComparison:
         for ax, metric in zip(fig.subplots(1, n, squeeze=False)[0], self.metrics):
             for (label, phase), (xs, ys) in self.lines(metric).items():
                 ax.plot(xs, ys, color=colour[label], ms=4, **PHASE_STYLE[phase])
-            ax.set_title(metric, fontdict=font)
+            ax.set_title(metric_title(metric, drawn_language()), fontdict=font)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
             ax.grid(alpha=0.3)
         handles = [Line2D([], [], color=c, lw=3) for c in colour.values()]
@@ -85,7 +86,8 @@ class RunComparison:
         figure counts epochs completed). ``final epoch``: the one whose weights the run ended
         with (early stopping's best); ``best ...``: empty while a metric's direction is unknown
         (``history.describe(name, higher_is_better=...)`` says it). The columns are headed in
-        the language mxlearn speaks (:data:`TABLE_COLUMNS`)."""
+        the language mxlearn speaks (:data:`TABLE_COLUMNS`), and so are the metrics (a Chinese
+        table says 准确率 where fit recorded 'accuracy')."""
         import pandas as pd
 
         rows = []
@@ -99,7 +101,7 @@ class RunComparison:
                 final = _final(run.history, epochs)
                 best, best_epoch = _best(validation, run.history.facts(metric))
                 rows.append(
-                    (run.label, metric, len(epochs), final, train.get(final))
+                    (run.label, metric_title(metric), len(epochs), final, train.get(final))
                     + (validation.get(final), best, best_epoch)
                 )
         if not rows:

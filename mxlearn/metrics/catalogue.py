@@ -11,7 +11,7 @@ import numpy as np
 from .._compat import mx
 from ..boundary import public
 from ..errors import N_, ArgumentTypeError, InputError, did_you_mean
-from ..language import say
+from ..language import current_language, say, say_in
 from .deferred import leaf_metrics
 
 
@@ -231,6 +231,7 @@ class KnownMetric:
     facts: MetricFacts  # whether larger is better, and the range of its values
     kind: str | None  # the output it measures: 'classification', 'regression', None: any
     whole_set: type | None = None  # mxlearn's class create_metric makes instead of cls
+    title: str = ""  # its name in prose, the key of its Chinese one (metric_title)
 
     @property
     def classes(self) -> tuple[type, ...]:
@@ -245,37 +246,77 @@ _C, _R, _ANY = "classification", "regression", None
 # Facts by exact class (a subclass or a CustomMetric may measure anything: its user says it);
 # the kind for subclasses too. Names are MXNet's: create_metric accepts exactly those.
 KNOWN_METRICS = (
-    KnownMetric(mx.metric.Accuracy, ("acc", "accuracy"), "accuracy", _FRACTION, _C),
+    KnownMetric(
+        mx.metric.Accuracy, ("acc", "accuracy"), "accuracy", _FRACTION, _C, title=N_("accuracy")
+    ),
     KnownMetric(
         mx.metric.TopKAccuracy,
         ("top_k_acc", "top_k_accuracy", "topkaccuracy"),
         r"top_\d+_accuracy|top_k_accuracy_\d+",  # mxlearn's name for it, and MXNet's
         _FRACTION,
         _C,
+        title=N_("top-{k} accuracy"),
     ),
-    KnownMetric(mx.metric.F1, ("f1",), "f1", _FRACTION, _C, whole_set=F1),
-    KnownMetric(mx.metric.MCC, ("mcc",), "mcc", _CORRELATION, _C),
+    KnownMetric(mx.metric.F1, ("f1",), "f1", _FRACTION, _C, whole_set=F1, title=N_("F1 score")),
+    KnownMetric(
+        mx.metric.MCC,
+        ("mcc",),
+        "mcc",
+        _CORRELATION,
+        _C,
+        title=N_("Matthews correlation coefficient"),
+    ),
     KnownMetric(
         mx.metric.PearsonCorrelation,
         ("pearsonr", "pearsoncorrelation"),
         "pearsonr",
         _CORRELATION,
         _ANY,
+        title=N_("Pearson correlation coefficient"),
     ),
-    KnownMetric(mx.metric.PCC, ("pcc",), "pcc", _CORRELATION, _ANY),
-    KnownMetric(mx.metric.CrossEntropy, ("ce", "crossentropy"), "cross-entropy", _SMALLER, _C),
+    KnownMetric(
+        mx.metric.PCC,
+        ("pcc",),
+        "pcc",
+        _CORRELATION,
+        _ANY,
+        title=N_("multiclass Pearson correlation coefficient"),
+    ),
+    KnownMetric(
+        mx.metric.CrossEntropy,
+        ("ce", "crossentropy"),
+        "cross-entropy",
+        _SMALLER,
+        _C,
+        title=N_("cross-entropy"),
+    ),
     KnownMetric(
         mx.metric.NegativeLogLikelihood,
         ("nll_loss", "negativeloglikelihood"),
         "nll-loss",
         _SMALLER,
         _C,
+        title=N_("negative log-likelihood"),
     ),
-    KnownMetric(mx.metric.Perplexity, ("perplexity",), "perplexity", _SMALLER, _C),
-    KnownMetric(mx.metric.Loss, ("loss",), "loss", _SMALLER, _ANY),
-    KnownMetric(mx.metric.MAE, ("mae",), "mae", _SMALLER, _R, whole_set=MAE),
-    KnownMetric(mx.metric.MSE, ("mse",), "mse", _SMALLER, _R, whole_set=MSE),
-    KnownMetric(mx.metric.RMSE, ("rmse",), "rmse", _SMALLER, _R, whole_set=RMSE),
+    KnownMetric(
+        mx.metric.Perplexity, ("perplexity",), "perplexity", _SMALLER, _C, title=N_("perplexity")
+    ),
+    KnownMetric(mx.metric.Loss, ("loss",), "loss", _SMALLER, _ANY, title=N_("loss")),
+    KnownMetric(
+        mx.metric.MAE, ("mae",), "mae", _SMALLER, _R, whole_set=MAE, title=N_("mean absolute error")
+    ),
+    KnownMetric(
+        mx.metric.MSE, ("mse",), "mse", _SMALLER, _R, whole_set=MSE, title=N_("mean squared error")
+    ),
+    KnownMetric(
+        mx.metric.RMSE,
+        ("rmse",),
+        "rmse",
+        _SMALLER,
+        _R,
+        whole_set=RMSE,
+        title=N_("root mean squared error"),
+    ),
 )
 
 # The metric classes MXNet registers by name that have no row, each with why.
@@ -301,9 +342,34 @@ def facts_of(metric) -> MetricFacts | None:
     return row and row.facts
 
 
+def _row_reporting(name: str) -> KnownMetric | None:
+    return next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, name)), None)
+
+
 def facts_of_name(name: str) -> MetricFacts | None:
-    row = next((row for row in KNOWN_METRICS if re.fullmatch(row.reports, name)), None)
+    row = _row_reporting(name)
     return row and row.facts
+
+
+def metric_title(name: str, language: str | None = None) -> str:
+    """How prose in ``language`` (None: the one mxlearn speaks) names the metric fit recorded as
+    ``name``: in English that name ('cross-entropy', as the history and MXNet's log show it), in
+    Chinese its term ('交叉熵', 'top_5_accuracy': '前 5 准确率'). A name mxlearn does not know
+    (a custom metric's) is its author's, the same in every language.
+
+    Examples
+    --------
+    >>> metric_title('accuracy', 'zh'), metric_title('top_3_accuracy', 'zh')
+    ('准确率', '前 3 准确率')
+    >>> metric_title('accuracy', 'en'), metric_title('my_score', 'zh')
+    ('accuracy', 'my_score')
+    """
+    language = language or current_language()
+    row = _row_reporting(name)
+    if language == "en" or row is None:
+        return name
+    k = next(iter(re.findall(r"\d+", name)), "")  # top-k names its k
+    return say_in(language, row.title, k=k)
 
 
 @public("mxlearn.create_metric()")

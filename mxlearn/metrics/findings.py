@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 
 from ..errors import N_, InputError
 from ..language import current_language, say, sentences, set_language
+from .catalogue import metric_title
 
 # each found by one detector of diagnosis.DETECTORS, said by its *_words function below
 KINDS = (
@@ -21,6 +22,22 @@ KINDS = (
     "not_learning",
 )
 LANGUAGES = (None, "en", "zh")
+# How prose names each kind: the kind itself in English (what no_finding(mod, kind) is given),
+# the template the key of its Chinese name
+KIND_TITLES = {
+    "overfitting": N_("overfitting"),
+    "overconfidence": N_("overconfidence"),
+    "learning_rate_too_high": N_("learning rate too high"),
+    "plateau": N_("plateau"),
+    "underfitting": N_("underfitting"),
+    "not_learning": N_("not learning"),
+}
+
+
+def kind_title(kind: str) -> str:
+    """A kind of :data:`KINDS` as prose in the language mxlearn speaks: 'overfitting' in English
+    (the name a student passes), '过拟合' in Chinese."""
+    return kind if current_language() == "en" else say(KIND_TITLES[kind])
 
 
 class NotADiagnosisLanguage(InputError):
@@ -75,7 +92,7 @@ def overfitting_words(metric: str, judged: str | None, stop: dict | None, **numb
         "Overfitting from epoch {first}: validation {metric} was best at epoch {best_epoch} "
         "({best:.4g}) and is {latest:.4g} at epoch {latest_epoch}, while training {metric} kept "
         "improving ({train_then:.4g} -> {train_now:.4g}).",
-        metric=metric,
+        metric=metric_title(metric),
         **numbers,
     )
     return text, early_stopping_step(judged, stop)
@@ -88,8 +105,8 @@ def overconfidence_words(metric: str, other: str, judged, stop, **numbers) -> tu
         "{train_now:.4g}), but validation {other} kept improving too ({other_then:.4g} -> "
         "{other_now:.4g}): the network grows surer of the rows it gets wrong while it gets more "
         "of them right. By {other}, it is not overfitting yet.",
-        metric=metric,
-        other=other,
+        metric=metric_title(metric),
+        other=metric_title(other),
         **numbers,
     )
     return text, early_stopping_step(judged, stop)
@@ -100,10 +117,11 @@ def early_stopping_step(judged: str | None, stop: dict | None) -> str:
     if stop is None:
         return ""
     return say(
-        "Train again with early_stopping=mxlearn.EarlyStopping('{metric}', patience={patience}): "
+        "Train again with early_stopping=mxlearn.EarlyStopping('{name}', patience={patience}): "
         "on this run it stops {patience} epochs after epoch {epoch} and puts back that epoch's "
         "weights, with validation {metric} {value:.4g} instead of {latest:.4g} at the end.",
-        metric=judged,
+        name=judged,  # in the code a student copies; {metric} names it in prose
+        metric=metric_title(judged),
         **stop,
     )
 
@@ -114,7 +132,7 @@ def spikes_words(metric: str, **numbers) -> tuple[str, str]:
         "{ratio:g} times the running level, the highest to {largest:.4g} in epoch {epoch} (level "
         "{level:.4g}; {start:.4g} at the start). Steps that large overshoot: the loss jumps "
         "above where training started.",
-        metric=metric,
+        metric=metric_title(metric),
         **numbers,
     )
     # #26: at lr 5 and 10 on the letters, 10 times smaller collapses too; 100 times learns
@@ -122,7 +140,7 @@ def spikes_words(metric: str, **numbers) -> tuple[str, str]:
         "Train 2 epochs each from fresh weights with learning rates 10, 100 and 1,000 times "
         "smaller, and keep the one whose training {metric} falls most: steps that overshoot "
         "this far can overshoot at 10 times smaller too.",
-        metric=metric,
+        metric=metric_title(metric),
     )
 
 
@@ -131,7 +149,7 @@ def decline_words(metric: str, **numbers) -> tuple[str, str]:
         "Learning rate too high: training {metric} got worse, from its best {best:.4g} at "
         "epoch {best_epoch} to {latest:.4g} at epoch {latest_epoch}; with a learning rate "
         "that suits the network, the training value keeps improving.",
-        metric=metric,
+        metric=metric_title(metric),
         **numbers,
     )
     return text, smaller_rate_step(metric)
@@ -141,7 +159,7 @@ def oscillation_words(metric: str, epochs: tuple[int, ...], **numbers) -> tuple[
     text = say(
         "Learning rate too high: training {metric} got worse from one epoch to the next {count} "
         "times (at epochs {epochs}), by up to {largest:.4g}: it oscillates instead of settling.",
-        metric=metric,
+        metric=metric_title(metric),
         epochs=", ".join(str(e) for e in epochs),
         **numbers,
     )
@@ -152,7 +170,7 @@ def smaller_rate_step(metric: str) -> str:
     return say(
         "Train again from fresh weights with a learning rate 3 times smaller and compare "
         "training {metric} epoch by epoch.",
-        metric=metric,
+        metric=metric_title(metric),
     )
 
 
@@ -160,7 +178,7 @@ def plateau_words(metric: str, leveled_off: bool, **window) -> tuple[str, str]:
     text = say(
         "Plateau: training {metric} averaged {after:.4g} over epochs {first}-{last}, only "
         "{gain:+.3g} on the {window} epochs before ({before:.4g}), and is still far from 1.",
-        metric=metric,
+        metric=metric_title(metric),
         gain=window["after"] - window["before"],
         **window,
     )
@@ -169,7 +187,7 @@ def plateau_words(metric: str, leveled_off: bool, **window) -> tuple[str, str]:
     return text, say(
         "Train again with a learning rate 3 times larger and compare training {metric} after "
         "the same number of epochs: steps this small move the weights too slowly.",
-        metric=metric,
+        metric=metric_title(metric),
     )
 
 
@@ -179,7 +197,7 @@ def underfitting_words(metric: str, **numbers) -> tuple[str, str]:
         "{first}-{last} ({gain:+.3g} on the {window} epochs before), and validation {metric} is "
         "close to it ({validation:.4g}): the network fits its own training rows hardly better "
         "than unseen ones.",
-        metric=metric,
+        metric=metric_title(metric),
         gain=numbers["after"] - numbers["before"],
         **numbers,
     )
@@ -190,7 +208,7 @@ def wider_network_step(metric: str, reached: float) -> str:
     return say(
         "Train a network with 4 times as many hidden units (num_hidden) with the same settings: "
         "if its training {metric} rises well past {reached:.4g}, this network was too small.",
-        metric=metric,
+        metric=metric_title(metric),
         reached=reached,
     )
 
@@ -201,7 +219,7 @@ def not_learning_words(metric: str, is_loss: bool, frozen: bool, **numbers) -> t
             "Not learning: training {metric} has stayed within {share:.0%} of its level at the "
             "start ({start:.4g}, the lowest of the first {batches} batches) for all {count} "
             "epochs (best {best:.4g}, latest {latest:.4g}).",
-            metric=metric,
+            metric=metric_title(metric),
             **numbers,
         )
         classes = guessed_classes(metric, numbers["start"])
@@ -220,7 +238,7 @@ def not_learning_words(metric: str, is_loss: bool, frozen: bool, **numbers) -> t
             "Not learning: training {metric} has stayed at its level at the start ({start:.4g}, "
             "the mean of the first {batches} batches) for all {count} epochs (best {best:.4g}, "
             "latest {latest:.4g}): no better than the network was before training.",
-            metric=metric,
+            metric=metric_title(metric),
             **numbers,
         )
     if frozen:  # the weights hardly move: "check the labels" would send the student astray
@@ -229,13 +247,13 @@ def not_learning_words(metric: str, is_loss: bool, frozen: bool, **numbers) -> t
             "weights. Train 2 epochs each from fresh weights with learning rates 10, 100, "
             "1,000, 10,000 and 100,000 times larger, and keep the one whose training {metric} "
             "falls most.",
-            metric=metric,
+            metric=metric_title(metric),
         )
     step = say(
         "Train 2 epochs each with a learning rate 10 times larger and 10 times smaller: a rate "
         "far off in either direction keeps a network where it started; if neither moves "
         "training {metric}, check that the labels belong to the rows.",
-        metric=metric,
+        metric=metric_title(metric),
     )
     return text, step
 
