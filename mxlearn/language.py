@@ -21,11 +21,13 @@ Did you mean 'accuracy'?
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import gettext
 import os
 import re
 import string
+import threading
 import warnings
 
 LANGUAGES = ("en", "zh")
@@ -33,6 +35,7 @@ ENVIRONMENT_VARIABLE = "MXLEARN_LANG"
 LOCALE_FOLDER = os.path.join(os.path.dirname(os.path.abspath(__file__)), "locale")
 
 _chosen: str | None = None  # set_language's choice; None: the environment variable decides
+_thread = threading.local()  # spoken()'s language, for one thread only
 
 
 # The refusals of this module are error kinds declared in mxlearn.errors, which says its words
@@ -82,7 +85,10 @@ def set_language(name: str | None) -> None:
 
 
 def current_language() -> str:
-    """The language mxlearn speaks now: set_language's choice, else ``MXLEARN_LANG``, else en."""
+    """The language mxlearn speaks now: spoken()'s in this thread, else set_language's choice,
+    else ``MXLEARN_LANG``, else en."""
+    if getattr(_thread, "language", None) is not None:
+        return _thread.language
     if _chosen is not None:
         return _chosen
     from_environment = os.environ.get(ENVIRONMENT_VARIABLE, "")
@@ -101,6 +107,21 @@ def current_language() -> str:
             _warn_once(str(missing))
             return "en"
     return language
+
+
+@contextlib.contextmanager
+def spoken(language: str | None):
+    """Speak ``language`` ('en', 'zh') in this thread inside the block; None: as before. The
+    grader's threads each say a submission's grades in the language of its edition, at once."""
+    if language is not None and language not in LANGUAGES:
+        languages = say(" and ").join(repr(known) for known in LANGUAGES)
+        raise refusals["not_a_language"](name=language, languages=languages)
+    before = getattr(_thread, "language", None)
+    _thread.language = language if language is not None else before
+    try:
+        yield
+    finally:
+        _thread.language = before
 
 
 NOT_A_LANGUAGE = (

@@ -14,7 +14,7 @@ from pathlib import Path
 import nbformat
 
 from ..exercises import parts_of
-from ..language import say
+from ..language import LANGUAGES, say, spoken
 
 PASSED, FAILED, ERROR, TIMEOUT = "passed", "failed", "error", "timeout"
 TAMPERED = "tampered"  # not a notebook handed in as it should be: never run
@@ -26,6 +26,7 @@ MESSAGE_CHARS = 300
 SEAL_TYPE = "application/x-mxlearn-seal"  # the MIME type of a check's last display
 CHANGED = "ChecksChanged"  # what grading_seal raises
 BUILTINS_CHANGED = "mxlearn seal: builtins changed"  # the KeyError a check cell raises then
+SET_LANGUAGE = re.compile(r"""\bset_language\(\s*['"]([A-Za-z-]+)['"]\s*\)""")
 HINT_CALL = re.compile(r"""\bhint\(\s*['"]([0-9]{2}\.[0-9]+)['"]""")
 ANSI = re.compile(r"\x1b\[[0-9;]*[A-Za-z]")
 
@@ -87,6 +88,7 @@ class Prepared:
     missing: dict[str, tuple[int, int]]  # exercise: (check cells found, the teacher's)
     edited: set[str] = field(default_factory=set)  # exercises whose check cell was changed
     seal: str = ""  # what a check cell shows when it ran to its end (grading_seal)
+    language: str | None = None  # the edition's (edition_language); None: the grader's
 
 
 def exercise_key(name: str) -> tuple:
@@ -147,6 +149,17 @@ def hints_asked(notebook) -> set[str]:
     return asked
 
 
+def edition_language(notebook) -> str | None:
+    """The language a notebook's own code makes mxlearn speak (the Chinese edition calls
+    ``mxlearn.set_language('zh')`` first), or None when it chooses none."""
+    for cell in notebook.cells if notebook is not None else []:
+        if cell.cell_type == "code" and isinstance(cell.source, str):
+            chosen = SET_LANGUAGE.findall(cell.source)
+            if chosen and chosen[0] in LANGUAGES:
+                return chosen[0]
+    return None
+
+
 def read_notebook(path: Path):
     """The notebook at ``path``, or the reason it cannot be read as one."""
     try:
@@ -178,7 +191,16 @@ def _as_compared(source: str) -> str:
 def prepare(submission, teacher, seal: Seal | None = None) -> Prepared:
     """``submission`` with the teacher's check sources, every cell's metadata and outputs gone
     (a tag could otherwise let nbclient skip a check or allow its error). With ``seal``, each
-    check first verifies that mxlearn is unchanged and last shows the seal's nonce."""
+    check first verifies that mxlearn is unchanged and last shows the seal's nonce. Its words
+    (the parts' names, and later its grades') are in the language of the teacher's edition."""
+    language = edition_language(teacher)
+    with spoken(language):
+        prepared = _prepared(submission, teacher, seal)
+    prepared.language = language
+    return prepared
+
+
+def _prepared(submission, teacher, seal: Seal | None) -> Prepared:
     notebook = copy.deepcopy(submission)
     mine = exercises_of(notebook, with_answers_only=True)
     exercises, missing, edited = [], {}, set()
@@ -287,7 +309,13 @@ def grades_from_run(
     prepared: Prepared, events: list[dict], timed_out: bool, limits: dict
 ) -> dict[str, tuple[str, str]]:
     """{exercise: (status, message, (points, out of, parts))} from the events of a run of
-    ``prepared.notebook``."""
+    ``prepared.notebook``, said in the language of its edition (a Chinese notebook's "not
+    answered" is Chinese, as its checks' messages are, whatever the grader speaks)."""
+    with spoken(prepared.language):
+        return _grades(prepared, events, timed_out, limits)
+
+
+def _grades(prepared: Prepared, events: list[dict], timed_out: bool, limits: dict) -> dict:
     cells = prepared.notebook.cells
     code_cells = [i for i, cell in enumerate(cells) if cell.cell_type == "code"]
     results = {e["cell"]: e for e in events if e.get("status") in ("ok", "error")}

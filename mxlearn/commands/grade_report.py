@@ -10,7 +10,8 @@ from collections import Counter, defaultdict
 from pathlib import Path
 
 from ..atomic_write import atomic_write_bytes
-from ..language import current_language, say
+from ..errors import N_
+from ..language import current_language, say, spoken
 from .grade_exercises import PASSED, STATUSES, exercise_key
 
 MOST_COMMON = 15
@@ -25,6 +26,21 @@ td.passed { background: #e3f5e1; } td.failed { background: #fde8e8; }
 td.error { background: #fff1d6; } td.timeout { background: #e6e9fb; }
 td.count { text-align: right; }
 """
+
+
+# Each status as the page shows it (the CSV and the cells' classes keep the status itself)
+STATUS_TITLES = {
+    "passed": N_("passed"),
+    "failed": N_("failed"),
+    "error": N_("error"),
+    "timeout": N_("timeout"),
+    "tampered": N_("tampered"),
+    "flagged": N_("flagged"),
+}
+
+
+def _status(status: str) -> str:
+    return _e(say(STATUS_TITLES[status]) if status in STATUS_TITLES else status)
 
 
 def _e(value: object) -> str:
@@ -58,7 +74,8 @@ def _overview(grades, csv_name: str) -> list[str]:
         csv=csv_name,
     )
     cells = "".join(f'<td class="{s} count">{counts.get(s, 0)}</td>' for s in STATUSES)
-    return [f"<p>{_e(said)}</p>", f"{_table_head(*STATUSES)}<tr>{cells}</tr></table>"]
+    heads = "".join(f"<th>{_status(s)}</th>" for s in STATUSES)
+    return [f"<p>{_e(said)}</p>", f"<table><tr>{heads}</tr><tr>{cells}</tr></table>"]
 
 
 def _cause(message: str) -> str:
@@ -78,7 +95,7 @@ def _causes(mine) -> list[str]:
     for (status, _), same in sorted(groups.items(), key=lambda item: -len(item[1])):
         rows.append(
             f'<tr><td class="count">{len({g.student for g in same})}</td>'
-            f'<td class="{status}">{status}</td><td>{_e(same[0].message)}</td></tr>'
+            f'<td class="{status}">{_status(status)}</td><td>{_e(same[0].message)}</td></tr>'
         )
     return [*rows, "</table>"]
 
@@ -105,7 +122,7 @@ def _per_exercise(grades, hints: dict) -> list[str]:
             names = sorted(g.student for g in mine if g.status == status)
             who = ", ".join(_e(name) for name in names) if status != PASSED else ""
             rows.append(
-                f'<tr><td class="{status}">{status}</td>'
+                f'<tr><td class="{status}">{_status(status)}</td>'
                 f'<td class="count">{len(names)}</td><td>{who}</td></tr>'
             )
         parts += [
@@ -132,7 +149,7 @@ def _common_messages(grades) -> list[str]:
         )
         named = ", ".join(_exercise_title(n, e) for n, e in where)
         parts.append(
-            f'<tr><td class="count">{count}</td><td class="{status}">{status}</td>'
+            f'<tr><td class="count">{count}</td><td class="{status}">{_status(status)}</td>'
             f"<td>{_e(message)}</td><td>{named}</td></tr>"
         )
     return parts + ["</table>"]
@@ -142,7 +159,7 @@ def _grade_cell(grade) -> str:
     """A student's grade of an exercise: its status, its points where it has parts."""
     points = f" {grade.points}/{grade.out_of}" if grade.parts else ""
     title = _e("; ".join(t for t in (grade.message, grade.parts) if t))
-    return f'<td class="{grade.status}" title="{title}">{grade.status}{_e(points)}</td>'
+    return f'<td class="{grade.status}" title="{title}">{_status(grade.status)}{_e(points)}</td>'
 
 
 def _student_table(grades) -> list[str]:
@@ -160,15 +177,23 @@ def _student_table(grades) -> list[str]:
     return parts + ["</table>"]
 
 
-def report_page(grades, csv_name: str, hints: dict | None = None) -> str:
+def report_page(
+    grades, csv_name: str, hints: dict | None = None, language: str | None = None
+) -> str:
     """The summary page of ``grades`` (objects with student, notebook, exercise, status and
-    message) as one HTML text; ``hints``: {(student, notebook): exercises it asked hints of}."""
+    message) as one HTML text; ``hints``: {(student, notebook): exercises it asked hints of};
+    ``language``: the page's ('zh': the editions graded were Chinese), None: mxlearn's now."""
+    with spoken(language):
+        return _page(grades, csv_name, hints or {})
+
+
+def _page(grades, csv_name: str, hints: dict) -> str:
     title = _e(say("Grades: {csv}", csv=csv_name))
     body = [
         f"<h1>{title}</h1>",
         *_overview(grades, csv_name),
         *_common_messages(grades),
-        *_per_exercise(grades, hints or {}),
+        *_per_exercise(grades, hints),
         *_student_table(grades),
     ]
     return (
@@ -190,5 +215,8 @@ def is_report(path: Path) -> bool:
     return MARK in head
 
 
-def write_report(path: Path, grades, csv_name: str, hints: dict | None = None) -> None:
-    atomic_write_bytes(str(path), report_page(grades, csv_name, hints).encode("utf-8"))
+def write_report(
+    path: Path, grades, csv_name: str, hints: dict | None = None, language: str | None = None
+) -> None:
+    page = report_page(grades, csv_name, hints, language)
+    atomic_write_bytes(str(path), page.encode("utf-8"))
