@@ -237,6 +237,15 @@ def test_an_oscillating_or_falling_back_training_loss_means_a_learning_rate_too_
     assert "3 times smaller" in found.next_step
 
 
+def test_an_oscillation_that_settled_to_its_best_is_no_rate_too_high():
+    # steps back early, then the loss falls to its best for the last third: it settled
+    early = [3.0, 2.0, 2.4, 1.5, 1.8, 1.2, 1.0, 0.8, 0.6, 0.5, 0.4, 0.3]
+    assert "learning_rate_too_high" not in _kinds(_history({"cross-entropy": early}))
+    # the same steps back, but the last comes late: still oscillating
+    late = [3.0, 2.0, 1.5, 1.2, 1.0, 0.8, 0.6, 0.5, 0.4, 0.6, 0.35, 0.45]
+    assert "learning_rate_too_high" in _kinds(_history({"cross-entropy": late}))
+
+
 def test_a_falling_back_loss_while_accuracy_keeps_improving_is_no_rate_too_high():
     # #26: checked against the run's other training curve, which is at its best at the end
     loss = [2.0, 1.0, 0.5, 0.3, 0.2, 0.3, 0.35]
@@ -476,22 +485,33 @@ def test_notebook_07s_memorising_network_is_not_told_to_restore_a_worse_epoch():
 
 
 @pytest.mark.parametrize(
-    "rows, fit_args",
+    "rows, must_turn, fit_args",
     [
-        (500, dict(optimizer="adam", optimizer_params={"learning_rate": 0.01}, num_epoch=30)),
-        (1000, dict(num_epoch=30, **_rate(0.3, momentum=0.9))),
+        (500, True, dict(optimizer="adam", optimizer_params={"learning_rate": 0.01}, num_epoch=30)),
+        # whether this run's accuracy turns by epoch 30 differs between CPUs (float rounding:
+        # it does on one machine, creeps up to 0.83 on another): its stop is followed where told
+        (1000, False, dict(num_epoch=30, **_rate(0.3, momentum=0.9))),
     ],
 )
-def test_a_real_run_whose_accuracy_turns_too_is_told_the_stop_that_makes_it_better(rows, fit_args):
+def test_a_real_run_whose_accuracy_turns_too_is_told_the_stop_that_makes_it_better(
+    rows, must_turn, fit_args
+):
     fit_args = dict(initializer=mx.init.Xavier(), **fit_args)
     data = _letters(rows=rows, standardised=True)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore", TrainingWarning)
         history = _fit(_wide_net(), data, **fit_args)
-    found = next(f for f in diagnose(history) if f.kind == "overfitting")
-    assert "overconfidence" not in _kinds(history)
-    _follow_early_stopping(found, "accuracy", history, _wide_net(), data, **fit_args)
-    # the rate too high (the loss falls back, or oscillates) it shows too, its step followed
+    told = [f for f in diagnose(history) if f.kind == "overfitting"]
+    assert told or not must_turn
+    if told:  # accuracy turned: overfitting, not overconfidence, and the stop that helps
+        assert "overconfidence" not in _kinds(history)
+        _follow_early_stopping(told[0], "accuracy", history, _wide_net(), data, **fit_args)
+    # the rate too high (the loss falls back, or oscillates) it shows too, its step followed;
+    # an oscillation that settled to the curve's best is not one (the smaller rate did worse)
+    if not must_turn and "learning_rate_too_high" not in _kinds(history):
+        losses = history.series("cross-entropy", "train", "epoch")[1]
+        assert losses[-1] == min(losses)
+        return
     too_high = _only_kind(history, "learning_rate_too_high")
     assert "3 times smaller" in too_high.next_step
     rate = fit_args["optimizer_params"]["learning_rate"] / 3

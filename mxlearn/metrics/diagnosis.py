@@ -434,12 +434,21 @@ def steps_back(curve: Curve) -> list[tuple[int, float]]:
 def _oscillation(curve: Curve) -> Finding | None:
     back = steps_back(curve)
     # each step back in a run that otherwise improves is a change of direction twice over
-    if len(back) < STEPS_BACK:
+    if len(back) < STEPS_BACK or _settled(curve, back[-1][0]):
         return None
     epochs = tuple(e for e, _ in back)
     numbers = dict(count=len(back), largest=max(size for _, size in back))
     text, step = findings.oscillation_words(curve.metric, epochs, **numbers)
     return Finding("learning_rate_too_high", curve.metric, epochs, numbers, text, step)
+
+
+def _settled(curve: Curve, last_step_back: int) -> bool:
+    """The steps back all came early and the curve ends at its best: it did settle. The advised
+    smaller rate did not help such a run (SGD 0.3 with momentum on 1,000 letters: steps back at
+    epochs 8, 9 and 13 of 30, training loss 0.00078 at the end; at 0.1 it ended at 0.017)."""
+    best = curve.values[curve.best_index()]
+    ends_best = curve.gain(curve.values[-1], best) > -curve.allowed(STEP_BACK, best)
+    return ends_best and last_step_back < curve.epochs[-1] - len(curve.epochs) // 3
 
 
 def not_learning(run: Run) -> Finding | None:
