@@ -73,5 +73,6 @@ def test_a_student_notebook_runs_and_every_exercise_fails_its_check(edition, nam
             assert error is not None, f"the check passed without an answer: {cell.source}"
             assert error.ename == "CheckFailed", (error.ename, error.evalue)
             exercise = cell.metadata["mxlearn"]["exercise"]
-            assert f"{exercise} (" in error.evalue or f"{exercise}(" in error.evalue
+            named = (f"{exercise} (", f"{exercise}(", f"{exercise}（")  # zh: full-width
+            assert any(n in error.evalue for n in named)
     assert errors == {}, {i: (e.ename, e.evalue) for i, e in errors.items()}
