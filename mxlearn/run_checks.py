@@ -10,7 +10,7 @@ import numpy as np
 from .checkpoint import files, names
 from .errors import N_, CheckFailed, InputError, MXLearnError, did_you_mean
 from .language import say
-from .metrics.findings import KINDS
+from .metrics.findings import KINDS, kind_title
 from .metrics.history import MetricHistory, NotInHistory
 
 
@@ -415,4 +415,4 @@ def no_finding(mod, kind: str) -> None:
     found = [f for f in history_of(mod).diagnose() if f.kind == kind]
     if found:
         raise FindingShown(finding=found[0].text)
-    _ok(N_("no {kind} in the curves."), kind=kind)
+    _ok(N_("no {kind} in the curves."), kind=kind_title(kind))
