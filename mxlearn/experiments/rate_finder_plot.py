@@ -14,7 +14,7 @@ from ..live.figure import agg_figure
 from ..live.renderers import figure_png, saved_png, show_figure
 from ..metrics.smoothing import SmoothedAverage
 
-FIGSIZE = (6.0, 3.6)
+FIGSIZE = (6.0, 4.0)  # the legend in two rows below the axes
 SKIP_START = 10  # smoothed values too young to have a slope
 EXPLOSION = 4.0  # the smoothed loss this many times its lowest value: the rate is too large
 # A loss that never fell by this share of its level after the first batches did not fall:
@@ -198,8 +198,11 @@ class RateFinding:
         ax.set_xlabel(say_drawn("learning rate (log scale)"), fontdict=font)
         ax.set_ylabel(say_drawn("training loss (cross-entropy)"), fontdict=font)
         ax.grid(alpha=0.3)
-        ax.legend(loc="best", prop={**font, "size": "small"})
-        figure.tight_layout()
+        # below the axes, where it covers no curve (#28); the layout makes room for it
+        figure.set_layout_engine("constrained")
+        figure.legend(
+            loc="outside lower center", ncol=2, frameon=False, prop={**font, "size": "small"}
+        )
         return figure
 
     def plot(self, path: str | None = None, backend: str | None = None) -> str | None:

@@ -22,6 +22,7 @@ from ..metrics.smoothing import SmoothedAverage
 
 CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
+LEGEND_ROW = 0.3  # inches below the x axis' label for the legend's row
 
 
 def agg_figure(figsize, chinese: bool = False) -> tuple[Figure, dict]:
@@ -112,7 +113,7 @@ class TrainingFigure:
 
     def _build(self) -> None:
         n = max(1, len(self.metrics))
-        size = self.figsize or (min(5.0 * n, 15.0), 3.4)
+        size = self.figsize or (min(5.0 * n, 15.0), 3.4 + LEGEND_ROW)
         chinese = any(CJK.search(e.text) for e in self._events)
         self.fig, self._font = agg_figure(size, chinese)
         axes = self.fig.subplots(1, n, squeeze=False)[0]
@@ -130,15 +131,24 @@ class TrainingFigure:
             ax.grid(alpha=0.3)
             if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
-            ax.legend(loc="best", prop={**self._font, "size": "small"})
             self._axes[metric], self._lines[metric] = ax, lines
+        # One legend for every subplot (their curves look the same), in a row below them: inside
+        # an axes it covered the curves (#28). Held by the first axes, drawn with the background.
+        axes[0].legend(
+            loc="lower center",
+            bbox_to_anchor=(0.5, 0.0),
+            bbox_transform=self.fig.transFigure,
+            ncol=3,
+            frameon=False,
+            prop={**self._font, "size": "small"},
+        )
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
         self._event_artists = []
         self.fig.subplots_adjust(
             left=0.6 / width,
             right=1 - 0.15 / width,
-            bottom=0.5 / height,
+            bottom=(0.5 + LEGEND_ROW) / height,
             top=1 - 0.3 / height,
             wspace=0.7 * n / width,
         )

@@ -1,0 +1,107 @@
+"""Figures laid out to be read (issue 28): legends outside the plotting area, with nothing cut
+off or overlapping. Real figures on matplotlib's Agg canvas, measured in window extents after a
+draw."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from mxlearn import MetricHistory
+from mxlearn.experiments.rate_finder_plot import RateFinding, Reading, Smoothed
+from mxlearn.live.figure import TrainingFigure
+
+
+def _overlap(a, b) -> bool:
+    """Two boxes share more than a pixel's edge (matplotlib's overlaps() counts touching)."""
+    return min(a.x1, b.x1) - max(a.x0, b.x0) > 1 and min(a.y1, b.y1) - max(a.y0, b.y0) > 1
+
+
+def _inside(box, outer) -> bool:
+    return (
+        box.x0 >= outer.x0 - 1
+        and box.x1 <= outer.x1 + 1
+        and box.y0 >= outer.y0 - 1
+        and (box.y1 <= outer.y1 + 1)
+    )
+
+
+def _taken(fig, renderer) -> list:
+    """What a legend must not cover: each plotting area, its axes' labels and its title."""
+    boxes = []
+    for ax in fig.axes:
+        boxes.append(ax.get_window_extent(renderer))
+        for axis in (ax.xaxis, ax.yaxis):
+            boxes.append(axis.get_tightbbox(renderer))
+        if ax.get_title():
+            boxes.append(ax.title.get_window_extent(renderer))
+    return [box for box in boxes if box is not None and box.width > 0]
+
+
+def _legends(fig) -> list:
+    return [*fig.legends, *(ax.get_legend() for ax in fig.axes if ax.get_legend())]
+
+
+def assert_legends_outside(fig) -> None:
+    renderer = fig.canvas.get_renderer()
+    legends = _legends(fig)
+    assert legends, "the figure has a legend"
+    for legend in legends:
+        box = legend.get_window_extent(renderer)
+        assert _inside(box, fig.bbox), f"legend cut off: {box} outside {fig.bbox}"
+        for taken in _taken(fig, renderer):
+            assert not _overlap(box, taken), f"legend {box} over {taken}"
+
+
+def _history(epochs: int, batches: int = 20) -> MetricHistory:
+    h = MetricHistory()
+    for e in range(epochs):
+        for b in range(batches):
+            for metric, value in (("accuracy", 0.3 + 0.01 * b), ("cross-entropy", 3.0 - 0.1 * b)):
+                h.record(metric, "train", "batch", epoch=e, batch=b, samples=0, time=0, value=value)
+        for metric, value in (("accuracy", 0.5 + e / 10), ("cross-entropy", 2.0 - e / 10)):
+            for phase in ("train", "validation"):
+                h.record(
+                    metric, phase, "epoch", epoch=e, batch=batches, samples=0, time=0, value=value
+                )
+    return h
+
+
+def _live_figure(epochs: int, figsize=None) -> TrainingFigure:
+    figure = TrainingFigure(smoothing=0.0, figsize=figsize)
+    figure.update(_history(epochs), 20, (0, epochs))
+    figure.draw(exact=True)
+    return figure
+
+
+@pytest.mark.parametrize("figsize", [None, (6.0, 3.0)], ids=["default", "small"])
+def test_the_live_plots_legend_is_outside_the_curves_and_whole(figsize):
+    assert_legends_outside(_live_figure(3, figsize).fig)
+
+
+def test_the_live_plot_redraws_only_its_curves_while_they_fit():
+    figure = _live_figure(3)
+    draws = figure.full_draws
+    figure.draw()  # nothing left the axes: the curves only
+    assert figure.full_draws == draws and figure.blits == 1
+
+
+def _rate_finding(diverged_at=2.0) -> RateFinding:
+    """A valley: the loss falls from 3.4 by 2 around lr 0.03 and rises again past lr 0.5."""
+    rates = np.geomspace(1e-6, 3.0, 200)
+    decades = np.log10(rates)
+    fall = 2.0 / (1 + np.exp(-3 * (decades + 1.5)))
+    rise = 1.5 * np.clip(decades + 0.3, 0, None) ** 2
+    losses = 3.4 - fall + rise + np.random.default_rng(0).normal(0, 0.05, rates.size)
+    smoothing = Smoothed(0.9)
+    smoothed = [smoothing.add(float(loss))[0] for loss in losses]
+    reading = Reading(rates, losses, smoothed, 0.9, 10, diverged=False)
+    return RateFinding(rates, losses, smoothed, reading, diverged_at)
+
+
+def test_the_rate_finders_legend_is_outside_the_curve_and_whole():
+    finding = _rate_finding()
+    assert finding.suggested is not None  # four entries: loss, smoothed, two rates
+    figure = finding.figure()
+    figure.canvas.draw()
+    assert_legends_outside(figure)
