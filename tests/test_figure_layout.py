@@ -1,15 +1,22 @@
 """Figures laid out to be read (issue 28): legends outside the plotting area, with nothing cut
-off or overlapping. Real figures on matplotlib's Agg canvas, measured in window extents after a
-draw."""
+off or overlapping; epoch axes in whole epochs. Real figures on matplotlib's Agg canvas,
+measured in window extents after a draw."""
 
 from __future__ import annotations
+
+import logging
 
 import numpy as np
 import pytest
 
-from mxlearn import MetricHistory
+import mxlearn
+from mxlearn import MetricHistory, mx
+from mxlearn.experiments.layer_stats import LayerStats
 from mxlearn.experiments.rate_finder_plot import RateFinding, Reading, Smoothed
 from mxlearn.live.figure import TrainingFigure
+
+QUIET = logging.getLogger("quiet-layout")
+QUIET.setLevel(logging.WARNING)
 
 
 def _overlap(a, b) -> bool:
@@ -53,6 +60,12 @@ def assert_legends_outside(fig) -> None:
             assert not _overlap(box, taken), f"legend {box} over {taken}"
 
 
+def assert_whole_epochs(ax) -> None:
+    lo, hi = sorted(ax.get_xlim())
+    ticks = [t for t in ax.get_xticks() if lo - 1e-9 <= t <= hi + 1e-9]
+    assert len(ticks) >= 2 and all(float(t).is_integer() for t in ticks), ticks
+
+
 def _history(epochs: int, batches: int = 20) -> MetricHistory:
     h = MetricHistory()
     for e in range(epochs):
@@ -77,6 +90,12 @@ def _live_figure(epochs: int, figsize=None) -> TrainingFigure:
 @pytest.mark.parametrize("figsize", [None, (6.0, 3.0)], ids=["default", "small"])
 def test_the_live_plots_legend_is_outside_the_curves_and_whole(figsize):
     assert_legends_outside(_live_figure(3, figsize).fig)
+
+
+@pytest.mark.parametrize("epochs", [1, 2, 3, 7, 40])
+def test_the_live_plot_counts_whole_epochs(epochs):
+    for ax in _live_figure(epochs).fig.axes:
+        assert_whole_epochs(ax)
 
 
 def test_the_live_plot_redraws_only_its_curves_while_they_fit():
@@ -105,3 +124,35 @@ def test_the_rate_finders_legend_is_outside_the_curve_and_whole():
     figure = finding.figure()
     figure.canvas.draw()
     assert_legends_outside(figure)
+
+
+def _deep(layers=6):
+    """07's network: six sigmoid layers of 64 and the output layer."""
+    x = mx.sym.Variable("data")
+    for i in range(1, layers + 1):
+        x = mx.sym.FullyConnected(x, name=f"fc{i}", num_hidden=64)
+        x = mx.sym.Activation(x, name=f"sigmoid{i}", act_type="sigmoid")
+    x = mx.sym.FullyConnected(x, name="out", num_hidden=4)
+    return mx.sym.SoftmaxOutput(x, name="softmax")
+
+
+@pytest.fixture(scope="module")
+def deep_stats():
+    mxlearn.seed(0)
+    X, y = mxlearn.datasets.synthetic_classification(num_samples=256)
+    it = mx.io.NDArrayIter(X, y, batch_size=32, shuffle=True)
+    stats = LayerStats(every=2)
+    mod = mxlearn.Module(_deep(), logger=QUIET)
+    mod.fit(it, num_epoch=3, initializer=mx.init.Xavier(), callbacks=[stats])
+    return stats
+
+
+def _drawn(stats):
+    figure = stats.figure()
+    figure.canvas.draw()
+    return figure
+
+
+def test_the_layer_statistics_count_whole_epochs(deep_stats):
+    for ax in _drawn(deep_stats).axes[:3]:
+        assert_whole_epochs(ax)

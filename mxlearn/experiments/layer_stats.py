@@ -16,7 +16,7 @@ from .. import rules
 from .._compat import mx
 from ..errors import N_, InputError, did_you_mean
 from ..language import say, say_drawn
-from ..live.figure import agg_figure
+from ..live.figure import EPOCH_TICKS, agg_figure
 from ..live.renderers import show_figure
 from ..training.callback import Callback, RunContext
 
@@ -203,6 +203,7 @@ class LayerStats(Callback):
                 ax.set_yscale("log")
             ax.set_title(title, fontdict=font)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
+            ax.xaxis.set_major_locator(EPOCH_TICKS())
             ax.grid(alpha=0.3)
         axes[0].legend(loc="best", prop={**font, "size": "small"})
         fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.88, wspace=0.3)

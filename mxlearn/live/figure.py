@@ -8,10 +8,12 @@ from __future__ import annotations
 import io
 import math
 import re
+from functools import partial
 
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
+from matplotlib.ticker import MaxNLocator
 from PIL import Image
 
 from ..cjk_font import cjk_font_name
@@ -22,6 +24,8 @@ from ..metrics.smoothing import SmoothedAverage
 
 CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
+# An axis counting epochs: whole ones, spaced as matplotlib's AutoLocator spaces its ticks
+EPOCH_TICKS = partial(MaxNLocator, nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True)
 LEGEND_ROW = 0.3  # inches below the x axis' label for the legend's row
 
 
@@ -128,6 +132,7 @@ class TrainingFigure:
             # y given: matplotlib then skips placing the title above tick labels (none there)
             ax.set_title(metric, fontdict=self._font, y=1.0)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=self._font)
+            ax.xaxis.set_major_locator(EPOCH_TICKS())  # no epoch 1.5 (#28)
             ax.grid(alpha=0.3)
             if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
