@@ -1,6 +1,6 @@
 """Figures laid out to be read (issue 28): legends outside the plotting area, with nothing cut
-off or overlapping; epoch axes in whole epochs. Real figures on matplotlib's Agg canvas,
-measured in window extents after a draw."""
+off or overlapping; epoch axes in whole epochs; every layer of LayerStats named in every panel.
+Real figures on matplotlib's Agg canvas, measured in window extents after a draw."""
 
 from __future__ import annotations
 
@@ -153,6 +153,48 @@ def _drawn(stats):
     return figure
 
 
+def test_the_layer_statistics_draw_nothing_over_their_curves(deep_stats):
+    figure = _drawn(deep_stats)
+    renderer = figure.canvas.get_renderer()
+    areas = [ax.get_window_extent(renderer) for ax in figure.axes]
+    for artist in [*_legends(figure), *(text for ax in figure.axes for text in ax.texts)]:
+        box = artist.get_window_extent(renderer)
+        assert _inside(box, figure.bbox) and not any(_overlap(box, a) for a in areas)
+
+
 def test_the_layer_statistics_count_whole_epochs(deep_stats):
     for ax in _drawn(deep_stats).axes[:3]:
         assert_whole_epochs(ax)
+
+
+def _layer_labels(ax):
+    """The tick labels naming layers on the axes drawn with ``ax`` (its own, its children's)."""
+    labels = []
+    for axes in (ax, *ax.child_axes):
+        for axis in (axes.xaxis, axes.yaxis):
+            labels += [t for t in axis.get_ticklabels() if t.get_visible() and t.get_text()]
+    return labels
+
+
+def test_every_layer_is_named_in_every_panel_without_overlapping(deep_stats):
+    figure = _drawn(deep_stats)
+    renderer = figure.canvas.get_renderer()
+    layers = list(deep_stats.layers)
+    assert layers == ["fc1", "fc2", "fc3", "fc4", "fc5", "fc6", "out"]
+    areas = [ax.get_window_extent(renderer) for ax in figure.axes[:3]]
+    for ax in figure.axes[:3]:
+        named = [t for t in _layer_labels(ax) if t.get_text() in layers]
+        assert sorted(t.get_text() for t in named) == sorted(layers), ax.get_title()
+        boxes = [t.get_window_extent(renderer) for t in named]
+        for i, box in enumerate(boxes):
+            assert _inside(box, figure.bbox), named[i].get_text()
+            assert not any(_overlap(box, area) for area in areas), named[i].get_text()
+            assert not any(_overlap(box, other) for other in boxes[i + 1 :]), named[i].get_text()
+
+
+def test_each_layers_name_has_its_lines_colour(deep_stats):
+    figure = _drawn(deep_stats)
+    for ax in figure.axes[:3]:
+        colours = {line.get_label(): line.get_color() for line in ax.lines}
+        named = {t.get_text(): t.get_color() for t in _layer_labels(ax) if t.get_text() in colours}
+        assert named == colours, ax.get_title()

@@ -11,6 +11,8 @@ import re
 from dataclasses import dataclass
 
 import numpy as np
+from matplotlib.font_manager import FontProperties
+from matplotlib.ticker import NullLocator
 
 from .. import rules
 from .._compat import mx
@@ -186,7 +188,7 @@ class LayerStats(Callback):
 
     def figure(self):
         """A subplot per statistic, a line per layer, on a log scale (the layers of a deep
-        network differ by orders of magnitude, which is the point)."""
+        network differ by orders of magnitude, which is the point), each line named at its end."""
         self._known()
         fig, font = agg_figure((13.0, 3.6))
         titles = {
@@ -205,8 +207,8 @@ class LayerStats(Callback):
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
             ax.xaxis.set_major_locator(EPOCH_TICKS())
             ax.grid(alpha=0.3)
-        axes[0].legend(loc="best", prop={**font, "size": "small"})
-        fig.subplots_adjust(left=0.06, right=0.98, bottom=0.16, top=0.88, wspace=0.3)
+        lay_out(fig, axes, font)
+        name_lines(fig, axes, font)
         return fig
 
     def plot(self, backend: str | None = None):
@@ -224,3 +226,80 @@ class LayerStats(Callback):
         self._known(layer, column)
         rows = [r for r in self.rows if r["layer"] == layer]
         return [r["epoch"] for r in rows], [r[column] for r in rows]
+
+
+# Margins in inches, fixed as TrainingFigure's: constrained layout cost more than drawing the
+# rest of the figure, and ran again for the PNG.
+LEFT, TICK_LABELS, NAME_PAD = 0.8, 0.7, 0.15  # y tick labels and the names' pad
+BOTTOM, TOP = 0.16, 0.88
+NAME_SIZE, LINE_SPACING = "small", 1.15
+
+
+def lay_out(fig, axes, font: dict) -> None:
+    """Right of each panel, room for its lines' names (as wide as the widest) and for the tick
+    labels of the panel after it."""
+    renderer, prop = fig.canvas.get_renderer(), FontProperties(size=NAME_SIZE, **font)
+    widths = [
+        renderer.get_text_width_height_descent(line.get_label(), prop, ismath=False)[0]
+        for ax in axes
+        for line in ax.lines
+    ]
+    room = max(widths, default=0.0) / fig.dpi + NAME_PAD
+    width, gap = fig.get_figwidth(), room + TICK_LABELS
+    panel = (width - LEFT - room - gap * (len(axes) - 1)) / len(axes)
+    right = 1 - room / width
+    fig.subplots_adjust(left=LEFT / width, right=right, bottom=BOTTOM, top=TOP, wspace=gap / panel)
+
+
+def name_lines(fig, axes, font: dict) -> None:
+    """Each line's label beside its last value, right of its panel, in its colour: a legend in
+    one panel covered its curves and left the other panels' lines unnamed (#28). The names are
+    tick labels of a right-hand axis; where values lie closer than a line of text, the names
+    are pushed apart."""
+    text = FontProperties(size=NAME_SIZE).get_size_in_points() * LINE_SPACING
+    for ax in axes:
+        ax.get_ylim()  # the limits autoscaled now: the names are placed within them
+        names = ax.secondary_yaxis("right")
+        names.yaxis.set_minor_locator(NullLocator())  # a log axis' 2x10^0 ... would come back
+        names.tick_params(length=0, labelsize=NAME_SIZE)
+        height = ax.get_position().height * fig.get_figheight() * 72  # points
+        values, lines = _line_ends(ax)
+        _put_names(ax, names, values, lines, gap=text / height)
+        for label, line in zip(names.get_yticklabels(), lines):
+            label.set_color(line.get_color())
+            if font:
+                label.set_fontfamily(font["family"])
+
+
+def _line_ends(ax) -> tuple[list[float], list]:
+    """The last value each line shows (finite, and positive on a log axis), and the lines."""
+    values, lines = [], []
+    for line in ax.lines:
+        y = np.asarray(line.get_ydata(), dtype=np.float64)
+        shown = np.isfinite(y) & ((y > 0) if ax.get_yscale() == "log" else True)
+        if shown.any():
+            values.append(float(y[shown][-1]))
+            lines.append(line)
+    return values, lines
+
+
+def _put_names(ax, names, values, lines, gap: float) -> None:
+    """The lines' names as ticks at ``values``, at least ``gap`` (axes fraction) apart."""
+    to_axes = ax.transScale + ax.transLimits
+    at = [to_axes.transform((0.0, v))[1] for v in values]
+    spread = _spread(at, gap)
+    ticks = [to_axes.inverted().transform((0.0, f))[1] for f in spread]
+    names.set_yticks(ticks, labels=[line.get_label() for line in lines])
+
+
+def _spread(at: list[float], gap: float) -> np.ndarray:
+    """Positions in [0, 1] near ``at``, in the same order, ``gap`` apart where they fit."""
+    order = np.argsort(at, kind="stable")
+    placed = np.clip(np.asarray(at, dtype=np.float64)[order], gap / 2, 1 - gap / 2)
+    for i in range(1, len(placed)):  # up from the lowest
+        placed[i] = max(placed[i], placed[i - 1] + gap)
+    for i in reversed(range(len(placed))):  # then down from the top, if that went past it
+        placed[i] = min(placed[i], placed[i + 1] - gap if i + 1 < len(placed) else 1 - gap / 2)
+    spread = np.empty_like(placed)
+    spread[order] = placed
+    return spread
