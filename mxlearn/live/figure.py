@@ -24,8 +24,11 @@ from ..metrics.smoothing import SmoothedAverage
 
 CJK = re.compile("[\u4e00-\u9fff]")
 MAX_BATCH_POINTS = 600  # about one point a pixel: more cost drawing time and show nothing
-# An axis counting epochs: whole ones, spaced as matplotlib's AutoLocator spaces its ticks
-EPOCH_TICKS = partial(MaxNLocator, nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True)
+# An axis counting epochs: whole ones, spaced as matplotlib's AutoLocator spaces its ticks;
+# one whole tick is enough (by default MaxNLocator needs two, else it gives 0.98, 1.0, 1.02)
+EPOCH_TICKS = partial(
+    MaxNLocator, nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True, min_n_ticks=1
+)
 LEGEND_ROW = 0.3  # inches below the x axis' label for the legend's row
 
 
