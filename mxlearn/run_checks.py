@@ -293,17 +293,18 @@ def stopped_early(mod, patience: int, num_epoch: int) -> None:
     best = epochs[int(np.argmax(values))]
     count, after = epochs[-1] + 1, epochs[-1] - best
     history = history_of(mod)
-    if not history.stops and history.watched_with == patience and count == num_epoch:
-        if after < patience:  # still improving often enough: early stopping had no cause
-            _ok(
-                N_(
-                    "early stopping (patience {patience}) watched all {count} epochs: validation "
-                    "improved within every {patience}, so it had no cause to stop."
-                ),
-                patience=patience,
-                count=count,
-            )
-            return
+    # all epochs run under an early stopping of this patience, improving often enough for it
+    watched = history.watched_with == patience and count == num_epoch and after < patience
+    if not history.stops and watched:
+        _ok(
+            N_(
+                "early stopping (patience {patience}) watched all {count} epochs: validation "
+                "improved within every {patience}, so it had no cause to stop."
+            ),
+            patience=patience,
+            count=count,
+        )
+        return
     if not history.stops:  # a run of fewer epochs whose best came 2 before its end
         raise NeverStopped(count=count, patience=patience, num_epoch=num_epoch)
     if count >= num_epoch or after != patience:

@@ -12,18 +12,9 @@ from ..errors import N_, InputError
 from ..language import current_language, say, sentences, set_language
 from .catalogue import metric_title
 
-# each found by one detector of diagnosis.DETECTORS, said by its *_words function below
-KINDS = (
-    "overfitting",
-    "overconfidence",
-    "learning_rate_too_high",
-    "plateau",
-    "underfitting",
-    "not_learning",
-)
-LANGUAGES = (None, "en", "zh")
-# How prose names each kind: the kind itself in English (what no_finding(mod, kind) is given),
-# the template the key of its Chinese name
+# Each kind, found by one detector of diagnosis.DETECTORS and said by its *_words function
+# below, with how prose names it: the kind itself in English (what no_finding(mod, kind) is
+# given), the template the key of its Chinese name
 KIND_TITLES = {
     "overfitting": N_("overfitting"),
     "overconfidence": N_("overconfidence"),
@@ -32,6 +23,8 @@ KIND_TITLES = {
     "underfitting": N_("underfitting"),
     "not_learning": N_("not learning"),
 }
+KINDS = tuple(KIND_TITLES)
+LANGUAGES = (None, "en", "zh")
 
 
 def kind_title(kind: str) -> str:

@@ -11,7 +11,14 @@ from dataclasses import dataclass
 from ..language import say
 from .callback import Callback, RunContext, StopTraining
 
-__all__ = ["EpochLines", "EpochReport", "EpochReporting", "StopTraining", "shown_without_plot"]
+__all__ = [
+    "EpochLines",
+    "EpochReport",
+    "EpochReporting",
+    "StopTraining",
+    "shown_without_plot",
+    "without_plot",
+]
 
 
 @dataclass(frozen=True)
@@ -75,3 +82,8 @@ def shown_without_plot(live) -> list[Callback]:
     if isinstance(live, str) and live == "lines":
         return [EpochLines()]
     return []
+
+
+def without_plot(live) -> bool:
+    """``live`` asks for no plot: MXNet's own log (None), or one of :func:`shown_without_plot`'s."""
+    return live is None or bool(shown_without_plot(live))
