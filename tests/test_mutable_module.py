@@ -238,3 +238,21 @@ def test_the_constructor_takes_every_argument_of_modules():
     mod.forward(batch, is_train=False)
     assert mod.get_outputs()[0].shape == (2, 3)
     assert mod.get_states(merge_multi_context=False)[0][0].shape == (2, 5)  # this batch's
+
+
+def test_within_the_maximum_in_every_dimension_no_array_of_the_conv_net_is_larger():
+    """What notebook 05 says of mxlearn's rule: for convolutions and pooling, an input no larger
+    in any dimension makes no intermediate array larger than at the maximum. For this network a
+    smaller total with a longer side (40x16 against 32x32) fits too: the rule is stricter than
+    it needs, as the notebook says."""
+    internals = mxlearn.models.conv_net(num_classes=4, channels=8).get_internals()
+
+    def sizes(shape):
+        _, outputs, _ = internals.infer_shape(data=shape)
+        return [int(np.prod(s)) for s in outputs]
+
+    largest = sizes((16, 1, 32, 32))
+    for height, width in ((12, 12), (20, 32), (32, 8), (31, 17)):
+        assert all(a <= b for a, b in zip(sizes((16, 1, height, width)), largest))
+    longer = sizes((16, 1, 40, 16))
+    assert all(a <= b for a, b in zip(longer, largest))  # here totals decide, as MXNet's rule
