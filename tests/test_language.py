@@ -137,6 +137,8 @@ NOT_SHOWN = {
         "mod.fit(train_iter, eval_data",
     ): "a call, the same in both languages",
     ("mxlearn/experiments/comparison.py", "lower center"): "a matplotlib setting",
+    ("mxlearn/experiments/rate_finder_plot.py", "outside lower center"): "a matplotlib setting",
+    ("mxlearn/live/figure.py", "lower center"): "a matplotlib setting",
     ("mxlearn/experiments/comparison.py", "final "): "a table column, indexed like a metric name",
     ("mxlearn/experiments/comparison.py", "best "): "a table column, indexed like a metric name",
     ("mxlearn/live/figure.py", "offset points"): "a matplotlib setting",
