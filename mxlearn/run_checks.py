@@ -111,6 +111,14 @@ class NeverStopped(NotStoppedEarly):
     )
 
 
+class NotEveryEpoch(CheckFailed):
+    says = N_(
+        "The run's validation accuracy holds epochs {first} to {last}, not every epoch from 0: "
+        "the exercise trains a new module by one fit from the first epoch."
+    )
+    fix_says = N_("a new module, and fit without begin_epoch")
+
+
 class OtherEpochsTrained(CheckFailed):
     says = N_(
         "This module's history holds training epochs {trained}, not {expected}: a run "
@@ -287,27 +295,32 @@ def for_prediction_only(mod) -> None:
 
 
 def stopped_early(mod, patience: int, num_epoch: int) -> None:
-    """fit stopped by itself: before ``num_epoch``, ``patience`` epochs after the best
-    validation accuracy."""
+    """fit stopped by itself: ``patience`` epochs after the best validation accuracy, before
+    ``num_epoch`` or by an early stopping of that patience in the last epoch."""
     epochs, values = _validation_accuracy(mod)
+    if epochs != list(range(len(epochs))):
+        raise NotEveryEpoch(first=epochs[0], last=epochs[-1])
     best = epochs[int(np.argmax(values))]
     count, after = epochs[-1] + 1, epochs[-1] - best
     history = history_of(mod)
-    # all epochs run under an early stopping of this patience, improving often enough for it
-    watched = history.watched_with == patience and count == num_epoch and after < patience
-    if not history.stops and watched:
-        _ok(
-            N_(
-                "early stopping (patience {patience}) watched all {count} epochs: validation "
-                "improved within every {patience}, so it had no cause to stop."
-            ),
-            patience=patience,
-            count=count,
-        )
-        return
-    if not history.stops:  # a run of fewer epochs whose best came 2 before its end
+    # an early stopping of this patience judged the validation accuracy in this fit
+    watched = (patience, "accuracy") in history.watched_with and count == num_epoch
+    if not history.stops:
+        if watched and after < patience:
+            _ok(
+                N_(
+                    "early stopping (patience {patience}) watched all {count} epochs: validation "
+                    "improved within every {patience}, so it had no cause to stop."
+                ),
+                patience=patience,
+                count=count,
+            )
+            return
+        # a run of fewer epochs whose best came 2 before its end, or of every epoch
         raise NeverStopped(count=count, patience=patience, num_epoch=num_epoch)
-    if count >= num_epoch or after != patience:
+    if count >= num_epoch and not watched:  # stopped in the last epoch, by no early stopping
+        raise NeverStopped(count=count, patience=patience, num_epoch=num_epoch)
+    if after != patience:
         raise NotStoppedEarly(
             count=count, best=best, after=after, patience=patience, num_epoch=num_epoch
         )

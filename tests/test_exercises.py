@@ -30,6 +30,7 @@ from mxlearn.run_checks import (
     BatchRefused,
     NeverStopped,
     NoSuchFindingKind,
+    NotEveryEpoch,
     NotForPredictionOnly,
     NotStoppedEarly,
     NoValidationAccuracy,
@@ -505,10 +506,11 @@ def test_for_prediction_only_wants_no_labels_and_no_gradients():
     checks.for_prediction_only(predicting)
 
 
-def _history(validation, phase_epochs=None, stopped=False):
+def _history(validation, phase_epochs=None, stopped=False, watched=(), first=0):
     history = mxlearn.MetricHistory()
-    history.stops = [len(validation) - 1] if stopped else []
-    for epoch, value in enumerate(validation):
+    history.stops = [first + len(validation) - 1] if stopped else []
+    history.watched_with = list(watched)  # (patience, metric) of each early stopping of the fit
+    for epoch, value in enumerate(validation, start=first):
         for phase in ("train", "validation"):
             history.record(
                 "accuracy", phase, "epoch", epoch=epoch, batch=1, samples=1, time=0.0, value=value
@@ -521,13 +523,36 @@ def test_stopped_early_wants_the_end_patience_epochs_after_the_best():
     with pytest.raises(NotStoppedEarly) as still_learning:
         checks.stopped_early(_history([0.5, 0.6, 0.7, 0.8], stopped=True), patience=2, num_epoch=30)
     assert still_learning.value.fields["best"] == 3 and still_learning.value.fields["after"] == 0
-    with pytest.raises(NotStoppedEarly) as ran_out:  # patience after the best, but at num_epoch
+    # patience after the best, at num_epoch, stopped by something that was no early stopping
+    with pytest.raises(NeverStopped) as ran_out:
         checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65], stopped=True), patience=2, num_epoch=4)
-    fields = ran_out.value.fields
-    assert fields["count"] == fields["num_epoch"] == 4 and fields["after"] == fields["patience"]
+    assert ran_out.value.fields["count"] == ran_out.value.fields["num_epoch"] == 4
     # 4 epochs asked for, the best 2 before the end by chance: nothing stopped the run
     with pytest.raises(NeverStopped):
         checks.stopped_early(_history([0.5, 0.7, 0.6, 0.65]), patience=2, num_epoch=30)
+
+
+def test_stopped_early_passes_an_early_stopping_that_fires_in_the_last_epoch():
+    # best in epoch 1, patience 2: the early stopping stops after epoch 3, which num_epoch=4 ends
+    fired = _history([0.5, 0.7, 0.6, 0.65], stopped=True, watched=[(2, "accuracy")])
+    checks.stopped_early(fired, patience=2, num_epoch=4)
+    with pytest.raises(NeverStopped):  # an early stopping of the loss does not do the exercise
+        checks.stopped_early(
+            _history([0.5, 0.7, 0.6, 0.65], stopped=True, watched=[(2, "cross-entropy")]),
+            patience=2,
+            num_epoch=4,
+        )
+    # two early stoppings: the one the exercise asks for is among them, whichever came last
+    both = _history([0.5, 0.7, 0.6, 0.65], stopped=True, watched=[(2, "accuracy"), (9, "mse")])
+    checks.stopped_early(both, patience=2, num_epoch=4)
+
+
+def test_stopped_early_wants_every_epoch_from_the_first():
+    # a fresh module fit with begin_epoch=25 shows 5 epochs, not 30, under the right patience
+    late = _history([0.5, 0.6, 0.7, 0.8, 0.9], watched=[(5, "accuracy")], first=25)
+    with pytest.raises(NotEveryEpoch) as refused:
+        checks.stopped_early(late, patience=5, num_epoch=30)
+    assert refused.value.fields["first"] == 25
 
 
 def test_stopped_early_passes_a_run_its_early_stopping_had_no_cause_to_stop(

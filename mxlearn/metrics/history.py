@@ -127,7 +127,8 @@ class MetricHistory:
         self.starts: dict[int, str | None] = {}
         self.fresh_starts: set[int] = set()
         self.stops: list[int] = []  # the epochs after which a StopTraining ended a fit
-        self.watched_with: int | None = None  # the patience of an early stopping of the run
+        # (patience, metric) of each early stopping that judged the run
+        self.watched_with: list[tuple[int, str]] = []
         self._version = 0  # bumped on every change: renderers redraw only what is new
 
     def started(self, begin_epoch: int, digest: str | None) -> None:

@@ -89,7 +89,7 @@ class EarlyStopping(Callback):
         # A resumed run: the checkpoint's epochs (their values are in the history) are judged
         # as the uninterrupted run judged them, so the best and the patience carry on.
         self.prefix = run.resumed_from
-        run.history.watched_with = self.patience
+        run.history.watched_with.append((self.patience, self.judged))
         epochs, values = run.history.series(self.judged, "validation", "epoch")
         for epoch, value in zip(epochs, values):
             if epoch >= run.begin_epoch:
