@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -53,6 +54,15 @@ class JobTimedOut(DistributedJobError):
 class NoSuchScript(InputError):
     says = N_("launch(): there is no script '{script}'.")
     fix_code = "python -m mxlearn launch -n 2 path/to/train.py"
+
+
+def relative_to(line: str, folder: str) -> str:
+    """``line`` with the paths in ``folder`` relative, as the job's script was given them
+    (tracebacks and warnings name a script by its absolute path); only where a path begins,
+    and never for the root folder, whose '/' begins every path and URL."""
+    if folder == os.sep:
+        return line
+    return re.sub(r"(?<![\w/.~:-])" + re.escape(folder.rstrip(os.sep) + os.sep), "", line)
 
 
 @dataclass
@@ -155,11 +165,9 @@ class Job:
         self.processes.append(process)
 
     def _relay(self, process: JobProcess) -> None:
-        # Paths in the job's folder as the script was given them: relative (tracebacks and
-        # warnings name a script by its absolute path)
-        here = os.getcwd() + os.sep
+        folder = os.getcwd()
         for line in process.popen.stdout:
-            line = line.rstrip("\n").replace(here, "")
+            line = relative_to(line.rstrip("\n"), folder)
             process.last_lines.append(line)
             with self.print_lock:
                 print(f"[{process.role}] {line}", file=self.output, flush=True)

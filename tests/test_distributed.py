@@ -16,7 +16,13 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
-from mxlearn.distributed import DistributedJobError, JobTimedOut, job_environment, launch
+from mxlearn.distributed import (
+    DistributedJobError,
+    JobTimedOut,
+    job_environment,
+    launch,
+    relative_to,
+)
 from mxlearn.guards.arguments import NoLaunchedServers
 
 WORKER_SCRIPT = textwrap.dedent(
@@ -202,3 +208,25 @@ def test_a_distributed_kvstore_outside_a_launcher(small_iter, small_net, monkeyp
     assert refused.value.fields == {"called": "mod.fit()", "kvstore": "dist_sync"}
     assert "python -m mxlearn launch" in refused.value.fix  # the command the student runs
     assert mod.state == "created"
+
+
+@pytest.mark.parametrize(
+    "folder, line, shown",
+    [
+        ("/home/ana/course", 'File "/home/ana/course/train.py", line 3', 'File "train.py", line 3'),
+        (
+            "/home/ana/course",
+            "saved /home/ana/course/runs/a-0001.params",
+            "saved runs/a-0001.params",
+        ),
+        # the same letters inside another path or a URL stay as they are
+        ("/tmp/a", "copied to /mnt/backup/tmp/a/runs/x", "copied to /mnt/backup/tmp/a/runs/x"),
+        (
+            "/",
+            "see https://example.invalid/a and /etc/hosts",
+            "see https://example.invalid/a and /etc/hosts",
+        ),
+    ],
+)
+def test_a_relayed_line_names_the_jobs_files_relative_to_its_folder(folder, line, shown):
+    assert relative_to(line, folder) == shown
