@@ -13,7 +13,7 @@ from ..metrics.deferred import BatchValues, leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
 from ..training.callback import Callback, RunContext
-from ..training.epoch_report import without_plot
+from ..training.epoch_report import live_setting, without_plot
 from .figure import TrainingFigure
 from .renderers import choose_backend, make_renderer
 from .throttle import Throttle
@@ -189,6 +189,7 @@ class LivePlot(Callback):
     @classmethod
     def of(cls, spec) -> LivePlot | None:
         """What ``fit(live=spec)`` draws with: True a new LivePlot, False or None nothing."""
+        spec = live_setting(spec)
         if without_plot(spec):
             return None  # MXNet's own log, or what fit shows without a plot
         if spec is True:

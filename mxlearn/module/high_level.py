@@ -34,7 +34,8 @@ All of MXNet's parameters keep their meaning and defaults. In addition:
 live : bool, 'lines' or LivePlot, optional
     ``True`` draws live training curves (a widget in a notebook, one line per epoch in
     a terminal); a ``LivePlot(...)`` chooses its options. ``'lines'`` prints one line an
-    epoch instead of MXNet's three; ``False`` prints none. Left out: MXNet's own log.
+    epoch instead of MXNet's three; ``False`` prints none. Left out: MXNet's own log. (A
+    logger given to the Module is yours: MXNet's lines go to it whatever ``live`` says.)
 checkpoint : str or Checkpoint, optional
     A prefix such as ``'runs/mlp'``: a complete checkpoint (parameters, optimizer state,
     metric history) after every epoch; ``mxlearn.Checkpoint(prefix, period, keep, best)``

@@ -7,7 +7,7 @@ from .. import rules
 from ..boundary import public
 from ..checkpoint import files, names
 from ..errors import N_, InputError, MXLearnError
-from ..language import say, say_drawn
+from ..language import say, say_drawn, say_n
 from ..metrics.directions import check_name, improves
 from ..states import Outcome
 from .callback import Callback, RunContext, StopTraining
@@ -139,11 +139,13 @@ class EarlyStopping(Callback):
     def summary(self, name: str) -> str:
         if self.restore_best and self.best_params is None and self.best_epoch is not None:
             self.best_params = self._earlier_best_params()  # before the resume: from its file
-        return say(
-            "Early stopping: validation {name} has not improved for {patience} epochs; the "
+        return say_n(
+            "Early stopping: validation {name} has not improved for {count} epoch; the "
             "best was {best:.4f} after epoch {epoch}.{restored}",
+            "Early stopping: validation {name} has not improved for {count} epochs; the "
+            "best was {best:.4f} after epoch {epoch}.{restored}",
+            self.patience,
             name=name,
-            patience=self.patience,
             best=self.best_value,
             epoch=self.best_epoch,
             restored=self._restored_text(),

@@ -8,6 +8,9 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import dataclass
 
+import numpy as np
+
+from ..errors import N_, InputError
 from ..language import say
 from .callback import Callback, RunContext, StopTraining
 
@@ -16,9 +19,26 @@ __all__ = [
     "EpochReport",
     "EpochReporting",
     "StopTraining",
+    "live_setting",
     "shown_without_plot",
     "without_plot",
 ]
+
+
+class NotTheLiveWord(InputError):
+    says = N_(
+        "mod.fit(live={spec!r}): the word live= knows is 'lines' (one line an epoch), "
+        "in small letters."
+    )
+    fix_code = "mod.fit(..., live='lines')"
+
+
+class NoPlotBesideAPlot(InputError):
+    says = N_(
+        "mod.fit(live={live!r}) asks for no plot, but callbacks= holds a LivePlot, which draws "
+        "(and in a terminal prints a line an epoch too)."
+    )
+    fix_code = "mod.fit(..., live=plot)   # the LivePlot, not in callbacks="
 
 
 @dataclass(frozen=True)
@@ -74,9 +94,24 @@ class NoEpochLines(Callback):
     shows_epoch_values = True  # nothing shown, so MXNet's lines are left out too
 
 
-def shown_without_plot(live) -> list[Callback]:
+def live_setting(live):
+    """``fit(live=...)`` as its readers take it: a NumPy bool is the bool it holds; the word
+    in another form ('LINES', 'line') is refused with the word, not taken for a plot."""
+    if isinstance(live, np.bool_):
+        return bool(live)
+    if isinstance(live, str) and live != "lines" and live.strip().lower() in ("lines", "line"):
+        raise NotTheLiveWord(spec=live)
+    return live
+
+
+def shown_without_plot(live, callbacks=()) -> list[Callback]:
     """What ``fit(live=...)`` shows when it draws no plot: 'lines' or False; else nothing here
-    (None keeps MXNet's own log; True and a LivePlot are the plot's)."""
+    (None keeps MXNet's own log; True and a LivePlot are the plot's). ``callbacks``, the
+    user's, may hold no LivePlot then."""
+    live = live_setting(live)
+    no_plot = live is False or (isinstance(live, str) and live == "lines")
+    if no_plot and any(c.shows_epoch_values for c in callbacks):
+        raise NoPlotBesideAPlot(live=live)
     if live is False:
         return [NoEpochLines()]
     if isinstance(live, str) and live == "lines":

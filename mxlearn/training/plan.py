@@ -111,7 +111,7 @@ def plan_fit(module, request: FitRequest, plot, saver, stopper, resumed) -> FitP
     callbacks: list[Callback] = [recording]
     if plot is not None:
         callbacks.append(plot)
-    callbacks += shown_without_plot(request.live)
+    callbacks += shown_without_plot(request.live, user_callbacks)
     prefetch = PrefetchWatch([request.train_data, eval_data], "mod.fit()")
     if prefetch.threads:
         callbacks.append(PrefetchChecks(prefetch))
