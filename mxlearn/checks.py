@@ -338,6 +338,19 @@ ARGUMENTS = dict(
     count=rules.whole(1, "count=2"),
     cache_size=rules.whole(0, "cache_size=2"),
     function=rules.function("function=accuracy_by_hand"),
+    bmod=rules.instance(
+        mx.mod.BaseModule,
+        N_("a module"),
+        "bmod = mx.mod.BucketingModule(sym_gen, default_bucket_key=train_iter.default_bucket_key)",
+    ),
+    data=rules.having(
+        ("default_bucket_key", "provide_data", "reset"),
+        N_("an iterator of buckets that has a default_bucket_key, such as ShapeVaryingIter"),
+        "data=train_iter",
+    ),
+    network=rules.instance(
+        mx.sym.Symbol, N_("a network (a Symbol)"), "network=mxlearn.models.conv_net(num_classes=4)"
+    ),
 )
 CHECK_FILES = (
     "mxlearn.checks",

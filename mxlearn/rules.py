@@ -59,8 +59,11 @@ def shown(value) -> str:
     """A value as a refusal shows it: short, and an array by its type and shape."""
     if isinstance(value, np.ndarray) or type(value).__name__ in ("NDArray", "matrix"):
         return f"<{type(value).__name__} {tuple(value.shape)}>"
+    if isinstance(value, (tuple, list)) and any(hasattr(v, "shape") for v in value):
+        inner = ", ".join(shown(v) for v in value[:3]) + (", ..." if len(value) > 3 else "")
+        return f"({inner})" if isinstance(value, tuple) else f"[{inner}]"
     text = repr(value)
-    if " object at 0x" in text:
+    if " at 0x" in text:  # an object, a generator: its address says nothing
         return f"<{type(value).__name__} object>"
     return text if len(text) <= 60 else text[:57] + "..."
 

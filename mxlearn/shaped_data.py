@@ -6,7 +6,9 @@ from __future__ import annotations
 
 import numpy as np
 
+from . import rules
 from ._compat import mx
+from .boundary import public
 from .errors import N_, InputError
 
 
@@ -64,6 +66,22 @@ class ShapeVaryingIter(mx.io.DataIter):
     dimensions that differ between groups (height and width for images of several sizes);
     ``default_bucket_key`` is the largest group's, the shape ``provide_data`` gives."""
 
+    @public(
+        "ShapeVaryingIter()",
+        groups=rules.satisfying(
+            lambda groups: (
+                isinstance(groups, (list, tuple))
+                and all(isinstance(g, (list, tuple)) and len(g) == 2 for g in groups)
+            ),
+            N_("a list of (X, y) pairs, one for each shape"),
+            "ShapeVaryingIter([(X12, y12), (X16, y16)], batch_size=16)",
+        ),
+        batch_size=rules.whole(1, "ShapeVaryingIter(groups, batch_size=16)"),
+        shuffle=rules.flag("ShapeVaryingIter(groups, 16, shuffle=True)"),
+        seed=rules.whole(0, "ShapeVaryingIter(groups, 16, shuffle=True, seed=0)"),
+        data_name=rules.text("ShapeVaryingIter(groups, 16, data_name='data')"),
+        label_name=rules.text("ShapeVaryingIter(groups, 16, label_name='softmax_label')"),
+    )
     def __init__(
         self,
         groups,

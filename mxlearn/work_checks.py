@@ -105,6 +105,35 @@ class DefaultBucketNotLargest(CheckFailed):
     )
 
 
+class BucketNotMXNets(CheckFailed):
+    says = N_(
+        "The bucket {key!r} is not one BucketingModule made: it is not bound at its batches' "
+        "shape {shape} sharing the default bucket's parameters. fit (or forward) makes each "
+        "bucket from sym_gen the first time a batch of its key comes."
+    )
+    fix_says = N_("a new BucketingModule, trained by fit on train_iter")
+
+
+class OtherNetwork(CheckFailed):
+    says = N_(
+        "The buckets' network holds other layers than the exercise asks for ({found} parameter "
+        "arrays, of other shapes, against {wanted}): sym_gen gives the same network for every "
+        "key."
+    )
+    fix_code = (
+        "return mxlearn.models.conv_net(num_classes=4, channels=16), ['data'], ['softmax_label']"
+    )
+
+
+class BucketsUndertrained(CheckFailed):
+    says = N_(
+        "The buckets made {updates} updates together, fewer than {epochs} epochs of the "
+        "iterator's {batches} batches: fit trains the buckets one batch of its key at a time, "
+        "every key each epoch."
+    )
+    fix_code = "bmod.fit(train_iter, num_epoch={epochs}, ...)"
+
+
 class BucketsMissing(CheckFailed):
     says = N_(
         "The module has buckets for {bound}, not for every key of the data ({keys}): a bucket "
@@ -237,22 +266,63 @@ def cache_kept(mod, cache_size: int) -> None:
     _ok(N_("a MutableModule that keeps up to {count} other shapes."), count=cache_size)
 
 
-def buckets_bound(mod, data) -> None:
-    """MXNet's BucketingModule, its default bucket the largest of ``data``'s (the one bind makes
-    and the others borrow memory from), with a bucket for every key of ``data``'s batches."""
-    if not isinstance(mod, mx.mod.BucketingModule):
-        raise NotABucketingModule(kind=type(mod).__name__)
-    largest = data.default_bucket_key
-    # MXNet has no public accessor for a BucketingModule's key and buckets
-    if mod._default_bucket_key != largest:
-        raise DefaultBucketNotLargest(given=mod._default_bucket_key, largest=largest)
+def buckets_bound(bmod, data, network, epochs: int) -> None:
+    """MXNet's BucketingModule of ``network``, its default bucket the largest of ``data``'s
+    (bound first: the others borrow its memory), a bucket bound at each key's batch shape that
+    shares the default's parameters, trained ``epochs`` epochs of ``data``."""
+    if not isinstance(bmod, mx.mod.BucketingModule):
+        raise NotABucketingModule(kind=type(bmod).__name__)
+    if not bmod.binded:
+        raise BucketsMissing(bound=[], keys=[data.default_bucket_key])
+    # MXNet has no public accessor for a BucketingModule's key, buckets and optimizer
+    default, largest = bmod._default_bucket_key, data.default_bucket_key
+    if default != largest:
+        raise DefaultBucketNotLargest(given=default, largest=largest)
+    seen = [(b.bucket_key, [tuple(a.shape) for a in b.data]) for b in _reset(data)]
+    shapes, batches = dict(seen), len(seen)  # each key -> its batches' data shapes
+    first = bmod._buckets.get(default)
+    missing = sorted(set(shapes) - set(bmod._buckets))
+    if missing:
+        raise BucketsMissing(bound=sorted(bmod._buckets), keys=sorted(shapes))
+    for key, shape in sorted(shapes.items()):
+        module = bmod._buckets[key]
+        if _data_shapes(module) != shape or module._arg_params is not first._arg_params:
+            raise BucketNotMXNets(key=key, shape=shape[0])
+    _same_network(first, network)
+    updates = getattr(getattr(first, "_optimizer", None), "num_update", 0)
+    if updates < epochs * batches:
+        raise BucketsUndertrained(updates=updates, epochs=epochs, batches=batches)
+    _ok(N_("a BucketingModule with {count} buckets, its default the largest."), count=len(shapes))
+
+
+def _reset(data):
     data.reset()
-    keys = sorted({batch.bucket_key for batch in data})
+    yield from data
     data.reset()
-    bound = sorted(mod._buckets)
-    if not set(keys) <= set(bound):
-        raise BucketsMissing(bound=bound, keys=keys)
-    _ok(N_("a BucketingModule with {count} buckets, its default the largest."), count=len(bound))
+
+
+def _data_shapes(module) -> list | None:
+    if not isinstance(module, mx.mod.Module) or not module.binded:
+        return None
+    return [tuple(d.shape) for d in module.data_shapes]
+
+
+def _same_network(module, network) -> None:
+    """``module``'s network holds the layers of ``network``: the same parameter shapes at the
+    module's data shapes (names may differ: a network written by hand is the same network)."""
+    inputs = {d.name: d.shape for d in module.data_shapes}
+
+    def parameters(symbol) -> list:
+        known = {k: v for k, v in inputs.items() if k in symbol.list_arguments()}
+        shapes, _, aux = symbol.infer_shape_partial(**known)
+        names = symbol.list_arguments()
+        labels = set(module.label_names or ())
+        weights = [s for n, s in zip(names, shapes) if n not in inputs and n not in labels]
+        return sorted(map(tuple, weights + aux))
+
+    found, wanted = parameters(module.symbol), parameters(network)
+    if found != wanted:
+        raise OtherNetwork(found=len(found), wanted=len(wanted))
 
 
 def _same(written, wanted) -> bool:

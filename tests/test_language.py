@@ -104,7 +104,7 @@ NOT_SHOWN = {
     ("mxlearn/boundary.py", "Stack trace"): "found in MXNet's error text",
     ("mxlearn/boundary.py", "Traceback (most recent"): "found in MXNet's error text",
     ("mxlearn/boundary.py", "Check failed"): "found in MXNet's error text",
-    ("mxlearn/rules.py", " object at 0x"): "found in a repr",
+    ("mxlearn/rules.py", " at 0x"): "found in a repr",
     ("mxlearn/guards/arguments.py", "Error in operator"): "found in MXNet's error text",
     ("mxlearn/guards/arguments.py", "should be 4D"): "found in MXNet's error text",
     ("mxlearn/guards/arguments.py", "uniform type"): "found in MXNet's error text",

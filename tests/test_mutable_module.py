@@ -9,6 +9,7 @@ from conftest import seed_all
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.errors import MXLearnError
 from mxlearn.module.mutable import LargerThanMax, UnknownMaxShapeName
 from mxlearn.shaped_data import GroupsDifferInDimensions, ShapeVaryingIter, striped_images
 
@@ -210,6 +211,26 @@ def test_groups_must_share_their_number_of_dimensions():
     with pytest.raises(GroupsDifferInDimensions) as refused:
         ShapeVaryingIter([flat, odd], 4)
     assert refused.value.fields == {"dimensions": [3, 4]}
+
+
+@pytest.mark.parametrize(
+    "groups, batch_size, problem",
+    [
+        ((g for g in striped_images(per_size=8)), 4, "groups"),  # a generator: read once
+        (striped_images(sizes=(12,), per_size=8)[0], 4, "groups"),  # one (X, y), not a list
+        ({12: striped_images(sizes=(12,), per_size=8)[0]}, 4, "groups"),
+        ([np.zeros((8, 1, 12, 12))], 4, "groups"),  # images without their labels
+        (striped_images(per_size=8), 0, "batch_size"),
+        (striped_images(per_size=8), -2, "batch_size"),
+        (striped_images(per_size=8), 4.0, "batch_size"),
+        (striped_images(per_size=8), "16", "batch_size"),
+        (striped_images(per_size=8), None, "batch_size"),
+    ],
+)
+def test_a_wrong_argument_of_the_shape_varying_iterator_is_named(groups, batch_size, problem):
+    with pytest.raises(MXLearnError) as refused:
+        ShapeVaryingIter(groups, batch_size)
+    assert f"{problem}=" in str(refused.value) and "ShapeVaryingIter(" in str(refused.value)
 
 
 def test_the_constructor_takes_every_argument_of_modules():

@@ -21,6 +21,8 @@ MXNET_PRIVATES = {
     ("experiments/rate_finder.py", "_fixed_param_names"): "the parameters a Module keeps frozen",
     ("work_checks.py", "_default_bucket_key"): "a BucketingModule's default key",
     ("work_checks.py", "_buckets"): "a BucketingModule's buckets, by key",
+    ("work_checks.py", "_optimizer"): "the optimizer a BucketingModule's buckets share",
+    ("work_checks.py", "_arg_params"): "the parameters a bucket shares with the default one",
 }
 # Public protocols whose names start with an underscore.
 PROTOCOLS = {"_asdict", "_repr_mimebundle_"}

@@ -206,14 +206,15 @@ rebinds = mod2.inspector.hits + mod2.inspector.misses
         seeds=3,
         right={
             "lambda_and_a_literal_key": """
-bmod = mx.mod.BucketingModule(lambda key: (net, ['data'], ['softmax_label']),
+wide = mxlearn.models.conv_net(num_classes=4, channels=16)
+bmod = mx.mod.BucketingModule(lambda key: (wide, ['data'], ['softmax_label']),
                               default_bucket_key=(32, 32), context=ctx)
 bmod.fit(train_iter, num_epoch=3, optimizer='sgd',
          optimizer_params={'momentum': 0.9, 'learning_rate': 0.1})
 """,
             "bound_then_fit_with_validation": """
 def bucket_net(bucket_key):
-    symbol = net
+    symbol = mxlearn.models.conv_net(num_classes=4, channels=16)
     return symbol, ('data',), ('softmax_label',)
 
 bmod = mx.mod.BucketingModule(sym_gen=bucket_net, default_bucket_key=train_iter.default_bucket_key,
@@ -223,18 +224,30 @@ bmod.init_params(initializer=mx.init.Xavier())
 bmod.fit(train_iter, eval_data=val_iter, num_epoch=3,
          optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
 """,
+            "largest_key_found_and_an_optimizer_object": """
+def bucket_net(key):
+    return mxlearn.models.conv_net(4, channels=16), ['data'], ['softmax_label']
+
+keys = {batch.bucket_key for batch in train_iter}
+train_iter.reset()
+bmod = mx.mod.BucketingModule(bucket_net, max(keys), context=ctx)
+bmod.fit(train_data=train_iter, num_epoch=3,
+         optimizer=mx.optimizer.SGD(learning_rate=0.1, momentum=0.9, rescale_grad=1 / 16))
+""",
         },
         wrong={
             "a_mutable_module": (
                 """
-bmod = mxlearn.MutableModule(net, context=ctx, max_data_shapes=[('data', (16, 1, 32, 32))])
+bmod = mxlearn.MutableModule(mxlearn.models.conv_net(num_classes=4, channels=16), context=ctx,
+                             max_data_shapes=[('data', (16, 1, 32, 32))])
 bmod.fit(train_iter, num_epoch=3, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
 """,
                 "BucketingModule",
             ),
             "the_smallest_as_default": (
                 """
-bmod = mx.mod.BucketingModule(lambda key: (net, ('data',), ('softmax_label',)),
+wide = mxlearn.models.conv_net(num_classes=4, channels=16)
+bmod = mx.mod.BucketingModule(lambda key: (wide, ('data',), ('softmax_label',)),
                               default_bucket_key=(12, 12), context=ctx)
 bmod.fit(train_iter, num_epoch=3, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
 """,
@@ -242,12 +255,34 @@ bmod.fit(train_iter, num_epoch=3, optimizer_params={'learning_rate': 0.1, 'momen
             ),
             "bound_not_trained": (
                 """
-bmod = mx.mod.BucketingModule(lambda key: (net, ('data',), ('softmax_label',)),
+wide = mxlearn.models.conv_net(num_classes=4, channels=16)
+bmod = mx.mod.BucketingModule(lambda key: (wide, ('data',), ('softmax_label',)),
                               default_bucket_key=(32, 32), context=ctx)
 bmod.bind(train_iter.provide_data, train_iter.provide_label)
 bmod.init_params()
 """,
                 "train it on the data",
+            ),
+            "trained_on_the_largest_then_shown_the_rest": (
+                """
+wide = mxlearn.models.conv_net(num_classes=4, channels=16)
+bmod = mx.mod.BucketingModule(lambda key: (wide, ('data',), ('softmax_label',)),
+                              default_bucket_key=(32, 32), context=ctx)
+bmod.fit(ShapeVaryingIter(train_groups[-1:], 16), num_epoch=3,
+         optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+for batch in train_iter:
+    bmod.forward(batch, is_train=False)
+train_iter.reset()
+""",
+                "fewer than 3 epochs",
+            ),
+            "the_narrow_network": (
+                """
+bmod = mx.mod.BucketingModule(lambda key: (net, ('data',), ('softmax_label',)),
+                              default_bucket_key=(32, 32), context=ctx)
+bmod.fit(train_iter, num_epoch=3, optimizer_params={'learning_rate': 0.1, 'momentum': 0.9})
+""",
+                "other layers",
             ),
         },
     ),
