@@ -100,3 +100,27 @@ def test_the_comparison_names_its_metrics_in_chinese():
     assert list(table["指标"]) == ["交叉熵", "准确率"]
     if mxlearn.language.drawn_language() == "zh":  # a font that draws Chinese is installed
         assert [ax.get_title() for ax in comparison.fig.axes] == ["交叉熵", "准确率"]
+
+
+def test_fits_epoch_lines_and_early_stopping_name_the_metrics_in_chinese(
+    small_iter, small_net, small_data, capsys
+):
+    from mxlearn import mx
+
+    X, y = small_data
+    mxlearn.set_language("zh")
+    mod = mxlearn.Module(small_net)
+    mod.fit(
+        small_iter,
+        eval_data=mx.io.NDArrayIter(X[:64], y[:64], batch_size=32),
+        eval_metric=["acc", "ce"],
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=2,
+        live="lines",
+    )
+    first = capsys.readouterr().out.splitlines()[0]
+    assert "训练准确率=" in first and "验证交叉熵=" in first
+    assert not re.search(r"accuracy|cross-entropy", first)
+    stopper = mxlearn.EarlyStopping(patience=2)
+    stopper.best_value, stopper.best_epoch, stopper.restore_best = 0.5, 0, False
+    assert "验证集上的准确率已连续 2 个迭代周期" in stopper.summary("accuracy")

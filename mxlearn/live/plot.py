@@ -9,6 +9,7 @@ from .. import rules
 from ..boundary import public
 from ..errors import N_, ArgumentTypeError, LifecycleError
 from ..language import say
+from ..metrics.catalogue import metric_title
 from ..metrics.deferred import BatchValues, leaf_metrics
 from ..metrics.directions import facts_of
 from ..metrics.recorder import TrainingRecorder
@@ -338,7 +339,7 @@ class LivePlot(Callback):
             for phase in ("train", "validation"):
                 r = self.history.last_record(metric, phase)
                 if r is not None and r.epoch == epoch:
-                    parts.append(say(PHASE_SAID[phase], metric=metric, value=r.value))
+                    parts.append(say(PHASE_SAID[phase], metric=metric_title(metric), value=r.value))
         parts.append(say("{rate:,.0f} samples/s", rate=self.recorder.samples_per_second()))
         eta = self.recorder.eta_seconds()
         if eta is not None:

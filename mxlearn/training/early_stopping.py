@@ -8,6 +8,7 @@ from ..boundary import public
 from ..checkpoint import files, names
 from ..errors import N_, InputError, MXLearnError
 from ..language import say, say_drawn, say_n
+from ..metrics.catalogue import metric_title
 from ..metrics.directions import check_name, improves
 from ..states import Outcome
 from .callback import Callback, RunContext, StopTraining
@@ -145,7 +146,7 @@ class EarlyStopping(Callback):
             "Early stopping: validation {name} has not improved for {count} epochs; the "
             "best was {best:.4f} after epoch {epoch}.{restored}",
             self.patience,
-            name=name,
+            name=metric_title(name),
             best=self.best_value,
             epoch=self.best_epoch,
             restored=self._restored_text(),

@@ -12,6 +12,7 @@ import numpy as np
 
 from ..errors import N_, InputError
 from ..language import say
+from ..metrics.catalogue import metric_title
 from .callback import Callback, RunContext, StopTraining
 
 __all__ = [
@@ -58,9 +59,13 @@ class EpochReport:
         return cls(epoch, values("train"), values("validation"), module, history)
 
     def __str__(self) -> str:
-        parts = [say("train {name}={value:.4f}", name=k, value=v) for k, v in self.train.items()]
+        # the metric as the language names it: 'accuracy' in English, 准确率 in Chinese
+        parts = [
+            say("train {name}={value:.4f}", name=metric_title(k), value=v)
+            for k, v in self.train.items()
+        ]
         parts += [
-            say("validation {name}={value:.4f}", name=k, value=v)
+            say("validation {name}={value:.4f}", name=metric_title(k), value=v)
             for k, v in self.validation.items()
         ]
         return say("Epoch[{epoch}] {values}", epoch=self.epoch, values=say(", ").join(parts))
