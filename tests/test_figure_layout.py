@@ -208,3 +208,12 @@ def test_each_layers_name_has_its_lines_colour(deep_stats):
         colours = {line.get_label(): line.get_color() for line in ax.lines}
         named = {t.get_text(): t.get_color() for t in _layer_labels(ax) if t.get_text() in colours}
         assert named == colours, ax.get_title()
+
+
+@pytest.mark.parametrize("epochs", [1, 3, 7])
+def test_the_comparison_counts_whole_epochs(epochs):
+    runs = _history(epochs, batches=2), _history(epochs, batches=2)
+    comparison = mxlearn.compare(*runs, labels=["a", "b"], show=False)
+    comparison.fig.canvas.draw()
+    for ax in comparison.fig.axes:
+        assert_whole_epochs(ax, least=1)

@@ -17,7 +17,7 @@ from ..boundary import public
 from ..checkpoint.files import latest
 from ..errors import N_, InputError
 from ..language import drawn_language, say, say_drawn
-from ..live.figure import agg_figure
+from ..live.figure import EPOCH_TICKS, agg_figure
 from ..live.renderers import choose_backend, figure_png, show_figure
 from ..metrics.catalogue import metric_title
 from ..metrics.history import MetricHistory
@@ -72,6 +72,7 @@ class RunComparison:
                 ax.plot(xs, ys, color=colour[label], ms=4, **PHASE_STYLE[phase])
             ax.set_title(metric_title(metric, drawn_language()), fontdict=font)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=font)
+            ax.xaxis.set_major_locator(EPOCH_TICKS())  # whole epochs, as the live plot counts
             ax.grid(alpha=0.3)
         handles = [Line2D([], [], color=c, lw=3) for c in colour.values()]
         handles += [Line2D([], [], color="grey", ms=4, **PHASE_STYLE[p]) for p in PHASE_STYLE]
