@@ -97,6 +97,12 @@ def _download(url: str, folder: Path) -> Path:
 
 def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) -> Path:
     """Where the verified letter-recognition file is, downloading it into the cache if needed."""
+    return found_letter_file(path) or _download(url, cache_dir())
+
+
+def found_letter_file(path: str | os.PathLike | None = None) -> Path | None:
+    """The verified letter-recognition file at ``path``, in ``$MXLEARN_DATA`` or in the cache;
+    None when there is none (nothing is downloaded)."""
     places = [Path(p) for p in (path, os.environ.get("MXLEARN_DATA") or None) if p is not None]
     for place in [*places, cache_dir()]:
         # a folder holds the file under one of its names; anything else is the file itself
@@ -104,7 +110,7 @@ def letter_file(path: str | os.PathLike | None = None, url: str = LETTER_URL) ->
             if candidate.is_file():
                 _verified_bytes(candidate)
                 return candidate
-    return _download(url, cache_dir())
+    return None
 
 
 def letter_recognition(path: str | os.PathLike | None = None) -> tuple[np.ndarray, np.ndarray]:

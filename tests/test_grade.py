@@ -19,7 +19,7 @@ import pytest
 
 from mxlearn.checkpoint.prefixes import FileOnTheWay
 from mxlearn.commands.exercise_cells import metadata
-from mxlearn.commands.grade import grade
+from mxlearn.commands.grade import grade, kernel_environment
 from mxlearn.commands.grade_exercises import prepare
 from mxlearn.commands.grade_inputs import (
     EmptyTeacherFolder,
@@ -657,3 +657,21 @@ def test_names_no_system_can_print_and_odd_cells_cost_only_their_notebook(tmp_pa
     assert ("alice", "01_exercises\\xe9.ipynb", "01.1", "passed", "") in rows
     assert any(r[0] == "bob" for r in rows)  # graded as whatever it is, the others stand
     assert "bad\\xffname" in capsys.readouterr().out
+
+
+def test_a_kernel_is_given_the_graders_cached_letter_data(tmp_path, monkeypatch):
+    import shutil
+
+    from mxlearn import datasets
+
+    cache = tmp_path / "cache"
+    (cache / "mxlearn").mkdir(parents=True)
+    shutil.copy(datasets.letter_file(), cache / "mxlearn")
+    monkeypatch.delenv("MXLEARN_DATA", raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", str(cache))
+    # a sandboxed kernel sees neither the grader's cache nor the network: it is told the folder
+    assert kernel_environment(1)["MXLEARN_DATA"] == str((cache / "mxlearn").resolve())
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "empty"))
+    assert "MXLEARN_DATA" not in kernel_environment(1)  # no copy: nothing to point at
+    monkeypatch.setenv("MXLEARN_DATA", "relative/data")  # the teacher's own setting wins
+    assert kernel_environment(1)["MXLEARN_DATA"] == os.path.abspath("relative/data")
