@@ -1,5 +1,11 @@
 """mxlearn: learn Apache MXNet's Module API in Jupyter, on the real MXNet engine."""
 
+# First: the thread pools are sized from the environment when their libraries load (NumPy's
+# OpenBLAS too, when mxlearn is imported before NumPy), and MXNet loads below.
+from . import cpu_share
+
+cpu_share.size_thread_pool()
+
 from . import checkpoint, checks, datasets, distributed, errors, models
 from ._compat import mx
 from .boundary import public as _public

@@ -7,6 +7,7 @@ import os
 import platform
 import sys
 
+from .. import cpu_share
 from .._compat import ENV_DEFAULTS, mx
 from ..devices import (
     architectures_text,
@@ -20,7 +21,7 @@ from ..language import say
 from ..network_view import padded
 
 GPU_WHEEL = ("mxnet-cu112", "1.9.1")  # what `make setup MXNET=gpu` installs
-LABEL_WIDTH = 23  # the column of the values
+LABEL_WIDTH = 26  # the column of the values
 
 PACKAGES = (
     "mxnet",
@@ -105,6 +106,26 @@ def gpu_rows() -> None:
         )
 
 
+def thread_rows() -> None:
+    """MXNet's threads as mxlearn sized them at import, and why."""
+    chosen = cpu_share.CHOSEN
+    share = chosen.share
+    if chosen.user_set:
+        why = say("your own setting")
+    elif share.quota is not None and share.quota < share.affinity:
+        why = say(
+            "the cgroup's CPU quota allows {quota:g} CPUs of the {affinity} this process may "
+            "run on",
+            quota=share.quota,
+            affinity=share.affinity,
+        )
+    else:
+        why = say("the CPUs this process may run on")
+    _row(cpu_share.POOL, f"{chosen.threads} ({why})")
+    workers = os.environ.get(cpu_share.WORKERS)
+    _row(cpu_share.WORKERS, workers or say("1 (MXNet's default: one operator at a time)"))
+
+
 def _row(label: str, value: str) -> None:
     print(f"{padded(label, LABEL_WIDTH)} {value}")
 
@@ -122,6 +143,7 @@ def run_doctor() -> None:
     gpu_rows()
     for name in ENV_DEFAULTS:
         _row(name, str(os.environ.get(name)))
+    thread_rows()
     device = say("device")
     print(f"{padded(device, LABEL_WIDTH)} ", end="")
     auto_context()

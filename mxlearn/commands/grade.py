@@ -35,6 +35,7 @@ from pathlib import Path
 
 import nbformat
 
+from .. import cpu_share
 from ..atomic_write import atomic_write, writer_alive
 from ..errors import N_
 from ..language import say
@@ -137,7 +138,7 @@ def kernel_environment(jobs: int) -> dict[str, str]:
         for k, v in os.environ.items()
         if k in KERNEL_VARIABLES or k.startswith(KERNEL_PREFIXES)
     }
-    threads = str(max(1, (os.cpu_count() or 1) // jobs))
+    threads = str(max(1, cpu_share.cpu_share().cpus // jobs))  # a quota counts, as at import
     env.update(OMP_NUM_THREADS=threads, MXNET_CPU_WORKER_NTHREADS=threads)
     env.setdefault("MPLBACKEND", "Agg")
     if env.get("MXLEARN_DATA"):  # the kernel runs in another folder
