@@ -6,6 +6,7 @@ import argparse
 import os
 import signal
 import sys
+from pathlib import Path
 
 from . import rules
 from .boundary import public
@@ -20,6 +21,13 @@ from .language import say
 class TwoCourseOutputs(InputError):
     says = N_("mxlearn course: --out and --student both name where to write.")
     fix_says = N_("give one: --out for the executed course, --student for the edition")
+
+
+class GitWithoutStudent(InputError):
+    says = N_(
+        "mxlearn course: --git makes a repository of the student edition, which --student writes."
+    )
+    fix_code = "python -m mxlearn course --student runs/student --git"
 
 
 def _typed(convert, rule: rules.Rule):
@@ -79,6 +87,11 @@ def _parser() -> argparse.ArgumentParser:
         "--student",
         metavar="OUT",
         help=say("write the student edition (answers replaced by stubs) to OUT instead"),
+    )
+    course.add_argument(
+        "--git",
+        action="store_true",
+        help=say("with --student: make OUT a git repository (for nbgitpuller) and commit"),
     )
     mark = commands.add_parser(
         "mark", help=say("write each exercise cell's metadata (mxlearn's, nbgrader's)")
@@ -164,17 +177,31 @@ def main(argv: list[str] | None = None) -> int:
 
 
 @public("python -m mxlearn")
+def _student_edition(args: argparse.Namespace) -> None:
+    from .commands.student_edition import write_student_edition
+
+    if args.out is not None:
+        raise TwoCourseOutputs()
+    count = len(write_student_edition(args.notebooks, args.student))
+    print(say("Student edition: {count} notebooks in {out}", count=count, out=args.student))
+    if args.git:
+        from .commands.course_repository import BRANCH, commit_edition
+
+        commit = commit_edition(Path(args.student))
+        if commit is None:
+            print(say("git: nothing changed since the last commit"))
+        else:
+            print(say("git: committed {commit} on {branch}", commit=commit, branch=BRANCH))
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "tour":
         run_tour(args.out, epochs=args.epochs)
     elif args.command == "course" and args.student is not None:
-        from .commands.student_edition import write_student_edition
-
-        if args.out is not None:
-            raise TwoCourseOutputs()
-        count = len(write_student_edition(args.notebooks, args.student))
-        print(say("Student edition: {count} notebooks in {out}", count=count, out=args.student))
+        _student_edition(args)
     elif args.command == "course":
+        if args.git:
+            raise GitWithoutStudent()
         # Its packages (nbclient, nbconvert) come with the dev extra, not with mxlearn.
         from .commands.course import run_course
 

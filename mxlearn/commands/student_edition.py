@@ -336,9 +336,13 @@ def _write_whole(out: Path, editions: list[tuple[Path, object]]) -> None:
             shutil.copy2(out / added, building / added, follow_symlinks=False)
             print(say("{out}: kept {file}, which the edition did not write", out=out, file=added))
         if out.exists():
+            if (out / ".git").is_dir():  # a repository of the edition (--git) goes on
+                (out / ".git").rename(building / ".git")
             out.rename(replaced)
         building.rename(out)
     except OSError as problem:
+        if (building / ".git").is_dir() and out.is_dir() and not (out / ".git").exists():
+            (building / ".git").rename(out / ".git")
         shutil.rmtree(building, ignore_errors=True)
         if replaced.exists() and not out.exists():  # the old edition back where it was
             replaced.rename(out)
@@ -355,6 +359,7 @@ def _added_files(out: Path, writing: list[str]) -> list[str]:
     listed = (out / EDITION_MARK).read_text(encoding="utf-8").splitlines()[1:]
     ours = {*listed, *writing, EDITION_MARK}
     found = (p.relative_to(out).as_posix() for p in out.rglob("*") if not p.is_dir())
+    found = (f for f in found if f.split("/")[0] != ".git")  # the repository moves whole
     return sorted(f for f in found if f not in ours and (listed or not f.endswith(".ipynb")))
 
 
