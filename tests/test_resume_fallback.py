@@ -329,3 +329,18 @@ def test_resume_names_its_own_call_for_an_unknown_argument(small_iter, small_net
         mxlearn.resume(prefix, contxt=mxlearn.mx.cpu())
     assert refused.value.fields["called"] == "mxlearn.resume()"
     assert refused.value.fields["nearest"] == "context"
+
+
+def test_a_long_planned_run_checks_its_way_without_a_look_per_epoch(
+    small_iter, small_net, tmp_path, monkeypatch
+):
+    # early stopping often comes with a large num_epoch: a million planned epochs must not cost
+    # five file lookups each before the first batch (it took 34 s), and the far one still counts
+    prefix = str(tmp_path / "m")
+    (tmp_path / "m-900000.params").mkdir()
+    looks, isdir = [], os.path.isdir
+    monkeypatch.setattr(os.path, "isdir", lambda path: looks.append(path) or isdir(path))
+    with pytest.raises(FolderInTheWay) as refused:
+        mxlearn.Module(small_net).fit(small_iter, num_epoch=10**6, checkpoint=prefix)
+    assert refused.value.fields["path"] == str(tmp_path / "m-900000.params")
+    assert len(looks) < 1000, len(looks)

@@ -114,7 +114,18 @@ class FolderInTheWay(InputError):
     fix_says = N_("move or rename the folder, or save under another prefix")
 
 
-def refuse_folders(prefix: str, paths) -> None:
+def refuse_folders(prefix: str, paths, epochs=None) -> None:
+    """Refuse a folder at one of ``paths``, or at a file of a checkpoint of an epoch for which
+    ``epochs(epoch)`` is true. The epochs are found from the folder's entries (one listing),
+    not by a look at every planned epoch's files: a run may plan a million."""
     for path in paths:
         if os.path.isdir(path):
+            raise FolderInTheWay(path=path, prefix=prefix)
+    if epochs is None:
+        return
+    named = re.compile(re.escape(os.path.basename(prefix)) + "-" + FILE_NAMES)
+    for path in glob.glob(f"{glob.escape(prefix)}-*"):
+        found = named.fullmatch(os.path.basename(path))
+        number = found and re.match(r"\d+", found.group(1))
+        if number and epochs(int(number.group())) and os.path.isdir(path):
             raise FolderInTheWay(path=path, prefix=prefix)

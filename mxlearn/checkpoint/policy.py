@@ -143,15 +143,17 @@ class Checkpoint(Callback):
         resume passed over them), which it replaces."""
         # again: the working folder may have changed (os.chdir) since Checkpoint(...) was made
         check_writable_prefix(self.prefix, f"Checkpoint({self.prefix!r})")
-        planned = [e for e in range(begin_epoch + 1, num_epoch + 1) if e % self.period == 0]
-        paths = [p for e in planned for p in names.epoch_paths(self.prefix, e)]
+
+        def planned(epoch: int) -> bool:  # a predicate: a run may plan a million epochs
+            return begin_epoch < epoch <= num_epoch and epoch % self.period == 0
+
         best = [names.best_file(self.prefix)] if self.best else []
-        names.refuse_folders(self.prefix, [names.symbol_file(self.prefix), *paths, *best])
+        names.refuse_folders(self.prefix, [names.symbol_file(self.prefix), *best], planned)
         # MXNet's own checkpoints (do_checkpoint, save_checkpoint) have a .params file only;
         # a save of mxlearn's that a kill cut short (files, no manifest) is no checkpoint
         manifested = set(names.manifested_epochs(self.prefix))
         existing = manifested | set(names.mxnet_epochs(self.prefix))
-        clash = [e for e in planned if e in existing]
+        clash = sorted(e for e in existing if planned(e))
         if not clash or self.overwrite:
             return
         intact = [e for e in clash if e not in manifested or files.verifies(self.prefix, e)]
