@@ -108,6 +108,11 @@ REBATCH_SCRIPT = textwrap.dedent(
             mod.forward_backward(batch)
             mod.update()
     print("scored:", scored, "stepped:", said(seen), "scale:", mod._optimizer.rescale_grad)
+    # freed here, not at the interpreter's exit: after the rebind, the exit hung in ps-lite's
+    # shutdown in 1 run of 4 here (all four processes alive, every line printed), never so
+    import gc
+    del mod
+    gc.collect()
     """
 )
 
