@@ -61,7 +61,10 @@ def cgroup_quota(proc: str = "/proc/self/cgroup", root: str = "/sys/fs/cgroup") 
         return None
     quotas = []
     for line in lines:
-        _, controllers, path = line.split(":", 2)
+        fields = line.split(":", 2)
+        if len(fields) != 3:  # not a cgroup line: nothing it could limit
+            continue
+        _, controllers, path = fields
         if controllers == "":  # v2: one hierarchy
             quotas += _quotas(Path(root), path, _v2_quota)
         elif "cpu" in controllers.split(","):  # v1: the cpu controller's own hierarchy

@@ -66,6 +66,8 @@ def test_cgroup_v2_reads_cpu_max(tmp_path):
     (kernel / "cpu.max").write_text("150000 100000\n")
     assert cgroup_quota(str(proc), str(root)) == 1.5
     assert cgroup_quota(str(tmp_path / "no-such-file"), str(root)) is None  # not Linux
+    proc.write_text("\nnot a cgroup line\n0::/user.slice/kernel\n")  # read past, not fatal
+    assert cgroup_quota(str(proc), str(root)) == 1.5
 
 
 def _run(code: str, *, prefix=(), **env) -> subprocess.CompletedProcess:
