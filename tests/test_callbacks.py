@@ -318,7 +318,7 @@ def test_early_stopping_in_callbacks_needs_eval_data_before_training(small_iter,
 
 def test_one_live_plot_over_two_fits_shows_each_fit_its_own_history(small_iter, small_net):
     live = mxlearn.LivePlot(backend="console", png_path=None)
-    live.renderer.finish = lambda frame, png, text: None  # keep the test's folder clean
+    live.renderer.finish = lambda png, text: None  # keep the test's folder clean
     a, b = mxlearn.Module(small_net), mxlearn.Module(small_net)
     a.fit(small_iter, num_epoch=2, live=live)
     b.fit(small_iter, num_epoch=1, live=live)

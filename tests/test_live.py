@@ -273,7 +273,7 @@ def test_manual_loop_and_fit_draw_the_same_curves():
         mod.init_optimizer(optimizer_params={"learning_rate": 0.1})
         metric = mx.metric.create("acc")
         live = mxlearn.LivePlot(backend="console", png_path=None, epochs=2)
-        live.renderer.finish = lambda frame, png, text: None  # keep the test's folder clean
+        live.renderer.finish = lambda png, text: None  # keep the test's folder clean
         for epoch in range(2):
             metric.reset()
             for batch in train:
@@ -290,7 +290,7 @@ def test_manual_loop_and_fit_draw_the_same_curves():
         seed_all(3)
         train, _ = _small_letter_iters()
         live = mxlearn.LivePlot(backend="console", png_path=None)
-        live.renderer.finish = lambda frame, png, text: None
+        live.renderer.finish = lambda png, text: None
         mxlearn.Module(mxlearn.models.mlp()).fit(
             train, optimizer_params={"learning_rate": 0.1}, num_epoch=2, live=live
         )
@@ -310,8 +310,8 @@ def test_widget_renderer_updates_in_place_and_finishes():
     renderer.figure(b"\xff\xd8-first")
     image = renderer.image
     renderer.figure(b"\xff\xd8-second")
-    renderer.finish(b"\xff\xd8-final", b"\x89PNG-final", "done")
-    assert renderer.image is image and image.value == b"\xff\xd8-final"
+    renderer.finish(b"\x89PNG-final", "done")
+    assert renderer.image is image and image.value == b"\x89PNG-final" and image.format == "png"
     assert renderer.bar.value == 1.0 and renderer.bar.bar_style == "success"
     assert renderer.text.value == "done"
 
@@ -336,7 +336,7 @@ def test_live_plot_draws_within_budget_during_fit(tmp_path, monkeypatch):
     shown = []
     live.renderer.figure = shown.append
     live.renderer.progress = lambda text, fraction: None
-    live.renderer.finish = lambda frame, png, text: shown.append(png)
+    live.renderer.finish = lambda png, text: shown.append(png)
     mxlearn.Module(mxlearn.models.mlp()).fit(
         train, eval_data=val, optimizer_params={"learning_rate": 0.1}, num_epoch=3, live=live
     )
@@ -395,7 +395,7 @@ def test_epoch_ends_of_short_epochs_draw_within_the_throttle(monkeypatch):
     frames, lines = [], []
     live.renderer.figure = frames.append
     live.renderer.progress = lambda text, fraction: lines.append((now[0], text))
-    live.renderer.finish = lambda frame, png, text: frames.append(png)
+    live.renderer.finish = lambda png, text: frames.append(png)
     metric = mx.metric.create("acc")
     labels = [mx.nd.array([0, 1])]
     for epoch in range(40):
@@ -425,7 +425,7 @@ def test_a_run_over_within_a_second_shows_its_first_frame_at_the_end(monkeypatch
     live = mxlearn.LivePlot(backend="display", clock=lambda: now[0], epochs=20)
     frames = []
     live.renderer.figure = frames.append
-    live.renderer.finish = lambda frame, png, text: frames.append(png)
+    live.renderer.finish = lambda png, text: frames.append(png)
     metric = mx.metric.create("acc")
     batch = mx.io.DataBatch([mx.nd.zeros((2, 3))], [mx.nd.array([0, 1])])
     for epoch in range(20):
@@ -449,7 +449,7 @@ def test_a_run_that_lasts_longer_than_predicted_shows_a_frame_in_time(monkeypatc
     live = mxlearn.LivePlot(backend="display", clock=lambda: now[0], epochs=20)
     frames = []
     live.renderer.figure = lambda frame: frames.append(now[0])
-    live.renderer.finish = lambda frame, png, text: None
+    live.renderer.finish = lambda png, text: None
     metric = mx.metric.create("acc")
     batch = mx.io.DataBatch([mx.nd.zeros((2, 3))], [mx.nd.array([0, 1])])
     for epoch in range(20):
@@ -552,7 +552,7 @@ def test_the_display_backend_outside_a_notebook_is_refused_before_training():
 
 def test_live_plot_update_after_close_is_refused(small_iter, small_net):
     live = mxlearn.LivePlot(backend="console", png_path=None)
-    live.renderer.finish = lambda frame, png, text: None
+    live.renderer.finish = lambda png, text: None
     metric = mx.metric.create("acc")
     mod = mxlearn.Module(small_net)
     mod.bind(small_iter.provide_data, small_iter.provide_label)

@@ -170,7 +170,7 @@ def test_axes_are_fixed_only_where_the_metric_class_says_so(small_data, small_ne
     train, _ = _iters(small_data)
     named_accuracy = mx.metric.CustomMetric(lambda label, pred: 3.0, name="accuracy")
     live = mxlearn.LivePlot(backend="console", png_path=None)
-    live.renderer.finish = lambda frame, png, text: None
+    live.renderer.finish = lambda png, text: None
     mxlearn.Module(small_net).fit(
         train,
         eval_metric=[named_accuracy, mxlearn.create_metric("top_k_acc", top_k=2)],

@@ -1,6 +1,12 @@
 """The training figure: created once on matplotlib's Agg canvas (no pyplot: no global figure
 list, no second copy from the inline backend), its curves redrawn over a cached background
 (blitting, ~2 ms), everything (~30 ms) only when the curves leave the axes or for a final picture.
+
+A finished plot lends its canvas to the next plot of the same layout (the training cell run
+again): a new figure costs ~38 ms to build and draw, a lent one ~20 ms when its limits change
+and nothing when they hold. A lent canvas is one whose every drawn part the new plot would draw
+the same: the same subplots, titles, words, fonts and matplotlib settings (the layout key), then
+the same limits and marks, checked before its background is used.
 """
 
 from __future__ import annotations
@@ -10,6 +16,7 @@ import math
 import re
 from functools import partial
 
+import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
@@ -30,6 +37,10 @@ EPOCH_TICKS = partial(
     MaxNLocator, nbins="auto", steps=[1, 2, 2.5, 5, 10], integer=True, min_n_ticks=1
 )
 LEGEND_ROW = 0.3  # inches below the x axis' label for the legend's row
+BLIT_MARGIN = 6  # pixels: more than a marker's radius (ms=4 at 96 dpi) and its edge
+SPARE_CANVASES = 2  # finished plots' canvases kept to lend, the newest first
+# layout key -> the finished TrainingFigure whose canvas the next plot of that layout may take
+_spare: dict[tuple, TrainingFigure] = {}
 
 
 def agg_figure(figsize, chinese: bool = False) -> tuple[Figure, dict]:
@@ -55,6 +66,22 @@ class _Curves:
         self.epochs = {"train": ([], []), "validation": ([], [])}  # phase -> (x, y)
 
 
+def no_canvas() -> dict:
+    """What a canvas is made of, before one is built: moved whole from a finished plot to the
+    next (TrainingFigure._take_spare); ``_layout`` is the key it was built for, ``_marked`` the
+    events drawn on it as (epoch, text)."""
+    return dict(
+        fig=None,
+        _font={},
+        _axes={},
+        _lines={},
+        _backgrounds=None,
+        _event_artists=[],
+        _marked=[],
+        _layout=None,
+    )
+
+
 class TrainingFigure:
     def __init__(
         self,
@@ -62,16 +89,17 @@ class TrainingFigure:
         log_scale: bool = False,
         smoothing: float = 0.6,
         figsize: tuple[float, float] | None = None,
+        shared_canvas: bool = False,
     ):
+        self.shared_canvas = shared_canvas  # may take a finished plot's canvas, and lend its own
         self.log_scale = log_scale
         self.smoothing = smoothing
         self.figsize = figsize
         self.metrics: list[str] = []
         self.fig: Figure | None = None
+        self.__dict__.update(no_canvas())
+        self._lent = False  # a canvas taken from another plot: its limits not checked yet
         self._curves: dict[str, _Curves] = {}
-        self._lines: dict[str, tuple] = {}
-        self._axes = {}
-        self._backgrounds = None
         self._consumed = 0  # history records already turned into curves
         self._per_epoch: int | None = None  # batches per epoch, once the recorder knows
         self._batches_seen = 0  # the most batches of one epoch seen so far
@@ -81,7 +109,6 @@ class TrainingFigure:
         # objects of the run; names not in it are looked up among MXNet's own metrics
         self.ranges: dict[str, tuple[float, float] | None] = {}
         self._events: list = []
-        self._event_artists: list = []
 
     def value_range(self, metric: str) -> tuple[float, float] | None:
         if metric in self.ranges:
@@ -118,11 +145,44 @@ class TrainingFigure:
                 ys.append(r.value)
         self._consumed = len(history.records)
 
+    def _layout_key(self) -> tuple:
+        """Everything a canvas's drawing depends on besides its limits and marks: the subplots,
+        their titles and scales, the words' language and font, and matplotlib's settings (a
+        figure takes them when it is made: a style changed since is not in a lent canvas)."""
+        chinese = any(CJK.search(e.text) for e in self._events)
+        scales = tuple(self.log_scale and self.value_range(m) is None for m in self.metrics)
+        settings = repr(sorted(dict.items(matplotlib.rcParams)))  # ~0.5 ms
+        return (tuple(self.metrics), self.figsize, scales, chinese, drawn_language(), settings)
+
+    def _take_spare(self, key: tuple) -> bool:
+        """Take the canvas a finished plot of the same layout left, if there is one."""
+        donor = _spare.pop(key, None)
+        if donor is None or donor.fig is None:
+            return False
+        empty = no_canvas()
+        for name in empty:
+            setattr(self, name, getattr(donor, name))
+        donor.__dict__.update(empty)  # it builds a canvas again if ever asked to draw
+        self._lent = donor is not self
+        return True
+
+    def release(self) -> None:
+        """The run is over: the next plot of this layout may take the canvas."""
+        if self.shared_canvas and self.fig is not None and self._layout is not None:
+            _spare.pop(self._layout, None)
+            _spare[self._layout] = self
+            while len(_spare) > SPARE_CANVASES:
+                del _spare[next(iter(_spare))]
+
     def _build(self) -> None:
+        key = self._layout_key() if self.shared_canvas else None
+        if key is not None and self._take_spare(key):
+            return
         n = max(1, len(self.metrics))
         size = self.figsize or (min(5.0 * n, 15.0), 3.4 + LEGEND_ROW)
         chinese = any(CJK.search(e.text) for e in self._events)
         self.fig, self._font = agg_figure(size, chinese)
+        self._layout = key
         axes = self.fig.subplots(1, n, squeeze=False)[0]
         self._axes, self._lines = {}, {}
         styles = (  # the batch curve, the training epochs, the validation epochs
@@ -152,7 +212,7 @@ class TrainingFigure:
         )
         # Fixed margins in inches: tight_layout would cost ~25 ms per figure for the same look.
         width, height = size
-        self._event_artists = []
+        self._event_artists, self._marked = [], []
         self.fig.subplots_adjust(
             left=0.6 / width,
             right=1 - 0.15 / width,
@@ -222,11 +282,15 @@ class TrainingFigure:
                     pad = 0.08 * (y1 - y0) or 0.1 * abs(y1) or 0.1
                     ax.set_ylim(min(0.0, y0 - pad) if y0 >= 0 else y0 - pad, y1 + pad)
 
+    def _limits(self) -> list[tuple]:
+        return [(ax.get_xlim(), ax.get_ylim()) for ax in self._axes.values()]
+
     def _mark_events(self, events) -> None:
         """A dashed line with its text at each event, e.g. 'resumed at epoch 3'."""
         for artist in self._event_artists:
             artist.remove()
         self._event_artists = []
+        self._marked = [(event.epoch, event.text) for event in events]
         at = dict(xycoords=("data", "axes fraction"), xytext=(3, -12), textcoords="offset points")
         look = dict(fontsize="small", color="grey", fontfamily=self._font.get("family"))
         for event in events:
@@ -241,14 +305,20 @@ class TrainingFigure:
             self._build()
         outside = self._set_data()
         canvas = self.fig.canvas
-        events_changed = len(self._events) != len(self._event_artists) // max(
-            1, 2 * len(self._axes)
-        )
+        events_changed = self._marked != [(event.epoch, event.text) for event in self._events]
+        if self._lent:  # another plot's limits: its background holds only if they are ours
+            self._lent, limits = False, self._limits()
+            self._fit_limits()
+            outside |= self._limits() != limits
         if exact or outside or events_changed or self._backgrounds is None:
             self._fit_limits()
             self._mark_events(self._events)
             canvas.draw()  # everything but the (animated) curves
-            self._backgrounds = [canvas.copy_from_bbox(ax.bbox) for ax in self._axes.values()]
+            # a margin around each axes: a marker on its edge reaches past it, and a blit must
+            # restore where the last one was (a lent canvas held another run's markers there)
+            self._backgrounds = [
+                canvas.copy_from_bbox(ax.bbox.padded(BLIT_MARGIN)) for ax in self._axes.values()
+            ]
             self.full_draws += 1
         else:
             for background in self._backgrounds:
@@ -279,6 +349,8 @@ class TrainingFigure:
     def line_data(self, metric: str) -> dict[str, tuple[np.ndarray, np.ndarray]]:
         """The data of each curve of ``metric``, as drawn (for tests and inspection)."""
         names = ("train (batch)", "train (epoch)", "validation")
+        if self.fig is None:  # its canvas was lent to a later plot: drawn again with its curves
+            self.draw()
         return {
             n: (np.asarray(line.get_xdata()), np.asarray(line.get_ydata()))
             for n, line in zip(names, self._lines[metric])

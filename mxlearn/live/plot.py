@@ -107,7 +107,9 @@ class LivePlot(Callback):
         self.recorder.total_epochs = epochs
         self.backend = choose_backend(backend)
         self.renderer = make_renderer(self.backend, png_path)
-        self._figure_settings = dict(log_scale=log_scale, smoothing=smoothing, figsize=figsize)
+        self._figure_settings = dict(
+            log_scale=log_scale, smoothing=smoothing, figsize=figsize, shared_canvas=True
+        )
         self.figure = TrainingFigure(**self._figure_settings)
         self.throttle = Throttle(budget=budget, min_interval=min_interval, clock=clock)
         self.saved_path: str | None = None
@@ -291,21 +293,28 @@ class LivePlot(Callback):
     def _current_frame(self) -> bytes:
         """The figure as a JPEG frame, drawn again only if something is new."""
         if self._frame is None or self._frame_version != self.history.version:
-            self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
-            self.figure.draw()
+            self._draw_figure()
             self._frame, self._frame_version = self.figure.jpeg(), self.history.version
         return self._frame
+
+    def _draw_figure(self) -> None:
+        self.figure.update(self.history, self.recorder.batches_per_epoch, self._x_range())
+        self.figure.draw()
 
     def finish(self) -> None:
         if self._closed:
             return
         self._closed = True
         self.recorder.flush()
-        frame = png = None
+        png = None
         if len(self.history):
-            frame = self._current_frame()
+            # one picture for the end: the widget's last frame and the saved notebook's image
+            # are the same PNG (a JPEG beside it cost another encoding and message)
+            if self.figure.fig is None or self._frame_version != self.history.version:
+                self._draw_figure()
             png = self.figure.png()
-        self.saved_path = self.renderer.finish(frame, png, self.recorder.progress_text(done=True))
+            self.figure.release()  # the next plot of this layout may draw on this canvas
+        self.saved_path = self.renderer.finish(png, self.recorder.progress_text(done=True))
         self.findings = self.history.diagnose() if len(self.history) else []
         if self.findings:
             heading = say("What the curves show:")

@@ -109,7 +109,7 @@ class ConsoleRenderer(Renderer):
     def epoch(self, text: str) -> None:
         print(text, file=sys.stdout, flush=True)
 
-    def finish(self, frame: bytes | None, png: bytes | None, text: str) -> str | None:
+    def finish(self, png: bytes | None, text: str) -> str | None:
         print(text, flush=True)
         if png is None:
             return None
@@ -138,7 +138,7 @@ class DisplayRenderer(Renderer):
     def figure(self, frame: bytes) -> None:
         self._image.update(_image_bundle(frame, "image/jpeg"), raw=True)
 
-    def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
+    def finish(self, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         if png is not None:
             self._image.update(_image_bundle(png, "image/png"), raw=True)
@@ -178,16 +178,18 @@ class WidgetRenderer(Renderer):
         if fraction is not None:
             self.bar.value = min(max(fraction, 0.0), 1.0)
 
-    def figure(self, frame: bytes) -> None:
-        self.image.value = frame
+    def figure(self, frame: bytes, format: str = "jpeg") -> None:
+        with self.image.hold_sync():  # one message, whichever traits changed
+            self.image.format = format
+            self.image.value = frame
 
-    def finish(self, frame: bytes | None, png: bytes | None, text: str) -> None:
+    def finish(self, png: bytes | None, text: str) -> None:
         self.progress(text, 1.0)
         self.bar.bar_style = "success"
-        if frame is not None:
-            self.figure(frame)
-        if png is not None and self._handle is not None:
-            self._handle.update(self._bundle(png), raw=True)
+        if png is not None:
+            self.figure(png, "png")  # the last frame is the PNG the saved notebook keeps
+            if self._handle is not None:
+                self._handle.update(self._bundle(png), raw=True)
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:

@@ -1,0 +1,161 @@
+"""What a live plot costs a fit: one full draw and one image, and none of either when the same
+cell runs again; a canvas lent to a later plot is drawn exactly as a new one would be."""
+
+from __future__ import annotations
+
+import io
+
+import matplotlib
+import numpy as np
+import pytest
+from conftest import seed_all
+from PIL import Image
+
+import mxlearn
+from mxlearn import mx
+from mxlearn.live import figure as live_figure
+from mxlearn.live import plot, renderers
+from mxlearn.live.figure import TrainingFigure
+
+
+@pytest.fixture(autouse=True)
+def _no_spare_canvas(monkeypatch):
+    """Each test starts with no finished plot's canvas to take (other tests leave some)."""
+    monkeypatch.setattr(live_figure, "_spare", {})
+
+
+@pytest.fixture
+def encodings(monkeypatch) -> dict:
+    """How many JPEG and PNG images the figures encode."""
+    counts = {"jpeg": 0, "png": 0}
+    for name in counts:
+        original = getattr(TrainingFigure, name)
+
+        def counted(self, _original=original, _name=name):
+            counts[_name] += 1
+            return _original(self)
+
+        monkeypatch.setattr(TrainingFigure, name, counted)
+    return counts
+
+
+class _Output:
+    """A notebook's output area as IPython's display(..., display_id=True) updates it."""
+
+    def __init__(self) -> None:
+        self.bundles: list[dict] = []
+
+    def __call__(self, bundle, **kwargs):
+        self.bundles.append(bundle)
+        return self
+
+    def update(self, bundle, **kwargs) -> None:
+        self.bundles.append(bundle)
+
+
+def _letter_iters(batch_size=128):
+    X, y = mxlearn.datasets.letter_recognition()
+    train = mx.io.NDArrayIter(X[:3200], y[:3200], batch_size, shuffle=True)
+    val = mx.io.NDArrayIter(X[16000:16800], y[16000:16800], batch_size)
+    return train, val
+
+
+def _fit(live, num_epoch=5, metric="acc"):
+    seed_all(0)
+    train, val = _letter_iters()
+    mod = mxlearn.Module(mxlearn.models.mlp())
+    mod.fit(
+        train,
+        eval_data=val,
+        eval_metric=metric,
+        optimizer_params={"learning_rate": 0.1},
+        num_epoch=num_epoch,
+        live=live,
+    )
+    return mod
+
+
+def _pixels(png: bytes) -> np.ndarray:
+    return np.asarray(Image.open(io.BytesIO(png)).convert("RGB"))
+
+
+def _fresh_pixels(live) -> np.ndarray:
+    """The live plot's curves drawn on a canvas of their own, never lent."""
+    fresh = TrainingFigure(smoothing=live.figure.smoothing)
+    fresh.ranges = dict(live.figure.ranges)
+    fresh.update(live.history, live.recorder.batches_per_epoch, live._x_range())
+    fresh.draw()
+    return fresh._rgb().copy()
+
+
+def test_a_short_fit_draws_its_figure_once_and_shows_one_png(monkeypatch, encodings):
+    pytest.importorskip("ipywidgets")
+    output = _Output()
+    monkeypatch.setattr(renderers, "display", output)
+    # however busy the machine: a short run, whose first frame waits for its end
+    monkeypatch.setattr(plot, "SHORT_RUN", 1e9)
+    monkeypatch.setattr(plot, "FIRST_FRAME_BY", 1e9)
+    live = mxlearn.LivePlot(backend="widget", min_interval=1e9)
+    _fit(live)
+    assert live.figure.full_draws == 1 and live.figure.blits == 0
+    assert encodings == {"jpeg": 0, "png": 1}
+    png = output.bundles[-1]["image/png"]
+    # the widget's last frame and the saved notebook's picture are that one PNG
+    assert live.renderer.image.format == "png"
+    assert live.renderer.image.value == __import__("base64").b64decode(png)
+
+
+def test_a_longer_fit_ends_with_one_png_and_no_second_full_draw(monkeypatch, encodings):
+    pytest.importorskip("ipywidgets")
+    monkeypatch.setattr(renderers, "display", _Output())
+    monkeypatch.setattr(plot, "SHORT_RUN", 0.0)  # frames while training, whatever the speed
+    live = mxlearn.LivePlot(backend="widget")
+    _fit(live)
+    assert live.figure.full_draws == 1  # accuracy's axis is fixed, and so are the epochs
+    assert encodings["png"] == 1 and encodings["jpeg"] == live.throttle.draws
+    assert live.renderer.image.format == "png"
+
+
+def test_the_cell_run_again_draws_on_the_first_runs_canvas(tmp_path):
+    first = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "first.png"))
+    _fit(first)
+    canvas = first.figure.fig
+    again = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "again.png"))
+    _fit(again)
+    assert again.figure.fig is canvas
+    assert again.figure.full_draws == 0 and again.figure.blits == 1
+    assert np.array_equal(again.figure._rgb(), _fresh_pixels(again))
+
+
+@pytest.mark.parametrize("second", [dict(num_epoch=3), dict(metric=["acc", "ce"])])
+def test_a_fit_of_other_epochs_or_metrics_is_drawn_as_on_a_new_canvas(tmp_path, second):
+    first = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "first.png"))
+    _fit(first)
+    later = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "later.png"))
+    _fit(later, **second)
+    assert later.figure.full_draws == 1
+    assert np.array_equal(later.figure._rgb(), _fresh_pixels(later))
+
+
+def test_a_style_changed_between_fits_gets_a_canvas_of_that_style(tmp_path):
+    first = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "first.png"))
+    _fit(first)
+    with matplotlib.rc_context({"axes.facecolor": "#dde8f0", "grid.color": "red"}):
+        later = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "later.png"))
+        _fit(later)
+        assert later.figure.fig is not first.figure.fig
+        assert np.array_equal(later.figure._rgb(), _fresh_pixels(later))
+    assert not np.array_equal(later.figure._rgb(), first.figure._rgb())
+
+
+def test_a_plot_whose_canvas_was_lent_draws_its_own_curves_again(tmp_path):
+    first = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "first.png"))
+    _fit(first)
+    before = _pixels((tmp_path / "first.png").read_bytes())
+    later = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "later.png"))
+    mod = _fit(later, num_epoch=3)
+    first.save(tmp_path / "first-again.png")
+    assert np.array_equal(_pixels((tmp_path / "first-again.png").read_bytes()), before)
+    drawn = first.figure.line_data("accuracy")["validation"][1]
+    assert list(drawn) == first.history.series("accuracy", "validation", "epoch")[1]
+    assert list(drawn) != mod.history.series("accuracy", "validation", "epoch")[1]
