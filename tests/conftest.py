@@ -81,6 +81,28 @@ if SHARED_DATA.is_dir():
     os.environ.setdefault("MXLEARN_DATA", str(SHARED_DATA))
 
 
+def printed_by(code: str, in_kernel: bool) -> str:
+    """What ``code`` prints, run in a new Jupyter kernel or in a plain Python process."""
+    import subprocess
+    import sys
+
+    if not in_kernel:
+        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
+        return run.stdout.strip()
+    from jupyter_client.manager import start_new_kernel
+
+    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    printed = []
+    try:
+        client.execute_interactive(
+            code, timeout=120, output_hook=lambda m: printed.append(m["content"].get("text", ""))
+        )
+    finally:
+        client.stop_channels()
+        manager.shutdown_kernel(now=True)
+    return "".join(printed).strip()
+
+
 @pytest.fixture
 def temporary(tmp_path, monkeypatch):
     """Every temporary folder of the grader under tmp_path, so its processes can be found."""

@@ -3,12 +3,9 @@ budget, the display backend outside a kernel and updates after the plot finished
 
 from __future__ import annotations
 
-import subprocess
-import sys
-
 import numpy as np
 import pytest
-from conftest import seed_all
+from conftest import printed_by, seed_all
 
 import mxlearn
 from mxlearn import MetricHistory, mx
@@ -44,22 +41,9 @@ def test_backend_requested_or_from_the_environment(monkeypatch):
 
 
 def _imports_ipywidgets(in_kernel: bool) -> bool:
-    code = "import sys, mxlearn; print('ipywidgets' in sys.modules)"
-    if not in_kernel:
-        run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True)
-        return run.stdout.strip() == "True"
-    from jupyter_client.manager import start_new_kernel
-
-    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
-    printed = []
-    try:
-        client.execute_interactive(
-            code, timeout=120, output_hook=lambda m: printed.append(m["content"].get("text", ""))
-        )
-    finally:
-        client.stop_channels()
-        manager.shutdown_kernel(now=True)
-    return "".join(printed).strip() == "True"
+    return (
+        printed_by("import sys, mxlearn; print('ipywidgets' in sys.modules)", in_kernel) == "True"
+    )
 
 
 @pytest.mark.slow

@@ -8,7 +8,7 @@ import io
 import matplotlib
 import numpy as np
 import pytest
-from conftest import seed_all
+from conftest import printed_by, seed_all
 from PIL import Image
 
 import mxlearn
@@ -127,12 +127,18 @@ def test_the_cell_run_again_draws_on_the_first_runs_canvas(tmp_path):
     assert np.array_equal(again.figure._rgb(), _fresh_pixels(again))
 
 
-@pytest.mark.parametrize("second", [dict(num_epoch=3), dict(metric=["acc", "ce"])])
-def test_a_fit_of_other_epochs_or_metrics_is_drawn_as_on_a_new_canvas(tmp_path, second):
+@pytest.mark.parametrize(
+    "second, lent",
+    [(dict(num_epoch=3), True), (dict(metric="ce"), True), (dict(metric=["acc", "ce"]), False)],
+    ids=["other epochs", "another metric", "two metrics"],
+)
+def test_a_fit_of_other_epochs_or_metrics_is_drawn_as_on_a_new_canvas(tmp_path, second, lent):
     first = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "first.png"))
     _fit(first)
+    canvas = first.figure.fig
     later = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "later.png"))
     _fit(later, **second)
+    assert (later.figure.fig is canvas) == lent  # one subplot either way: the same canvas
     assert later.figure.full_draws == 1
     assert np.array_equal(later.figure._rgb(), _fresh_pixels(later))
 
@@ -159,3 +165,21 @@ def test_a_plot_whose_canvas_was_lent_draws_its_own_curves_again(tmp_path):
     drawn = first.figure.line_data("accuracy")["validation"][1]
     assert list(drawn) == first.history.series("accuracy", "validation", "epoch")[1]
     assert list(drawn) != mod.history.series("accuracy", "validation", "epoch")[1]
+
+
+def test_the_canvas_prepared_at_import_serves_the_first_plot_of_one_metric(tmp_path):
+    live_figure.prepare_canvas()
+    (prepared,) = live_figure._spare.values()
+    canvas = prepared.fig
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "first.png"))
+    _fit(live, num_epoch=8)
+    assert live.figure.fig is canvas and live.figure.full_draws == 1
+    assert np.array_equal(live.figure._rgb(), _fresh_pixels(live))
+
+
+@pytest.mark.slow
+def test_a_kernel_that_draws_widgets_prepares_a_canvas_at_import():
+    pytest.importorskip("ipywidgets")
+    code = "import mxlearn; from mxlearn.live import figure; print(len(figure._spare))"
+    assert printed_by(code, in_kernel=True) == "1"
+    assert printed_by(code, in_kernel=False) == "0"  # a script draws no widgets: nothing prepared

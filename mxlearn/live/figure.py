@@ -146,13 +146,15 @@ class TrainingFigure:
         self._consumed = len(history.records)
 
     def _layout_key(self) -> tuple:
-        """Everything a canvas's drawing depends on besides its limits and marks: the subplots,
-        their titles and scales, the words' language and font, and matplotlib's settings (a
-        figure takes them when it is made: a style changed since is not in a lent canvas)."""
+        """Everything a canvas's drawing depends on besides its titles, limits and marks: the
+        number of subplots and their scales, the words' language and font, and matplotlib's
+        settings (a figure takes them when it is made: a style changed since is not in a lent
+        canvas)."""
         chinese = any(CJK.search(e.text) for e in self._events)
-        scales = tuple(self.log_scale and self.value_range(m) is None for m in self.metrics)
+        titles = self.metrics or ["metric"]
+        scales = tuple(self.log_scale and self.value_range(m) is None for m in titles)
         settings = repr(sorted(dict.items(matplotlib.rcParams)))  # ~0.5 ms
-        return (tuple(self.metrics), self.figsize, scales, chinese, drawn_language(), settings)
+        return (scales, self.figsize, chinese, drawn_language(), settings)
 
     def _take_spare(self, key: tuple) -> bool:
         """Take the canvas a finished plot of the same layout left, if there is one."""
@@ -164,7 +166,18 @@ class TrainingFigure:
             setattr(self, name, getattr(donor, name))
         donor.__dict__.update(empty)  # it builds a canvas again if ever asked to draw
         self._lent = donor is not self
+        titles = self.metrics or ["metric"]
+        if list(self._axes) != titles:  # other metrics: the same axes under their titles
+            self._axes = dict(zip(titles, self._axes.values()))
+            self._lines = dict(zip(titles, self._lines.values()))
+            for ax, metric in zip(self._axes.values(), titles):
+                self._title(ax, metric)
+            self._backgrounds = None
         return True
+
+    def _title(self, ax, metric: str) -> None:
+        # y given: matplotlib then skips placing the title above tick labels (none there)
+        ax.set_title(metric, fontdict=self._font, y=1.0)
 
     def release(self) -> None:
         """The run is over: the next plot of this layout may take the canvas."""
@@ -192,8 +205,7 @@ class TrainingFigure:
         )
         for ax, metric in zip(axes, self.metrics or ["metric"]):
             lines = tuple(ax.plot([], [], animated=True, **style)[0] for style in styles)
-            # y given: matplotlib then skips placing the title above tick labels (none there)
-            ax.set_title(metric, fontdict=self._font, y=1.0)
+            self._title(ax, metric)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=self._font)
             ax.xaxis.set_major_locator(EPOCH_TICKS())  # no epoch 1.5 (#28)
             ax.grid(alpha=0.3)
@@ -360,3 +372,14 @@ class TrainingFigure:
         self.draw(exact=True)
         with open(path, "wb") as f:
             f.write(self.png())
+
+
+def prepare_canvas() -> None:
+    """A one-subplot canvas, drawn and left to lend: made at ``import mxlearn`` in a kernel that
+    draws widgets, where waiting is expected. The kernel's first live plot of one metric then
+    redraws it instead of building a figure and loading matplotlib's fonts and caches in the
+    student's training cell (benchmarks/README.md)."""
+    canvas = TrainingFigure(shared_canvas=True)
+    canvas.draw()
+    canvas.png()
+    canvas.release()

@@ -61,14 +61,19 @@ def choose_backend(requested: str | None = None) -> Backend:
 
 
 def prepare_for_kernel() -> None:
-    """In a kernel that will draw widgets, import ipywidgets (25-30 ms) at ``import mxlearn``,
-    where waiting is expected, not inside the student's first ``fit(live=True)``."""
+    """In a kernel that will draw widgets, import ipywidgets (25-30 ms) and draw a canvas to
+    lend (figure.prepare_canvas) at ``import mxlearn``, where waiting is expected, not inside
+    the student's first ``fit(live=True)``."""
     if _kernel_shell() is None:
         return
     # a wrong $MXLEARN_LIVE_BACKEND, or a broken install, is reported when a plot is made
     with contextlib.suppress(Exception):
         if choose_backend() == "widget":
             import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
+
+            from .figure import prepare_canvas
+
+            prepare_canvas()
 
 
 class NotInAKernel(InputError):
