@@ -140,11 +140,15 @@ def _time_hooks(live, seconds: list) -> None:
         setattr(live, name, timed)
 
 
-def _spawn(variant: str, batch_size: int, epochs: int) -> list[dict]:
-    """Two timed fits of ``variant`` in a fresh kernel: its first fit, and a later one."""
+def _spawn(variant: str, batch_size: int, epochs: int, code: str | None = None) -> list[dict]:
+    """Two timed fits of ``variant`` in a fresh kernel: its first fit, and a later one; with
+    ``code``, the mxlearn of that folder (another checkout) instead of the installed one."""
     from jupyter_client.manager import start_new_kernel
 
-    manager, client = start_new_kernel(kernel_name="python3", stderr=subprocess.DEVNULL)
+    env = {**os.environ, "PYTHONPATH": code} if code else None
+    manager, client = start_new_kernel(
+        kernel_name="python3", stderr=subprocess.DEVNULL, **({"env": env} if env else {})
+    )
     printed: list[str] = []
 
     def keep_stdout(message) -> None:
@@ -190,6 +194,12 @@ def main() -> None:
         default=list(VARIANTS),
         help="raw and plain are always run: the ratios are to them",
     )
+    parser.add_argument(
+        "--against",
+        metavar="FOLDER",
+        help="also time the mxlearn of FOLDER (e.g. a git worktree of an older commit), "
+        "interleaved with this one: a table for each",
+    )
     parser.add_argument("--one", choices=sorted(VARIANTS), help=argparse.SUPPRESS)
     parser.add_argument("--batch", type=int, default=32, help=argparse.SUPPRESS)
     args = parser.parse_args()
@@ -197,17 +207,18 @@ def main() -> None:
         print(json.dumps(run_one(args.one, args.batch, args.epochs[0])))
         return
     variants = [v for v in VARIANTS if v in ("raw", "plain") or v in args.variants]
+    codes = {"": None, **({f" (mxlearn of {args.against})": args.against} if args.against else {})}
     for epochs in args.epochs:
         for batch_size in args.batches:
-            first = {variant: [] for variant in variants}
-            later = {variant: [] for variant in variants}
+            runs = {(name, fit): {v: [] for v in variants} for name in codes for fit in (0, 1)}
             for _ in range(args.repeats):
                 for variant in variants:
-                    first_run, later_run = _spawn(variant, batch_size, epochs)
-                    first[variant].append(first_run)
-                    later[variant].append(later_run)
-            _table(batch_size, epochs, first, args, "the first fit in a new kernel")
-            _table(batch_size, epochs, later, args, "a later fit in the same kernel")
+                    for name, code in codes.items():
+                        for fit, run in enumerate(_spawn(variant, batch_size, epochs, code)):
+                            runs[name, fit][variant].append(run)
+            for name in codes:
+                for fit, which in enumerate(("the first fit in a new kernel", "a later fit")):
+                    _table(batch_size, epochs, runs[name, fit], args, which + name)
 
 
 def _table(batch_size: int, epochs: int, runs: dict, args, which: str) -> None:
