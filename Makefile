@@ -4,6 +4,8 @@
 #   make test   the test suite
 #   make test-fast  the tests not marked slow (kernels, browsers, subprocesses, notebooks): under 3 minutes
 #   make lab    JupyterLab on notebooks/
+#   make site HUB=... REPO=...  the course as a website (both editions, the student edition
+#               executed, readable offline) in runs/site/; HUB and REPO make each page's hub link
 # MXNET=gpu installs the GPU wheel (mxnet-cu112) instead of the CPU wheel.
 
 PYTHON ?= python3.11
@@ -25,7 +27,7 @@ ifneq ($(SHARED_DATA),)
 export MXLEARN_DATA ?= $(abspath $(SHARED_DATA))
 endif
 
-.PHONY: setup tour test test-fast test-py312 lab bench doctor student wheel lint lock translations clean print-python312
+.PHONY: setup tour test test-fast test-py312 lab bench doctor student site wheel lint lock translations clean print-python312
 
 setup: $(STAMP)
 
@@ -61,6 +63,13 @@ doctor: setup
 # The course as students get it (both languages): each answer replaced by nbgrader's stub.
 student: setup
 	$(BIN)/python -m mxlearn course --notebooks notebooks --student runs/student
+
+# The course as a website: docs/site/build.py (what it publishes and why), docs/site/conf.py.
+# HUB= the class hub's address, REPO= the student edition's git repository (nbgitpuller's link
+# on each page); without them each page says how to set them. Environment variables work too.
+site: setup
+	$(BIN)/python docs/site/build.py --notebooks notebooks --out runs/site \
+	    $(if $(HUB),--hub '$(HUB)') $(if $(REPO),--repo '$(REPO)')
 
 # What students install: mxlearn itself, without this repository (whose notebooks hold the
 # answers). dist/mxlearn-*.whl; see notebooks/TEACHING.md.
