@@ -9,30 +9,65 @@ module does ``from ._compat import mx``.
 
 from __future__ import annotations
 
+import importlib.metadata
+import importlib.util
 import os
+import re
+import sys
 import warnings
 
 import numpy as np
 
 from .errors import N_, SetupError
 from .language import say
+from .nvidia import (  # facts that need no MXNet
+    WHEEL_ARCHITECTURES,
+    architectures_text,
+    has_kernels,
+    installed_mxnet,
+    libraries_not_found,
+    nvidia_gpus,
+)
 
 
 # Each named ...SetupError: an import that fails shows it in a terminal's traceback.
 class NumpyTooNewSetupError(SetupError):
     says = N_(
-        "MXNet 1.9.1 cannot run with NumPy {version}: NumPy 2 removed names MXNet "
-        'needs. Fix: pip install "numpy==1.23.5" (or make setup, which pins it).'
+        "MXNet 1.9.1 cannot run with NumPy {version}: NumPy 2 removed names MXNet needs. "
+        "Install the NumPy mxlearn pins for Python {python}, then import mxlearn again."
+    )
+    fix_code = 'pip install "numpy=={pin}"'
+
+
+class NumpyLoadedBeforeInstallSetupError(SetupError):
+    says = N_(
+        "This Python process still runs NumPy {loaded}, imported before NumPy {installed} was "
+        "installed: pip replaced the files, not the module already in memory, and MXNet 1.9.1 "
+        "cannot run with NumPy 2."
+    )
+    fix_says = N_(
+        "restart the kernel (Colab: Runtime > Restart session; Jupyter: Kernel > Restart "
+        "Kernel), then run the cells again"
     )
 
 
 class NvidiaLibrariesSetupError(SetupError):
     says = N_(
-        "The GPU wheel of MXNet is installed but cannot load the NVIDIA libraries "
-        "({error}). It needs the NVIDIA driver, CUDA 11.2 and cuDNN 8. Fix: on a "
-        "machine without them use the CPU wheel instead: pip uninstall mxnet-cu112 "
-        "&& {cpu_fix}"
+        "MXNet's GPU wheel {wheel} {version} cannot load: {error}. It is built for CUDA 11.2 "
+        "and links against the NVIDIA driver's libcuda.so.1 and the libraries of CUDA 11.2, "
+        "cuDNN 8 and NCCL 2; not found here: {missing}. A machine with CUDA 12 alone (such as "
+        "Colab's GPU) has none of CUDA 11's.{kernels} For the GPU: a machine or container "
+        "with the NVIDIA driver, CUDA 11.2 and cuDNN 8 (docs/devices.md). Here: MXNet's CPU "
+        "wheel."
     )
+    fix_code = "pip uninstall -y {wheel} && pip install mxnet==1.9.1"
+
+
+# A sentence of NvidiaLibrariesSetupError's, for each GPU the wheel has no kernels for (Hopper).
+NO_KERNELS_EVEN_THEN = N_(
+    " With those libraries, {gpu} would still have no kernels in it: it carries "
+    "{architectures} only (no PTX)."
+)
 
 
 class NoMxnetSetupError(SetupError):
@@ -62,9 +97,58 @@ def _numpy_major_minor() -> tuple[int, int]:
     return int(major), int(minor)
 
 
+# The NumPy pyproject.toml pins for each Python: 1.23.5 has no wheel for 3.12.
+NUMPY_PINS = {(3, 11): "1.23.5", (3, 12): "1.26.4"}
+
+# The dynamic loader's words for a library it cannot find (MXNet loads libmxnet.so by ctypes).
+LOADER_MISSING = re.compile(r"(lib[\w.+-]+\.so[\w.]*): cannot open shared object file")
+
+
 def _check_numpy() -> None:
-    if _numpy_major_minor() >= (2, 0):
-        raise NumpyTooNewSetupError(version=np.__version__)
+    if _numpy_major_minor() < (2, 0):
+        return
+    try:
+        installed = importlib.metadata.version("numpy")
+    except importlib.metadata.PackageNotFoundError:
+        installed = np.__version__
+    if int(installed.split(".")[0]) < 2:  # Colab: `%pip install` in a kernel that has NumPy
+        raise NumpyLoadedBeforeInstallSetupError(loaded=np.__version__, installed=installed)
+    python = sys.version_info[:2]
+    pin = NUMPY_PINS.get(python, NUMPY_PINS[(3, 12)])
+    raise NumpyTooNewSetupError(version=np.__version__, python="{}.{}".format(*python), pin=pin)
+
+
+def _gpu_wheel_failure(err: OSError) -> NvidiaLibrariesSetupError | None:
+    """The explanation of a GPU wheel whose libmxnet.so the loader cannot link: every library
+    it cannot find and, for a GPU the wheel has no kernels for, that too. None for any other
+    failure, which is shown as it is."""
+    found = LOADER_MISSING.search(str(err))
+    wheel = installed_mxnet()
+    if found is None or not wheel or not wheel[0].startswith("mxnet-cu"):
+        return None
+    folder = importlib.util.find_spec("mxnet").submodule_search_locations[0]
+    missing = libraries_not_found(os.path.join(folder, "libmxnet.so")) or [found.group(1)]
+    return NvidiaLibrariesSetupError(
+        wheel=wheel[0],
+        version=wheel[1],
+        error=err,
+        missing=", ".join(missing),
+        kernels=no_kernels_even_then(nvidia_gpus(), wheel),
+    )
+
+
+def no_kernels_even_then(gpus, wheel: tuple[str, str]) -> str:
+    """A sentence for each of ``gpus`` the GPU ``wheel`` has no kernels for (Hopper)."""
+    architectures = WHEEL_ARCHITECTURES.get(wheel)
+    return "".join(
+        say(
+            NO_KERNELS_EVEN_THEN,
+            gpu=gpu.describe(),
+            architectures=architectures_text(architectures),
+        )
+        for gpu in gpus
+        if has_kernels(gpu, architectures) is False
+    )
 
 
 def _set_numpy_aliases() -> None:
@@ -87,10 +171,15 @@ def _import_mxnet():
             # do nothing about.
             warnings.simplefilter("ignore", DeprecationWarning)
             import mxnet
-    except ImportError as err:
+    except OSError as err:  # the loader's, from ctypes: a GPU wheel without its libraries
+        explained = _gpu_wheel_failure(err)
+        if explained is None:
+            raise
+        raise explained from None
+    except ModuleNotFoundError as err:
+        if err.name != "mxnet":  # a module MXNet itself imports: shown as it is
+            raise
         cpu_fix = say('pip install "mxnet==1.9.1" (CPU) or: pip install -e ".[cpu]" / make setup')
-        if "libcuda" in str(err) or "libnvidia" in str(err):  # libcuda.so, libcudart.so too
-            raise NvidiaLibrariesSetupError(error=err, cpu_fix=cpu_fix) from None
         gpu_fix = say(
             'pip install "mxnet-cu112==1.9.1" (NVIDIA GPU with CUDA 11.2 and cuDNN 8; never both '
             "wheels at once) or: conda env create -f environment.yml"

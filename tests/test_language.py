@@ -114,6 +114,8 @@ NOT_SHOWN = {
     ("mxlearn/module/module.py", "Data provided by label_shapes"): "matches MXNet's warning",
     ("mxlearn/module/module.py", "Optimizer created manually"): "matches MXNet's warning",
     ("mxlearn/devices.py", "model name"): "a key of /proc/cpuinfo",
+    ("mxlearn/_compat.py", "(lib["): "found in the dynamic loader's error text",
+    ("mxlearn/nvidia.py", "=> not found"): "found in ldd's output",
     ("mxlearn/distributed.py", "import mxlearn"): "code a launched process runs",
     ("mxlearn/distributed.py", "python -m mxlearn launch"): "a command, the same in both languages",
     ("mxlearn/commands/student_edition.py", "python -m mxlearn course"): "a command, the same",

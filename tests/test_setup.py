@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.metadata as metadata
 import os
 import subprocess
 import sys
@@ -11,7 +12,6 @@ import pytest
 
 import mxlearn
 from mxlearn import _compat, mx
-from mxlearn.errors import SetupError
 
 
 def _python(code: str, **env) -> subprocess.CompletedProcess:
@@ -24,11 +24,13 @@ def _python(code: str, **env) -> subprocess.CompletedProcess:
     )
 
 
-def test_numpy_2_is_refused_with_the_fix(monkeypatch):
+def test_numpy_2_in_memory_over_an_older_one_on_disk_asks_for_a_restart(monkeypatch):
+    # as in a Colab kernel after `%pip install mxlearn`; NumPy 2 on disk: test_colab_like_python
     monkeypatch.setattr(np, "__version__", "2.1.0")
-    with pytest.raises(SetupError) as info:
+    with pytest.raises(_compat.NumpyLoadedBeforeInstallSetupError) as info:
         _compat._check_numpy()
-    assert "numpy==1.23.5" in str(info.value) and isinstance(info.value, ImportError)
+    assert info.value.fields == {"loaded": "2.1.0", "installed": metadata.version("numpy")}
+    assert "restart the kernel" in str(info.value) and isinstance(info.value, ImportError)
 
 
 def test_aliases_are_set_only_where_numpy_removed_them(monkeypatch):
