@@ -15,12 +15,18 @@ from .commands.grading_run import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT, refuse_mis
 from .commands.tour import run_tour
 from .distributed import launch as run_job
 from .errors import N_, InputError, MXLearnError
+from .hosts import DEFAULT_REMOTE_SHELL
 from .language import say
 
 
 class TwoCourseOutputs(InputError):
     says = N_("mxlearn course: --out and --student both name where to write.")
     fix_says = N_("give one: --out for the executed course, --student for the edition")
+
+
+class HostOptionsWithoutHosts(InputError):
+    says = N_("mxlearn launch: {option} says how to reach other hosts, and --hosts names none.")
+    fix_code = "python -m mxlearn launch -n 2 --hosts hostfile {option} ... train.py"
 
 
 class GitWithoutStudent(InputError):
@@ -101,6 +107,12 @@ def _parser() -> argparse.ArgumentParser:
     )
     _add_grade(commands)
     commands.add_parser("doctor", help=say("versions, device, and whether widgets will render"))
+    _add_launch(commands)
+    return parser
+
+
+def _add_launch(commands) -> None:
+    """The ``launch`` command's arguments: on 127.0.0.1, or on the hosts of a hostfile."""
     launch = commands.add_parser(
         "launch",
         help=say("run a dist_sync training script as workers + servers + scheduler on 127.0.0.1"),
@@ -108,9 +120,25 @@ def _parser() -> argparse.ArgumentParser:
     launch.add_argument("-n", "--workers", type=COUNT, default=2, help=say("worker processes (2)"))
     launch.add_argument("-s", "--servers", type=COUNT, default=1, help=say("server processes (1)"))
     launch.add_argument("--timeout", type=SECONDS, help=say("stop the whole job after this many s"))
+    launch.add_argument(
+        "--hosts",
+        metavar="HOSTFILE",
+        help=say("run the job on these hosts (lines 'HOST [ADDRESS]') instead of 127.0.0.1"),
+    )
+    launch.add_argument(
+        "--scheduler", metavar="HOST", help=say("with --hosts: the scheduler's host (the first)")
+    )
+    launch.add_argument(
+        "--remote-shell",
+        metavar="TEMPLATE",
+        default=DEFAULT_REMOTE_SHELL,
+        help=say(
+            "with --hosts: how a command reaches {{host}} ({template})",
+            template=DEFAULT_REMOTE_SHELL,
+        ),
+    )
     launch.add_argument("script", help=say("the training script (fit(..., kvstore='dist_sync'))"))
     launch.add_argument("script_args", nargs=argparse.REMAINDER, help=say("its arguments"))
-    return parser
 
 
 def _add_grade(commands) -> None:
@@ -194,6 +222,30 @@ def _student_edition(args: argparse.Namespace) -> None:
             print(say("git: committed {commit} on {branch}", commit=commit, branch=BRANCH))
 
 
+def _launch(args: argparse.Namespace) -> None:
+    if args.hosts is None and args.scheduler is not None:
+        raise HostOptionsWithoutHosts(option="--scheduler")
+    if args.hosts is None and args.remote_shell != DEFAULT_REMOTE_SHELL:
+        raise HostOptionsWithoutHosts(option="--remote-shell")
+    result = run_job(
+        args.script,
+        args.script_args,
+        args.workers,
+        args.servers,
+        args.timeout,
+        hosts=args.hosts,
+        scheduler=args.scheduler,
+        remote_shell=args.remote_shell,
+    )
+    print(
+        say(
+            "mxlearn launch: {workers} workers finished in {seconds:.1f} s.",
+            workers=args.workers,
+            seconds=result.seconds,
+        )
+    )
+
+
 def _run(args: argparse.Namespace) -> int:
     if args.command == "tour":
         run_tour(args.out, epochs=args.epochs)
@@ -238,14 +290,7 @@ def _run(args: argparse.Namespace) -> int:
             teacher=args.teacher,
         )
     elif args.command == "launch":
-        result = run_job(args.script, args.script_args, args.workers, args.servers, args.timeout)
-        print(
-            say(
-                "mxlearn launch: {workers} workers finished in {seconds:.1f} s.",
-                workers=args.workers,
-                seconds=result.seconds,
-            )
-        )
+        _launch(args)
     else:
         run_doctor()
     return 0

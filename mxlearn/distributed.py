@@ -1,7 +1,8 @@
-"""``kvstore='dist_sync'`` on this machine: MXNet's scheduler, servers and workers started
-on 127.0.0.1 as one job (MXNet's ``tools/launch.py`` fails on Python 3.11, advertises the
-external address, and leaves the others waiting forever when one dies), each output line
-prefixed with its role, all stopped when one fails, naming it. Workers: ``$MXLEARN_WORKER_INDEX``.
+"""``kvstore='dist_sync'`` as one job: MXNet's scheduler, servers and workers started on
+127.0.0.1, or on the hosts of a hostfile through a remote shell (:mod:`mxlearn.hosts`), each
+output line prefixed with its role (and host), all stopped when one fails, naming it (MXNet's
+``tools/launch.py`` fails on Python 3.11, advertises the external address, and leaves the others
+waiting forever when one dies). Workers: ``$MXLEARN_WORKER_INDEX``.
 """
 
 from __future__ import annotations
@@ -18,15 +19,28 @@ import time
 from collections import deque
 from dataclasses import dataclass, field
 
-from . import rules
+from . import role_guard, rules
 from .boundary import public
 from .errors import N_, InputError, MXLearnError
+from .hosts import (
+    DEFAULT_REMOTE_SHELL,
+    Host,
+    NoSuchSchedulerHost,
+    RemoteShell,
+    ask_hosts,
+    job_line,
+    read_hostfile,
+)
 from .language import current_language, say
 
 LOOPBACK = "127.0.0.1"
 POLL_SECONDS = 0.1
 STOP_GRACE_SECONDS = 3.0  # after SIGTERM, before SIGKILL
 FINISH_GRACE_SECONDS = 15.0  # for servers and scheduler to exit once the workers are done
+# what a role on another host is given of the launcher's environment (MXNet's ssh launcher
+# passes OMP_NUM_THREADS, KMP_AFFINITY, LD_LIBRARY_PATH): the rest is that host's own
+PASSED_ON = ("OMP_NUM_THREADS", "KMP_AFFINITY", "LD_LIBRARY_PATH", "PYTHONPATH")
+PASSED_ON_PREFIXES = ("MXLEARN_", "MXNET_")
 
 
 class DistributedJobError(MXLearnError, RuntimeError):
@@ -66,12 +80,24 @@ def relative_to(line: str, folder: str) -> str:
 
 
 @dataclass
-class JobProcess:
-    role: str  # 'scheduler', 'server 0', 'worker 1', ...
+class Role:
+    """One process of a job, as it is started: here, or through a remote shell."""
+
+    name: str  # 'scheduler', 'server 0', 'worker 1', 'worker 1 on lab-pc-2', ...
     kind: str  # the DMLC role: scheduler, server or worker
+    argv: list
+    env: dict
+    guarded: bool = False  # run by role_guard on another host: it listens to its stdin
+
+
+@dataclass
+class JobProcess:
+    role: str
+    kind: str
     popen: subprocess.Popen
     last_lines: deque = field(default_factory=lambda: deque(maxlen=15))
     reader: threading.Thread | None = None
+    reported: int | None = None  # the status a role's guard reported, which ssh would lose
 
     @property
     def pid(self) -> int:
@@ -79,7 +105,9 @@ class JobProcess:
 
     def ended_text(self) -> str:
         """'worker 1 (pid 4242) was killed by SIGKILL': the process, then how it ended."""
-        code = self.popen.returncode
+        if self.reader is not None and self.popen.poll() is not None:
+            self.reader.join(timeout=2)  # its guard's last line, read
+        code = self.popen.returncode if self.reported is None else self.reported
         if code is None:
             ended = say("is still running")
         elif code < 0:
@@ -104,16 +132,24 @@ def free_port() -> int:
         return probe.getsockname()[1]
 
 
-def job_environment(workers: int, servers: int, port: int, base: dict | None = None) -> dict:
-    """The environment every process of the job shares (its role is added per process)."""
+def job_environment(
+    workers: int,
+    servers: int,
+    port: int,
+    base: dict | None = None,
+    root: str = LOOPBACK,
+    node: str = LOOPBACK,
+) -> dict:
+    """The environment every process of the job shares (its role is added per process):
+    ``root`` is the scheduler's address, ``node`` the address of the process's own host."""
     # ps-lite reads PORT as the node's own port: an exported one puts a server on the
     # scheduler's port. The DMLC_ variables of an earlier job would mix two jobs.
     base = os.environ if base is None else base
     env = {k: v for k, v in base.items() if not k.startswith("DMLC_") and k != "PORT"}
     env.update(
-        DMLC_PS_ROOT_URI=LOOPBACK,
+        DMLC_PS_ROOT_URI=root,
         DMLC_PS_ROOT_PORT=str(port),
-        DMLC_NODE_HOST=LOOPBACK,  # else ps-lite advertises the machine's external address
+        DMLC_NODE_HOST=node,  # else ps-lite advertises the machine's external address
         DMLC_NUM_WORKER=str(workers),
         DMLC_NUM_SERVER=str(servers),
         PYTHONUNBUFFERED="1",  # lines reach the launcher as they are printed
@@ -125,41 +161,115 @@ def job_environment(workers: int, servers: int, port: int, base: dict | None = N
     return env
 
 
+def local_roles(script: str, args: list, workers: int, servers: int, python: str) -> list[Role]:
+    """The job on this machine: every process on 127.0.0.1."""
+    env = job_environment(workers, servers, free_port())
+    # servers and scheduler: importing MXNet with their role runs their loop, then exits
+    roles = [Role("scheduler", "scheduler", [python, "-c", "import mxlearn"], env)]
+    for i in range(servers):
+        roles.append(Role(f"server {i}", "server", [python, "-c", "import mxlearn"], env))
+    for i in range(workers):
+        worker_env = {**env, "MXLEARN_WORKER_INDEX": str(i)}
+        roles.append(Role(f"worker {i}", "worker", [python, script, *args], worker_env))
+    return [Role(r.name, r.kind, r.argv, {**r.env, "DMLC_ROLE": r.kind}) for r in roles]
+
+
+def placement(hosts: list[Host], scheduler: Host, workers: int, servers: int) -> list[tuple]:
+    """(name, kind, host) of every role: the scheduler on its host, then the servers and the
+    workers in turn over the hosts, from the first (several a host when there are more)."""
+    kinds = [("server", i) for i in range(servers)] + [("worker", i) for i in range(workers)]
+    placed = [("scheduler", "scheduler", scheduler)]
+    for n, (kind, i) in enumerate(kinds):
+        placed.append((f"{kind} {i}", kind, hosts[n % len(hosts)]))
+    return placed
+
+
+def remote_roles(
+    script: str,
+    args: list,
+    workers: int,
+    servers: int,
+    python: str,
+    hostfile: str,
+    scheduler: str | None,
+    shell: RemoteShell,
+    output,
+) -> list[Role]:
+    """The job on the hosts of ``hostfile``: each role through the remote shell, in this folder,
+    with this Python, told its host's address; every host asked before anything starts."""
+    folder = os.getcwd()
+    hosts = read_hostfile(hostfile)
+    names = [h.name for h in hosts]
+    chosen = names[0] if scheduler is None else scheduler
+    if chosen not in names:
+        raise NoSuchSchedulerHost(host=chosen, hosts=", ".join(names))
+    hosts = ask_hosts(hosts, shell, python, folder)
+    root = hosts[names.index(chosen)]
+    placed = placement(hosts, root, workers, servers)
+    _say_placement(placed, hosts, output)
+    passed = {
+        k: v for k, v in os.environ.items() if k in PASSED_ON or k.startswith(PASSED_ON_PREFIXES)
+    }
+    # the remote shell's own environment: no DMLC_ of an earlier job (ip netns exec passes it on)
+    here = {k: v for k, v in os.environ.items() if not k.startswith("DMLC_") and k != "PORT"}
+    roles = []
+    for name, kind, host in placed:
+        on_host = sum(k == "worker" for _, k, h in placed if h is host)
+        base = {"OMP_NUM_THREADS": str(max(1, host.cpus // max(1, on_host))), **passed}
+        env = job_environment(workers, servers, root.port, base, root.address, host.address)
+        env["DMLC_ROLE"] = kind
+        if host.interface:
+            env["DMLC_INTERFACE"] = host.interface
+        argv = [python, "-c", "import mxlearn"]
+        if kind == "worker":
+            env["MXLEARN_WORKER_INDEX"] = name.split()[1]
+            argv = [python, script, *args]
+        guarded = [python, os.path.abspath(role_guard.__file__), *argv]
+        command = shell.command(host.name, job_line(folder, env, guarded))
+        where = say("{role} on {host}", role=name, host=host.name)
+        roles.append(Role(where, kind, command, here, guarded=True))
+    return roles
+
+
+def _say_placement(placed: list[tuple], hosts: list[Host], output) -> None:
+    lines = [
+        say(
+            "mxlearn launch: {count} processes on {hosts} hosts:",
+            count=len(placed),
+            hosts=len(hosts),
+        )
+    ]
+    for host in hosts:
+        runs = ", ".join(name for name, _, h in placed if h is host) or say("nothing")
+        lines.append(f"  {host.name} ({host.address}): {runs}")
+    print("\n".join(lines), file=output, flush=True)
+
+
 @dataclass
 class Job:
-    script: str
-    args: list
-    workers: int
-    servers: int
+    roles: list[Role]
     timeout: float | None
-    python: str
     output: object
     processes: list[JobProcess] = field(default_factory=list)
     print_lock: threading.Lock = field(default_factory=threading.Lock)
 
     def start(self) -> None:
-        env = job_environment(self.workers, self.servers, free_port())
-        # servers and scheduler: importing MXNet with their role runs their loop, then exits
-        server_code = ["-c", "import mxlearn"]
-        self._spawn("scheduler", "scheduler", server_code, env)
-        for i in range(self.servers):
-            self._spawn(f"server {i}", "server", server_code, env)
-        for i in range(self.workers):
-            argv, index = [self.script, *self.args], str(i)
-            self._spawn(f"worker {i}", "worker", argv, env, MXLEARN_WORKER_INDEX=index)
+        for role in self.roles:
+            self._spawn(role)
 
-    def _spawn(self, role: str, kind: str, argv, env: dict, **extra) -> None:
+    def _spawn(self, role: Role) -> None:
         popen = subprocess.Popen(
-            [self.python, *argv],
-            env={**env, "DMLC_ROLE": kind, **extra},
+            role.argv,
+            env=role.env,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
-            stdin=subprocess.DEVNULL,
+            # a guard on another host stops its role when this pipe closes
+            stdin=subprocess.PIPE if role.guarded else subprocess.DEVNULL,
             text=True,
             errors="replace",
             start_new_session=True,  # its own process group: stopped with all it started
         )
-        process = JobProcess(role, kind, popen)
+        process = JobProcess(role.name, role.kind, popen)
         process.reader = threading.Thread(target=self._relay, args=(process,), daemon=True)
         process.reader.start()
         self.processes.append(process)
@@ -167,6 +277,9 @@ class Job:
     def _relay(self, process: JobProcess) -> None:
         folder = os.getcwd()
         for line in process.popen.stdout:
+            if line.startswith(role_guard.ENDED):
+                process.reported = int(line.split()[1])
+                continue
             line = relative_to(line.rstrip("\n"), folder)
             process.last_lines.append(line)
             with self.print_lock:
@@ -220,7 +333,12 @@ class Job:
         raise kind(what=what, tail=tail)
 
     def stop(self) -> None:
-        """Stop every process still running: SIGTERM to its group, then SIGKILL."""
+        """Stop every process still running: its guard's stdin closed (for a role on another
+        host), SIGTERM to its group, then SIGKILL."""
+        for process in self.processes:
+            if process.popen.stdin is not None:
+                with contextlib.suppress(OSError):
+                    process.popen.stdin.close()
         self._signal_all(signal.SIGTERM)
         deadline = time.monotonic() + STOP_GRACE_SECONDS
         while time.monotonic() < deadline and any(p.popen.poll() is None for p in self.processes):
@@ -243,6 +361,13 @@ class Job:
     workers=rules.whole(1, "launch('train.py', workers=2)"),
     servers=rules.whole(1, "launch('train.py', servers=1)"),
     timeout=rules.number("launch('train.py', timeout=600)", above=0, optional=True),
+    hosts=rules.path("launch('train.py', hosts='hostfile')", optional=True),
+    scheduler=rules.text(
+        "launch('train.py', hosts='hostfile', scheduler='lab-pc-1')", optional=True
+    ),
+    remote_shell=rules.text(
+        "launch('train.py', hosts='hostfile', remote_shell='ssh {host} {command}')"
+    ),
 )
 def launch(
     script: str,
@@ -252,17 +377,32 @@ def launch(
     timeout: float | None = None,
     python: str = sys.executable,
     output=None,
+    hosts: str | None = None,
+    scheduler: str | None = None,
+    remote_shell: str = DEFAULT_REMOTE_SHELL,
 ) -> JobResult:
     """Run ``script`` as ``workers`` workers with ``servers`` servers and a scheduler, all on
-    127.0.0.1; return when every worker has finished, or raise DistributedJobError.
+    127.0.0.1, or spread over the hosts of the hostfile ``hosts`` (lines ``HOST [ADDRESS]``),
+    the scheduler on the first or on ``scheduler``, each started by ``remote_shell`` in this
+    folder with this Python; return when every worker has finished, or raise
+    DistributedJobError.
 
     Examples
     --------
     >>> mxlearn.distributed.launch('train.py', ['--epochs', '3'], workers=2)  # doctest: +SKIP
+    >>> mxlearn.distributed.launch('train.py', hosts='hostfile', workers=4)  # doctest: +SKIP
     """
     if not os.path.isfile(script):
         raise NoSuchScript(script=script)
-    job = Job(script, list(args), workers, servers, timeout, python, output or sys.stdout)
+    output = output or sys.stdout
+    if hosts is None:
+        roles = local_roles(script, list(args), workers, servers, python)
+    else:
+        shell = RemoteShell(remote_shell)
+        roles = remote_roles(
+            script, list(args), workers, servers, python, hosts, scheduler, shell, output
+        )
+    job = Job(roles, timeout, output)
     started = time.monotonic()
     try:
         job.start()
