@@ -115,7 +115,10 @@ def _add_launch(commands) -> None:
     """The ``launch`` command's arguments: on 127.0.0.1, or on the hosts of a hostfile."""
     launch = commands.add_parser(
         "launch",
-        help=say("run a dist_sync training script as workers + servers + scheduler on 127.0.0.1"),
+        help=say(
+            "run a dist_sync training script as workers + servers + scheduler on 127.0.0.1, "
+            "or on the hosts of --hosts"
+        ),
     )
     launch.add_argument("-n", "--workers", type=COUNT, default=2, help=say("worker processes (2)"))
     launch.add_argument("-s", "--servers", type=COUNT, default=1, help=say("server processes (1)"))

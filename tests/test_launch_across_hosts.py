@@ -273,3 +273,26 @@ def test_an_address_nothing_answers_on_is_refused_before_anything_starts(tmp_pat
     assert f"{names[1]} the address {SUBNET}.99" in done.stderr, done.stderr
     assert hosts[names[1]] in done.stderr  # its real address, named as the fix's choice
     assert "[worker" not in done.stdout and list(tmp_path.glob("*.params")) == []
+
+
+def test_ctrl_c_stops_the_job_on_every_host(tmp_path, hosts):
+    names = list(hosts)
+    command = [sys.executable, "-m", "mxlearn", "launch", "--hosts", _hostfile(tmp_path, names)]
+    command += ["--remote-shell", SHELL, "--timeout", "150", _script(tmp_path), str(tmp_path)]
+    job = subprocess.Popen(
+        [*command, "dist_sync", "1000"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True
+    )
+    try:
+        for line in job.stdout:  # until a worker trains: every role has started
+            if " training, pid " in line:
+                break
+        job.send_signal(signal.SIGINT)  # what Ctrl-C sends the launcher in a terminal
+        interrupted_at = time.monotonic()
+        _, err = job.communicate(timeout=60)
+    finally:
+        job.kill()
+    print(f"stopped {time.monotonic() - interrupted_at:.1f} s after Ctrl-C")
+    assert time.monotonic() - interrupted_at < 10
+    assert job.returncode == 130 and "interrupted" in err, err
+    for name in names:
+        assert _ip("netns", "pids", name).stdout.split() == []
