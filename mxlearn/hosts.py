@@ -91,6 +91,15 @@ class HostAddressUnclear(InputError):
     fix_says = N_("write the address after the host in the hostfile: {host} ADDRESS")
 
 
+class SshWithoutCommand(InputError):
+    says = N_(
+        "launch: the remote shell '{template}' runs ssh without {{command}}: ssh joins the "
+        "words it is given into one line for the other host's shell, which would split the "
+        "job's command wrongly."
+    )
+    fix_says = N_("put {{command}} where ssh takes the command: '{fixed}'")
+
+
 @dataclass
 class Host:
     name: str
@@ -127,6 +136,8 @@ class RemoteShell:
             raise RemoteShellWithoutHost(template=template)
         self.template = template
         self.words = shlex.split(template)
+        if os.path.basename(self.words[0]) == "ssh" and "{command}" not in template:
+            raise SshWithoutCommand(template=template, fixed=template + " {command}")
 
     def command(self, host: str, words: list[str]) -> list[str]:
         """The local command that runs ``words`` on ``host``."""

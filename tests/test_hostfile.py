@@ -18,6 +18,7 @@ from mxlearn.hosts import (
     NoSuchSchedulerHost,
     RemoteShell,
     RemoteShellWithoutHost,
+    SshWithoutCommand,
     job_line,
     read_hostfile,
 )
@@ -90,6 +91,9 @@ def test_a_remote_shell_takes_the_command_as_words_or_as_one_line():
     assert shlex.split(ssh[4]) == words  # what the other host's shell reads back
     with pytest.raises(RemoteShellWithoutHost):
         RemoteShell("ssh lab-pc-1")
+    with pytest.raises(SshWithoutCommand) as refused:  # its words would be joined, unquoted
+        RemoteShell("/usr/bin/ssh -p 2222 {host}")
+    assert refused.value.fields["fixed"] == "/usr/bin/ssh -p 2222 {host} {command}"
 
 
 def test_more_roles_than_hosts_share_the_hosts_in_turn():
