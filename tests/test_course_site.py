@@ -135,9 +135,14 @@ def served(site):
         server.server_close()
 
 
+@pytest.fixture(scope="module")
+def chromium() -> str:
+    """Found (or the test skipped, or failed in CI) before the site is built for it."""
+    return _chromium()
+
+
 @pytest.mark.slow
-def test_both_editions_read_offline_with_curves_and_hub_links(served, site, tmp_path):
-    chromium = _chromium()
+def test_both_editions_read_offline_with_curves_and_hub_links(chromium, served, site, tmp_path):
     from playwright.sync_api import sync_playwright
 
     requests, failed = [], []
