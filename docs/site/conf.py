@@ -29,7 +29,6 @@ html_theme_options = {
     "use_download_button": True,  # the .ipynb of the student edition, with its outputs
     "show_toc_level": 2,
 }
-html_last_updated_fmt = None
 html_math_renderer = "plain"  # see setup(): no MathJax
 
 
