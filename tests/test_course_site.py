@@ -213,11 +213,15 @@ def test_no_file_of_the_site_holds_an_answer_or_loads_from_the_internet(site):
 
 
 def test_without_the_hub_a_page_says_how_to_set_it_and_links_nowhere():
+    from markdown_it import MarkdownIt  # the parser MyST renders the page's Markdown with
+
     build = _builder()
     for language in ("en", "zh"):
         cell = build.hub_cell(language, "02_fit.ipynb", None, None)
         assert "make site HUB=" in cell.source and "REPO=" in cell.source
         assert "http" not in cell.source  # no address invented
+        shown = MarkdownIt().render(cell.source)
+        assert "<strong>" in shown and "**" not in shown  # "：**" before Chinese stays literal
     with pytest.raises(SystemExit, match="both HUB and REPO"):
         build.build_site(ROOT / "notebooks", Path("unused"), HUB, None)
 

@@ -42,14 +42,14 @@ LANGUAGES = {"en": "en", "zh": "zh_CN"}  # the edition's folder: Sphinx's langua
 HUB_LINK = {
     "en": "**On the class hub:** [open {name} in JupyterLab]({link}) (your own copy; clicking "
     "again later brings in the teacher's updates and keeps your answers).",
-    "zh": "**在课程服务器上：**[在 JupyterLab 中打开 {name}]({link})（打开的是你自己的副本；"
+    "zh": "**在课程服务器上**：[在 JupyterLab 中打开 {name}]({link})（打开的是你自己的副本；"
     "以后再点一次，会取回老师的更新，并保留你的答案）。",
 }
 NO_HUB = {
     "en": "**On the class hub:** this site was built without the hub's address, so it cannot "
     "link to the notebook there. The teacher sets it when building the site: `make site "
     "HUB=<the hub's address> REPO=<the student edition's git repository>` (see TEACHING.md).",
-    "zh": "**在课程服务器上：**构建本网站时没有给出课程服务器的地址，所以这里无法链接到服务器上的"
+    "zh": "**在课程服务器上**：构建本网站时没有给出课程服务器的地址，所以这里无法链接到服务器上的"
     "笔记本。老师在构建网站时设置它：`make site HUB=<服务器地址> REPO=<学生版的 git 仓库>`"
     "（见 TEACHING.md）。",
 }
