@@ -133,6 +133,8 @@ class OptimizerRequest:
 
     @classmethod
     def of(cls, kvstore, optimizer, optimizer_params) -> OptimizerRequest:
+        # a kvstore by its kind: fit may make the one its name asks for (worker_batches)
+        kvstore = getattr(kvstore, "type", kvstore)
         if isinstance(optimizer, mx.optimizer.Optimizer):
             key = (kvstore, optimizer)
         else:

@@ -12,7 +12,7 @@ from .._compat import mx
 from ..boundary import public
 from ..checkpoint.policy import Checkpoint
 from ..checkpoint.resume_state import ResumeState, load_resume_state
-from ..guards import arguments, binding, data_values, fit_arguments
+from ..guards import arguments, binding, data_values, fit_arguments, worker_batches
 from ..guards import lifecycle as life
 from ..guards.batch_values import QueuedValueChecks
 from ..guards.prefetching import PrefetchWatch
@@ -261,6 +261,8 @@ class HighLevelAPI:
         if state is not None:
             fit_arguments.continue_from(state, request, self.params_initialized)
         self._check_fit_request(request, resumed=state is not None)
+        if not self.optimizer_initialized:  # MXNet's fit makes its kvstore: made here, checked
+            request.kvstore = worker_batches.checked_kvstore(request.kvstore, request.train_data)
         plan = plan_fit(self, request, LivePlot.of(request.live), saver, stopper, state)
         if state is not None and state.optimizer is not None:  # restored by init_optimizer
             self._pending_optimizer_state = (state.optimizer_arrays, state.optimizer)
