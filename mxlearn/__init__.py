@@ -6,6 +6,28 @@ from . import cpu_share
 
 cpu_share.size_thread_pool()
 
+from .errors import SetupError as _SetupError
+
+
+def _run_as_a_command() -> bool:
+    """``python -m mxlearn ...`` or the ``mxlearn`` script: a setup MXNet cannot load ends the
+    command with its explanation and no traceback, as the command's other errors do."""
+    import os
+    import sys
+
+    argv = getattr(sys, "orig_argv", [])
+    ran = any(flag == "-m" and name == "mxlearn" for flag, name in zip(argv, argv[1:]))
+    return ran or os.path.basename(sys.argv[0]) == "mxlearn"
+
+
+try:
+    from . import _compat  # noqa: F401 - MXNet loads here
+except _SetupError as error:
+    if _run_as_a_command():
+        raise SystemExit(f"\nmxlearn: {error}") from None
+    raise
+del _SetupError, _run_as_a_command
+
 from . import checkpoint, checks, datasets, distributed, errors, models
 from ._compat import mx
 from .boundary import public as _public

@@ -140,6 +140,10 @@ def test_pip_install_in_a_colab_like_kernel_leads_to_a_working_course(tmp_path):
     assert "NumpyTooNewSetupError" in refused.stderr, refused.stderr
     fix = _fix_line(refused.stderr)
     assert fix == 'pip install "numpy==1.26.4"'
+    # the command line says the same, as its other errors: the explanation, no traceback
+    doctor = _run([python, "-m", "mxlearn", "doctor"], env=env)
+    assert doctor.returncode == 1 and "Traceback" not in doctor.stderr, doctor.stderr
+    assert doctor.stderr.lstrip().startswith("mxlearn: ") and _fix_line(doctor.stderr) == fix
     _run(["bash", "-c", fix], env=env, check=True)
     trained = _run([python, "-c", TRAIN_A_FEW_BATCHES], env=env, cwd=tmp_path)
     assert trained.returncode == 0, trained.stderr
