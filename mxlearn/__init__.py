@@ -26,7 +26,6 @@ except _SetupError as error:
     if _run_as_a_command():
         raise SystemExit(f"\nmxlearn: {error}") from None
     raise
-del _SetupError, _run_as_a_command
 
 from . import checkpoint, checks, datasets, distributed, errors, models
 from ._compat import mx
