@@ -183,3 +183,17 @@ def test_a_kernel_that_draws_widgets_prepares_a_canvas_at_import():
     code = "import mxlearn; from mxlearn.live import figure; print(len(figure._spare))"
     assert printed_by(code, in_kernel=True) == "1"
     assert printed_by(code, in_kernel=False) == "0"  # a script draws no widgets: nothing prepared
+
+
+def test_the_images_are_encoded_from_the_canvas_as_they_were_from_its_array(tmp_path):
+    live = mxlearn.LivePlot(backend="console", png_path=str(tmp_path / "plot.png"))
+    _fit(live)
+    rgb = live.figure._rgb()
+    # read from the canvas's buffer in C now: the same bytes as through a NumPy copy
+    from_array = io.BytesIO()
+    Image.fromarray(np.ascontiguousarray(rgb)).quantize(64, method=Image.Quantize.FASTOCTREE).save(
+        from_array, format="png", compress_level=1
+    )
+    assert live.figure.png() == from_array.getvalue()
+    shown = np.asarray(Image.open(io.BytesIO(live.figure.jpeg())).convert("RGB"), dtype=int)
+    assert shown.shape == rgb.shape and np.abs(shown - rgb).mean() < 2
