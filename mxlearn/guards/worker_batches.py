@@ -56,11 +56,19 @@ def checked_kvstore(kvstore, train_data, called: str = "mod.fit()"):
     if kvstore.num_workers < 2 or kvstore in _trained:
         return kvstore
     _trained.add(kvstore)
-    counts = _exchanged(kvstore, batches_per_epoch(train_data))
+    counts = _exchanged(kvstore, told_batches(train_data))
     if counts is not None and UNKNOWN not in counts and len(set(counts)) > 1:
         shown = ", ".join(f"kv.rank {rank}: {count}" for rank, count in enumerate(counts))
         raise UnevenWorkerBatches(called=called, counts=shown, kvstore=kvstore.type)
     return kvstore
+
+
+def told_batches(train_data) -> int | None:
+    """The batches of each epoch, when the iterator says so: 'roll_over' carries rows into the
+    next epoch, so its count changes from epoch to epoch and is not told."""
+    if getattr(train_data, "last_batch_handle", None) == "roll_over":
+        return None
+    return batches_per_epoch(train_data)
 
 
 def _exchanged(kvstore, mine: int | None) -> list[int] | None:
