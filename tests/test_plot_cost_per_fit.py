@@ -197,3 +197,31 @@ def test_the_images_are_encoded_from_the_canvas_as_they_were_from_its_array(tmp_
     assert live.figure.png() == from_array.getvalue()
     shown = np.asarray(Image.open(io.BytesIO(live.figure.jpeg())).convert("RGB"), dtype=int)
     assert shown.shape == rgb.shape and np.abs(shown - rgb).mean() < 2
+
+
+def _marked_figure(mark: str | None, shared: bool = True) -> TrainingFigure:
+    history = mxlearn.MetricHistory()
+    for epoch in range(5):
+        for phase in ("train", "validation"):
+            value = 0.3 + 0.1 * epoch + (0.05 if phase == "validation" else 0.0)
+            history.record(
+                "accuracy", phase, "epoch", epoch=epoch, batch=9, samples=32, time=0, value=value
+            )
+    if mark:
+        history.mark(mark, epoch=3)
+    figure = TrainingFigure(shared_canvas=shared)
+    figure.ranges["accuracy"] = (0.0, 1.0)
+    figure.update(history, 10, (0.0, 5.0))
+    figure.draw()
+    return figure
+
+
+@pytest.mark.parametrize(
+    "first, then",
+    [(None, "resumed at epoch 3"), ("resumed at epoch 3", None), (None, "从第 3 个迭代周期恢复")],
+)
+def test_a_lent_canvas_shows_the_new_runs_marks_and_no_other(first, then):
+    _marked_figure(first).release()
+    later = _marked_figure(then)
+    assert later.full_draws == 1  # the marks changed: drawn again
+    assert np.array_equal(later._rgb(), _marked_figure(then, shared=False)._rgb())
