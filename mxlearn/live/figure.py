@@ -3,10 +3,17 @@ list, no second copy from the inline backend), its curves redrawn over a cached 
 (blitting, ~2 ms), everything (~30 ms) only when the curves leave the axes or for a final picture.
 
 A finished plot lends its canvas to the next plot of the same layout (the training cell run
-again): a new figure costs ~38 ms to build and draw, a lent one ~20 ms when its limits change
-and nothing when they hold. A lent canvas is one whose every drawn part the new plot would draw
-the same: the same subplots, titles, words, fonts and matplotlib settings (the layout key), then
-the same limits and marks, checked before its background is used.
+again): a new figure costs ~38 ms to build and draw, a lent one nothing when its limits hold.
+A lent canvas is one whose every drawn part the new plot would draw the same: the same subplots,
+words, fonts and matplotlib settings (the layout key), then the same limits and marks, checked
+before its background is used.
+
+A full draw is itself in two layers: a base of everything but the x axes, marks, spines and
+titles, kept while the y limits hold, and those parts drawn over it (~7 ms against ~16 for
+matplotlib's whole figure): other epochs or another metric of the same range redraw only them.
+The result is matplotlib's own drawing, pixel for pixel in its default style; where the grid
+lines of a style's colour cross, drawn in the other order, a channel may differ by 1 of 255 (Agg
+rounds each blend) (tests/test_plot_cost_per_fit.py).
 """
 
 from __future__ import annotations
@@ -20,7 +27,7 @@ import matplotlib
 import numpy as np
 from matplotlib.backends.backend_agg import FigureCanvasAgg
 from matplotlib.figure import Figure
-from matplotlib.ticker import MaxNLocator
+from matplotlib.ticker import FixedLocator, MaxNLocator
 from PIL import Image
 
 from ..cjk_font import cjk_font_name
@@ -79,6 +86,9 @@ def no_canvas() -> dict:
         _event_artists=[],
         _marked=[],
         _layout=None,
+        _epoch_ticks={},
+        _base=None,
+        _base_key=None,
     )
 
 
@@ -104,7 +114,7 @@ class TrainingFigure:
         self._per_epoch: int | None = None  # batches per epoch, once the recorder knows
         self._batches_seen = 0  # the most batches of one epoch seen so far
         self._x_range: tuple[float, float] | None = None
-        self.full_draws = self.blits = 0
+        self.full_draws = self.blits = self.base_draws = 0
         # metric name -> the range its values lie in (None: unbounded), from the metric
         # objects of the run; names not in it are looked up among MXNet's own metrics
         self.ranges: dict[str, tuple[float, float] | None] = {}
@@ -197,7 +207,7 @@ class TrainingFigure:
         self.fig, self._font = agg_figure(size, chinese)
         self._layout = key
         axes = self.fig.subplots(1, n, squeeze=False)[0]
-        self._axes, self._lines = {}, {}
+        self._axes, self._lines, self._epoch_ticks = {}, {}, {}
         styles = (  # the batch curve, the training epochs, the validation epochs
             dict(lw=0.8, color="tab:blue", alpha=0.45, label=say_drawn("train (batch)")),
             dict(marker="o", ms=4, color="tab:blue", label=say_drawn("train (epoch)")),
@@ -208,6 +218,7 @@ class TrainingFigure:
             self._title(ax, metric)
             ax.set_xlabel(say_drawn("epochs completed"), fontdict=self._font)
             ax.xaxis.set_major_locator(EPOCH_TICKS())  # no epoch 1.5 (#28)
+            self._epoch_ticks[ax] = ax.xaxis.get_major_locator()
             ax.grid(alpha=0.3)
             if self.log_scale and self.value_range(metric) is None:
                 ax.set_yscale("log")
@@ -269,6 +280,10 @@ class TrainingFigure:
 
     def _fit_limits(self) -> None:
         for metric, ax in self._axes.items():
+            bounds = self.value_range(metric)
+            if bounds is not None:  # a fixed axis never needs re-laying out
+                lo, hi = bounds
+                ax.set_ylim(lo, hi + 0.02 * (hi - lo))
             c = self._curves.get(metric)
             if c is None:
                 continue
@@ -278,13 +293,12 @@ class TrainingFigure:
             else:  # grow in steps, so that most draws can keep the background
                 lo, hi = float(xs.min()), float(2 ** math.ceil(math.log2(max(xs.max(), 1.0))))
             ax.set_xlim(lo, max(hi, lo + 1))
+            # the epochs' ticks found once for these limits: matplotlib asks its locator six
+            # times a draw (0.2 ms each)
+            ax.xaxis.set_major_locator(FixedLocator(self._epoch_ticks[ax]()))
             ys = np.concatenate([c.batch_y, *(y for _, y in c.epochs.values())])
             ys = ys[np.isfinite(ys)]
-            bounds = self.value_range(metric)
-            if bounds is not None:  # a fixed axis never needs re-laying out
-                lo, hi = bounds
-                ax.set_ylim(lo, hi + 0.02 * (hi - lo))
-            elif len(ys):
+            if bounds is None and len(ys):
                 y0, y1 = float(ys.min()), float(ys.max())
                 if ax.get_yscale() == "log":
                     positive = ys[ys > 0]
@@ -325,7 +339,7 @@ class TrainingFigure:
         if exact or outside or events_changed or self._backgrounds is None:
             self._fit_limits()
             self._mark_events(self._events)
-            canvas.draw()  # everything but the (animated) curves
+            self._draw_background()  # everything but the (animated) curves
             # a margin around each axes: a marker on its edge reaches past it, and a blit must
             # restore where the last one was (a lent canvas held another run's markers there)
             self._backgrounds = [
@@ -339,6 +353,33 @@ class TrainingFigure:
         for metric, ax in self._axes.items():
             for line in self._lines[metric]:
                 ax.draw_artist(line)
+
+    def _draw_background(self) -> None:
+        """Everything but the curves: the x axes, marks, spines and titles over a base of the
+        rest, which is drawn again only when the y limits change."""
+        canvas, axes = self.fig.canvas, list(self._axes.values())
+        key = [(ax.get_ylim(), ax.get_yscale()) for ax in axes]
+        parts = {*self._event_artists}
+        for ax in axes:
+            parts.update((ax.xaxis, ax.title, *ax.spines.values()))
+        # in matplotlib's order: by zorder, then as the axes lists them (Axes.draw)
+        over = [
+            part
+            for ax in axes
+            for part in sorted((a for a in ax.get_children() if a in parts), key=_zorder)
+        ]
+        if key != self._base_key:
+            for part in over:
+                part.set_visible(False)
+            canvas.draw()
+            for part in over:
+                part.set_visible(True)
+            self._base, self._base_key = canvas.copy_from_bbox(self.fig.bbox), key
+            self.base_draws += 1
+        else:
+            canvas.restore_region(self._base)
+        for part in over:
+            part.axes.draw_artist(part)
 
     def png(self) -> bytes:
         """The canvas as PNG, in a 64-colour palette: a plot of lines shows no difference, and
@@ -380,12 +421,18 @@ class TrainingFigure:
             f.write(self.png())
 
 
+def _zorder(artist) -> float:
+    return artist.get_zorder()
+
+
 def prepare_canvas() -> None:
     """A one-subplot canvas, drawn and left to lend: made at ``import mxlearn`` in a kernel that
     draws widgets, where waiting is expected. The kernel's first live plot of one metric then
     redraws it instead of building a figure and loading matplotlib's fonts and caches in the
-    student's training cell (benchmarks/README.md)."""
+    student's training cell; its y axis is that of a metric in [0, 1] (accuracy, F1, ...), whose
+    plot then draws only its x axis and title (benchmarks/README.md)."""
     canvas = TrainingFigure(shared_canvas=True)
+    canvas.ranges["metric"] = (0.0, 1.0)
     canvas.draw()
     canvas.png()
     canvas.release()
