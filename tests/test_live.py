@@ -448,12 +448,19 @@ def test_a_run_that_lasts_longer_than_predicted_shows_a_frame_in_time(monkeypatc
 
 
 def test_the_first_frame_waits_no_longer_than_first_frame_by(monkeypatch):
-    """However short the prediction, a run still going at FIRST_FRAME_BY shows a frame."""
+    """A run still going at FIRST_FRAME_BY shows a frame, unless it is then about to end (the
+    frame would be replaced by the end's at once); one still going at SHORT_RUN, whatever its
+    prediction says."""
     live = mxlearn.LivePlot(backend="console")
-    monkeypatch.setattr(live.recorder, "eta_seconds", lambda: 0.1)
-    monkeypatch.setattr(live.recorder, "elapsed", lambda at=None: 0.5)
+    eta, elapsed = [0.3], [0.5]
+    monkeypatch.setattr(live.recorder, "eta_seconds", lambda: eta[0])
+    monkeypatch.setattr(live.recorder, "elapsed", lambda at=None: elapsed[0])
     assert live._first_frame_waits()
-    monkeypatch.setattr(live.recorder, "elapsed", lambda at=None: plot.FIRST_FRAME_BY)
+    elapsed[0] = plot.FIRST_FRAME_BY
+    assert not live._first_frame_waits()
+    eta[0] = plot.ALMOST_DONE / 2
+    assert live._first_frame_waits()  # a 20-epoch fit of 0.8 s: its frame is the end's
+    elapsed[0] = plot.SHORT_RUN
     assert not live._first_frame_waits()
 
 

@@ -21,11 +21,15 @@ from .throttle import Throttle
 
 PROGRESS_INTERVAL = 0.2  # seconds between progress-line updates (a cheap text change)
 # A run predicted to end within SHORT_RUN seconds shows its first frame at the end: an earlier
-# one costs a whole figure (~30 ms) for a picture replaced a moment later. If the prediction is
-# wrong, the first frame is still drawn after FIRST_FRAME_BY seconds (looked at every RECHECK).
-SHORT_RUN = 1.5
+# one costs a whole figure (~15 ms) for a picture replaced a moment later. If the prediction is
+# wrong, the first frame is still drawn after FIRST_FRAME_BY seconds (looked at every RECHECK),
+# unless the run is then predicted to end within ALMOST_DONE, and by SHORT_RUN whatever it says.
+# The first epoch of a kernel's first fit predicts long (1.3 s for a run of 0.8 s, measured): its
+# validation pass warms up too.
+SHORT_RUN = 2.0
 FIRST_FRAME_BY = 0.75
 FIRST_FRAME_RECHECK = 0.05
+ALMOST_DONE = 0.25
 PHASE_SAID = {
     "train": N_("train {metric} {value:.4f}"),
     "validation": N_("validation {metric} {value:.4f}"),
@@ -265,7 +269,9 @@ class LivePlot(Callback):
         if self.throttle.draws:
             return False
         elapsed, eta = self.recorder.elapsed(), self.recorder.eta_seconds()
-        return eta is not None and elapsed < FIRST_FRAME_BY and elapsed + eta < SHORT_RUN
+        if eta is None or elapsed + eta >= SHORT_RUN:
+            return False
+        return elapsed < FIRST_FRAME_BY or eta < ALMOST_DONE
 
     def epoch_done(self) -> None:
         """An epoch's values are complete: its line, and a figure when the throttle allows (or
