@@ -251,7 +251,9 @@ def _history(metric: str, epochs: int, values) -> mxlearn.MetricHistory:
             )
         for phase in ("train", "validation"):
             value = values(epoch + 1)
-            history.record(metric, phase, "epoch", epoch=epoch, batch=9, samples=32, time=0, value=value)
+            history.record(
+                metric, phase, "epoch", epoch=epoch, batch=9, samples=32, time=0, value=value
+            )
     return history
 
 
