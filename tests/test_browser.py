@@ -45,7 +45,7 @@ TRAINING_CELLS = [
     "X, y = mxlearn.datasets.letter_recognition()\n"
     "train = mx.io.NDArrayIter(X[:8000], y[:8000], 32, shuffle=True)\n"
     "val = mx.io.NDArrayIter(X[16000:17000], y[16000:17000], 32)",
-    # A run of a few seconds with a generous budget: a run predicted to be over within 1.5 s
+    # A run of a few seconds with a generous budget: a run predicted to be over within 2 s
     # shows only its final frame (tests/test_live.py), and this test must see frames change.
     "live = mxlearn.LivePlot(min_interval=0.1, budget=0.1)",
     "mod = mxlearn.Module(mxlearn.models.mlp())\n"
