@@ -8,12 +8,13 @@ A lent canvas is one whose every drawn part the new plot would draw the same: th
 words, fonts and matplotlib settings (the layout key), then the same limits and marks, checked
 before its background is used.
 
-A full draw is itself in two layers: a base of everything but the x axes, marks, spines and
-titles, kept while the y limits hold, and those parts drawn over it (~7 ms against ~16 for
-matplotlib's whole figure): other epochs or another metric of the same range redraw only them.
-The result is matplotlib's own drawing, pixel for pixel in its default style; where the grid
-lines of a style's colour cross, drawn in the other order, a channel may differ by 1 of 255 (Agg
-rounds each blend) (tests/test_plot_cost_per_fit.py).
+A full draw is itself in two layers: a base of everything but the x axes, spines and titles,
+kept while the y limits and matplotlib's settings hold, and those parts drawn over it (~7 ms
+against ~16 for matplotlib's whole figure): other epochs or another metric of the same range
+redraw only them. The result is matplotlib's own drawing but where x and y lines cross or touch:
+blended in the other order there, a channel may differ by a few levels of 255, as Agg rounds each
+blend (tested over matplotlib's styles, one to three subplots: tests/test_plot_cost_per_fit.py).
+Where the layers could differ more (marks, texts that meet the legend), the whole figure is drawn.
 """
 
 from __future__ import annotations
@@ -89,6 +90,8 @@ def no_canvas() -> dict:
         _epoch_ticks={},
         _base=None,
         _base_key=None,
+        _legend_box=None,
+        _layers_overlap=False,
     )
 
 
@@ -163,8 +166,7 @@ class TrainingFigure:
         chinese = any(CJK.search(e.text) for e in self._events)
         titles = self.metrics or ["metric"]
         scales = tuple(self.log_scale and self.value_range(m) is None for m in titles)
-        settings = repr(sorted(dict.items(matplotlib.rcParams)))  # ~0.5 ms
-        return (scales, self.figsize, chinese, drawn_language(), settings)
+        return (scales, self.figsize, chinese, drawn_language(), _settings())
 
     def _take_spare(self, key: tuple) -> bool:
         """Take the canvas a finished plot of the same layout left, if there is one."""
@@ -256,7 +258,9 @@ class TrainingFigure:
         outside = False
         for metric, (batch, *epochs) in self._lines.items():
             c = self._curves.get(metric)
-            if c is None:
+            if c is None:  # no value yet: none of a lent canvas's last run either
+                for line in (batch, *epochs):
+                    line.set_data([], [])
                 continue
             bx, by = self._batch_x(c), np.asarray(c.batch_y, float)
             if len(bx) > MAX_BATCH_POINTS:
@@ -280,22 +284,26 @@ class TrainingFigure:
 
     def _fit_limits(self) -> None:
         for metric, ax in self._axes.items():
+            c = self._curves.get(metric)
             bounds = self.value_range(metric)
             if bounds is not None:  # a fixed axis never needs re-laying out
                 lo, hi = bounds
                 ax.set_ylim(lo, hi + 0.02 * (hi - lo))
-            c = self._curves.get(metric)
-            if c is None:
-                continue
-            xs = np.concatenate([self._batch_x(c), *(x for x, _ in c.epochs.values()), [0.0]])
+            elif c is None:  # no value yet: limits of its own, not a lent canvas's last run's
+                ax.set_ylim(*((0.1, 10.0) if ax.get_yscale() == "log" else (0.0, 1.0)))
             if self._x_range:
                 lo, hi = self._x_range
+            elif c is None:
+                lo, hi = 0.0, 1.0
             else:  # grow in steps, so that most draws can keep the background
+                xs = np.concatenate([self._batch_x(c), *(x for x, _ in c.epochs.values()), [0.0]])
                 lo, hi = float(xs.min()), float(2 ** math.ceil(math.log2(max(xs.max(), 1.0))))
             ax.set_xlim(lo, max(hi, lo + 1))
             # the epochs' ticks found once for these limits: matplotlib asks its locator six
             # times a draw (0.2 ms each)
             ax.xaxis.set_major_locator(FixedLocator(self._epoch_ticks[ax]()))
+            if c is None:
+                continue
             ys = np.concatenate([c.batch_y, *(y for _, y in c.epochs.values())])
             ys = ys[np.isfinite(ys)]
             if bounds is None and len(ys):
@@ -355,18 +363,28 @@ class TrainingFigure:
                 ax.draw_artist(line)
 
     def _draw_background(self) -> None:
-        """Everything but the curves: the x axes, marks, spines and titles over a base of the
-        rest, which is drawn again only when the y limits change."""
+        """Everything but the curves: the x axes, spines and titles over a base of the rest,
+        which is drawn again only when the y limits or matplotlib's settings change.
+
+        Matplotlib draws one subplot after another, so the layers give its picture only where
+        no part drawn over the base reaches a part of the base drawn after it. Marks are not
+        layered (a mark's text may run into the next subplot, which matplotlib draws over it),
+        nor a canvas whose x axis label meets the legend (a style's large texts): matplotlib
+        then draws the whole figure."""
         canvas, axes = self.fig.canvas, list(self._axes.values())
-        key = [(ax.get_ylim(), ax.get_yscale()) for ax in axes]
-        parts = {*self._event_artists}
-        for ax in axes:
-            parts.update((ax.xaxis, ax.title, *ax.spines.values()))
+        if self._event_artists or self._layers_overlap:
+            canvas.draw()
+            self._base_key = None
+            return
+        key = [(ax.get_ylim(), ax.get_yscale()) for ax in axes], _settings()
         # in matplotlib's order: by zorder, then as the axes lists them (Axes.draw)
         over = [
             part
             for ax in axes
-            for part in sorted((a for a in ax.get_children() if a in parts), key=_zorder)
+            for part in sorted(
+                (a for a in ax.get_children() if a in {ax.xaxis, ax.title, *ax.spines.values()}),
+                key=_zorder,
+            )
         ]
         if key != self._base_key:
             for part in over:
@@ -375,11 +393,19 @@ class TrainingFigure:
             for part in over:
                 part.set_visible(True)
             self._base, self._base_key = canvas.copy_from_bbox(self.fig.bbox), key
+            legend = axes[0].get_legend()
+            self._legend_box = legend.get_window_extent(canvas.get_renderer()) if legend else None
             self.base_draws += 1
         else:
             canvas.restore_region(self._base)
         for part in over:
             part.axes.draw_artist(part)
+        renderer, legend = canvas.get_renderer(), self._legend_box
+        if legend is not None and any(
+            ax.xaxis.label.get_window_extent(renderer).overlaps(legend) for ax in axes
+        ):
+            self._layers_overlap = True
+            self._draw_background()
 
     def png(self) -> bytes:
         """The canvas as PNG, in a 64-colour palette: a plot of lines shows no difference, and
@@ -423,6 +449,12 @@ class TrainingFigure:
 
 def _zorder(artist) -> float:
     return artist.get_zorder()
+
+
+def _settings() -> str:
+    """Matplotlib's settings, as a key: some are read when a figure draws (the minus sign, the
+    hinting), so a base drawn under others is not this figure's (~0.5 ms)."""
+    return repr(sorted(dict.items(matplotlib.rcParams)))
 
 
 def prepare_canvas() -> None:
