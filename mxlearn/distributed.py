@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 
 from . import role_guard, rules
 from .boundary import public
+from .cpu_share import POOL, SIZED, cpu_share
 from .errors import N_, InputError, MXLearnError
 from .hosts import (
     DEFAULT_REMOTE_SHELL,
@@ -144,7 +145,7 @@ def job_environment(
     ``root`` is the scheduler's address, ``node`` the address of the process's own host."""
     # ps-lite reads PORT as the node's own port: an exported one puts a server on the
     # scheduler's port. The DMLC_ variables of an earlier job would mix two jobs.
-    base = os.environ if base is None else base
+    base = users_environment(os.environ if base is None else base)
     env = {k: v for k, v in base.items() if not k.startswith("DMLC_") and k != "PORT"}
     env.update(
         DMLC_PS_ROOT_URI=root,
@@ -157,7 +158,17 @@ def job_environment(
         MXLEARN_LANG=current_language(),
     )
     # the workers do the arithmetic: share the cores among them unless told otherwise
-    env.setdefault("OMP_NUM_THREADS", str(max(1, (os.cpu_count() or 1) // workers)))
+    env.setdefault(POOL, str(max(1, cpu_share().cpus // workers)))
+    return env
+
+
+def users_environment(environ) -> dict:
+    """``environ`` without the pool size importing mxlearn chose for this process (the
+    launcher's own): a job's processes get theirs from the job, a value the user set is kept."""
+    env = dict(environ)
+    if env.get(SIZED) is not None and env.get(POOL) == env.get(SIZED):
+        del env[POOL]
+    env.pop(SIZED, None)
     return env
 
 
@@ -208,7 +219,9 @@ def remote_roles(
     placed = placement(hosts, root, workers, servers)
     _say_placement(placed, hosts, output)
     passed = {
-        k: v for k, v in os.environ.items() if k in PASSED_ON or k.startswith(PASSED_ON_PREFIXES)
+        k: v
+        for k, v in users_environment(os.environ).items()
+        if k in PASSED_ON or k.startswith(PASSED_ON_PREFIXES)
     }
     # the remote shell's own environment: no DMLC_ of an earlier job (ip netns exec passes it on)
     here = {k: v for k, v in os.environ.items() if not k.startswith("DMLC_") and k != "PORT"}

@@ -16,6 +16,7 @@ import pytest
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.cpu_share import SIZED, cpu_share
 from mxlearn.distributed import (
     DistributedJobError,
     JobTimedOut,
@@ -188,7 +189,19 @@ def test_job_environment_is_loopback_only_with_a_scrubbed_port():
     assert env["DMLC_PS_ROOT_URI"] == env["DMLC_NODE_HOST"] == "127.0.0.1"
     assert env["DMLC_PS_ROOT_PORT"] == "45678"
     assert (env["DMLC_NUM_WORKER"], env["DMLC_NUM_SERVER"]) == ("2", "1")
-    assert env["OMP_NUM_THREADS"] == str(max(1, (os.cpu_count() or 1) // 2))
+    assert env["OMP_NUM_THREADS"] == str(max(1, cpu_share().cpus // 2))
+
+
+def test_each_worker_gets_its_share_of_the_cores_not_the_launchers_own_sizing():
+    """Importing mxlearn sizes the launcher's own pool (OMP_NUM_THREADS, marked as mxlearn's):
+    that is no setting of the user's to pass on, or every worker would start a pool for all the
+    cores. A value the user set is passed on as it is."""
+    cores = cpu_share().cpus
+    sized = {"OMP_NUM_THREADS": str(cores), SIZED: str(cores), "HOME": "/root"}
+    env = job_environment(workers=2, servers=1, port=45678, base=sized)
+    assert env["OMP_NUM_THREADS"] == str(max(1, cores // 2)) and SIZED not in env
+    users = {"OMP_NUM_THREADS": "3", SIZED: str(cores)}
+    assert job_environment(workers=2, servers=1, port=45678, base=users)["OMP_NUM_THREADS"] == "3"
 
 
 def test_the_processes_of_a_job_speak_the_language_the_launcher_speaks():
