@@ -290,12 +290,19 @@ class Job:
     def _relay(self, process: JobProcess) -> None:
         folder = os.getcwd()
         for line in process.popen.stdout:
-            if line.startswith(role_guard.ENDED):
-                process.reported = int(line.split()[1])
-                continue
-            line = relative_to(line.rstrip("\n"), folder)
+            # the guard's last line; after a role's unfinished last line (a progress bar) it
+            # is on that line
+            shown, ended, status = line.partition(role_guard.ENDED)
+            if ended:
+                with contextlib.suppress(ValueError):
+                    process.reported = int(status.split()[0])
+                if not shown:
+                    continue
+            line = relative_to(shown.rstrip("\n"), folder)
             process.last_lines.append(line)
-            with self.print_lock:
+            with self.print_lock, contextlib.suppress(OSError, ValueError):
+                # a closed output (| head, less quit) stops the printing, not the reading: a
+                # role whose pipe fills up would wait for ever
                 print(f"[{process.role}] {line}", file=self.output, flush=True)
 
     def watch(self) -> None:
