@@ -293,6 +293,10 @@ def _run(args: argparse.Namespace) -> int:
             teacher=args.teacher,
         )
     elif args.command == "launch":
+        # a closed terminal (SIGHUP) or a kill (SIGTERM) stops the job as Ctrl-C does: its
+        # processes run in sessions of their own, and nothing else would stop them
+        for number in (signal.SIGTERM, signal.SIGHUP):
+            signal.signal(number, _interrupted)
         _launch(args)
     else:
         run_doctor()

@@ -248,3 +248,48 @@ def test_a_distributed_kvstore_outside_a_launcher(small_iter, small_net, monkeyp
 )
 def test_a_relayed_line_names_the_jobs_files_relative_to_its_folder(folder, line, shown):
     assert relative_to(line, folder) == shown
+
+
+def _job_processes(marker: str) -> list[int]:
+    """The pids of processes whose environment holds ``marker`` (every role of a local job)."""
+    found = []
+    for entry in Path("/proc").iterdir():
+        if entry.name.isdigit():
+            try:
+                if marker.encode() in (entry / "environ").read_bytes():
+                    found.append(int(entry.name))
+            except OSError:
+                continue
+    return found
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("signal_name", ["SIGTERM", "SIGHUP"])
+def test_a_launcher_stopped_by_a_signal_leaves_no_process_of_its_job(tmp_path, signal_name):
+    import signal
+    import uuid
+
+    script = _script(tmp_path, "import time\nprint('started', flush=True)\ntime.sleep(300)\n")
+    marker = f"MXLEARN_TEST_JOB={uuid.uuid4().hex}"
+    env = {**os.environ, marker.split("=")[0]: marker.split("=")[1]}
+    launcher = subprocess.Popen(
+        [sys.executable, "-m", "mxlearn", "launch", "-n", "2", script],
+        cwd=tmp_path,
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
+    started = 0
+    for line in launcher.stdout:
+        started += "started" in line
+        if started == 2:
+            break
+    assert len(_job_processes(marker)) >= 4  # scheduler, server, two workers (and the launcher)
+    launcher.send_signal(getattr(signal, signal_name))
+    launcher.wait(timeout=30)
+    deadline = time.monotonic() + 15
+    while _job_processes(marker) and time.monotonic() < deadline:
+        time.sleep(0.2)
+    assert _job_processes(marker) == []
+    assert launcher.returncode == 130
