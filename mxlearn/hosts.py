@@ -4,13 +4,16 @@ each host says of itself before anything starts (its addresses, its cores, a fre
 
 A remote shell is a template with ``{host}``. With ``{command}`` it takes the command as one
 shell line (``ssh``, which hands its arguments to the other host's shell as one line); without
-it, the command's words are appended (``ip netns exec {host}``, ``docker exec {host}``).
+it, the command's words are appended (``ip netns exec {host}``, ``docker exec -i {host}``:
+the remote shell must pass stdin on, which each role's guard watches).
 """
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
+import re
 import shlex
 import subprocess
 from concurrent.futures import ThreadPoolExecutor
@@ -23,6 +26,7 @@ from .language import say
 # BatchMode: a host without a key refuses at once instead of asking for a password nobody sees
 DEFAULT_REMOTE_SHELL = "ssh -o BatchMode=yes -o ConnectTimeout=10 {host} {command}"
 ASK_SECONDS = 30.0
+WILDCARDS = ("0.0.0.0", "::", "[::]")
 
 
 class HostfileError(InputError):
@@ -50,6 +54,46 @@ class HostNamedTwice(HostfileError):
 
 class BadHostLine(HostfileError):
     says = N_("launch: line {line} of the hostfile '{path}' is not 'HOST [ADDRESS]': {text!r}.")
+
+
+class HostfileIsAFolder(HostfileError):
+    says = N_("launch: '{path}' is a folder, not a hostfile.")
+
+
+class HostfileNotText(HostfileError):
+    says = N_("launch: line {line} of the hostfile '{path}' is not UTF-8 text.")
+    fix_says = N_("save it as plain UTF-8 text, one host a line")
+
+
+class MxnetHostfileSyntax(HostfileError):
+    says = N_(
+        "launch: line {line} of the hostfile '{path}' has {word!r}: MXNet's ssh launcher "
+        "reads a port or slots there, mxlearn's hostfile does not."
+    )
+    fix_says = N_(
+        "give ssh a host's port in ~/.ssh/config ('Host lab-pc-1', then 'Port 2222'), and "
+        "leave slots out: a host takes several roles when the job has more roles than hosts"
+    )
+
+
+class WildcardAddress(HostfileError):
+    says = N_(
+        "launch: the hostfile gives {host} the address {address}, which stands for all of a "
+        "host's addresses: the other hosts cannot reach it there."
+    )
+    fix_says = N_(
+        "give {host}'s address on the network the hosts share, or none and the launcher asks it"
+    )
+
+
+class LoopbackAmongHosts(InputError):
+    says = N_(
+        "launch: {host}'s address {address} is its loopback, which only {host} itself "
+        "reaches, and the job's other hosts are other machines ({others}). Nothing was started."
+    )
+    fix_says = N_(
+        "give {host}'s address on the network the hosts share in the hostfile: {host} ADDRESS"
+    )
 
 
 class NoSuchSchedulerHost(InputError):
@@ -111,20 +155,32 @@ class Host:
 
 def read_hostfile(path: str) -> list[Host]:
     """The hosts of ``path``: ``HOST [ADDRESS]`` a line; blank lines and ``#`` comments skipped."""
+    if os.path.isdir(path):
+        raise HostfileIsAFolder(path=path)
     if not os.path.isfile(path):
         raise NoHostfile(path=path)
     hosts: dict[str, tuple[int, Host]] = {}
-    with open(path, encoding="utf-8") as lines:
-        for number, text in enumerate(lines, 1):
-            words = text.split("#", 1)[0].split()
-            if not words:
-                continue
-            if len(words) > 2:
-                raise BadHostLine(path=path, line=number, text=text.strip())
-            if words[0] in hosts:
-                first = hosts[words[0]][0]
-                raise HostNamedTwice(path=path, host=words[0], first=first, second=number)
-            hosts[words[0]] = (number, Host(*words))
+    with open(path, "rb") as data:
+        raw = data.read().splitlines()
+    for number, line in enumerate(raw, 1):
+        try:  # -sig: a byte-order mark (Notepad's) is no part of the first host's name
+            text = line.decode("utf-8-sig" if number == 1 else "utf-8")
+        except UnicodeDecodeError:
+            raise HostfileNotText(path=path, line=number) from None
+        words = text.split("#", 1)[0].split()
+        if not words:
+            continue
+        if len(words) > 2:
+            raise BadHostLine(path=path, line=number, text=text.strip())
+        for word in words:
+            if "=" in word or re.fullmatch(r"[^:]+:\d+", word):  # slots=2, lab-pc-1:2222
+                raise MxnetHostfileSyntax(path=path, line=number, word=word)
+        if len(words) == 2 and words[1] in WILDCARDS:
+            raise WildcardAddress(path=path, host=words[0], address=words[1])
+        if words[0] in hosts:
+            first = hosts[words[0]][0]
+            raise HostNamedTwice(path=path, host=words[0], first=first, second=number)
+        hosts[words[0]] = (number, Host(*words))
     if not hosts:
         raise EmptyHostfile(path=path)
     return [host for _, host in hosts.values()]
@@ -199,4 +255,17 @@ def ask_hosts(hosts: list[Host], shell: RemoteShell, python: str, folder: str) -
     (all at once); the first host that does not answer, or answers wrongly, is refused."""
     with ThreadPoolExecutor(max_workers=len(hosts)) as pool:
         answers = [pool.submit(_ask, shell, host, python, folder) for host in hosts]
-        return [answer.result() for answer in answers]
+        hosts = [answer.result() for answer in answers]
+    refuse_loopback_among_others(hosts)
+    return hosts
+
+
+def refuse_loopback_among_others(hosts: list[Host]) -> None:
+    """A loopback address (127.0.1.1 is what Debian's `hostname -i` gives) reaches only its own
+    host: fine when every host is this machine, not beside other machines' addresses."""
+    loopback = [h for h in hosts if ipaddress.ip_address(h.address).is_loopback]
+    others = [h for h in hosts if h not in loopback]
+    if loopback and others:
+        host = loopback[0]
+        names = ", ".join(f"{h.name} {h.address}" for h in others)
+        raise LoopbackAmongHosts(host=host.name, address=host.address, others=names)

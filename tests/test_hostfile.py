@@ -13,14 +13,20 @@ from mxlearn.hosts import (
     BadHostLine,
     EmptyHostfile,
     Host,
+    HostfileIsAFolder,
+    HostfileNotText,
     HostNamedTwice,
+    LoopbackAmongHosts,
+    MxnetHostfileSyntax,
     NoHostfile,
     NoSuchSchedulerHost,
     RemoteShell,
     RemoteShellWithoutHost,
     SshWithoutCommand,
+    WildcardAddress,
     job_line,
     read_hostfile,
+    refuse_loopback_among_others,
 )
 
 
@@ -114,3 +120,57 @@ def test_host_options_without_hosts_are_refused_on_the_command_line(tmp_path, ca
     script.write_text("")
     assert main(["launch", "--scheduler", "a", str(script)]) == 1
     assert "--scheduler" in capsys.readouterr().err
+
+
+def test_a_hostfile_saved_with_a_byte_order_mark_reads_as_its_text(tmp_path):
+    path = tmp_path / "hostfile"
+    path.write_bytes("\ufefflab-pc-1 192.168.1.11\r\nlab-pc-2\r\n".encode())  # Notepad's
+    assert [h.name for h in read_hostfile(str(path))] == ["lab-pc-1", "lab-pc-2"]
+
+
+def test_a_hostfile_that_is_not_text_or_is_a_folder_is_refused_as_such(tmp_path):
+    path = tmp_path / "hostfile"
+    path.write_bytes(b"lab-pc-1 \xe9\xff\n")
+    with pytest.raises(HostfileNotText) as refused:
+        read_hostfile(str(path))
+    assert refused.value.fields["line"] == 1 and "UTF-8" in str(refused.value)
+    with pytest.raises(HostfileIsAFolder):
+        read_hostfile(str(tmp_path))
+
+
+@pytest.mark.parametrize(
+    "line, word",
+    [
+        ("lab-pc-1:2222", "lab-pc-1:2222"),
+        ("lab-pc-1 slots=2", "slots=2"),
+        ("10.0.0.5:22 x", "10.0.0.5:22"),
+    ],
+)
+def test_mxnets_own_hostfile_words_are_refused_with_where_they_go(tmp_path, line, word):
+    """MXNet's ssh launcher reads HOST:PORT and slots=N; here a port goes to ssh's own settings
+    and a host takes several roles by itself."""
+    with pytest.raises(MxnetHostfileSyntax) as refused:
+        read_hostfile(_hostfile(tmp_path, line + "\n"))
+    assert refused.value.fields["word"] == word
+    assert "~/.ssh/config" in refused.value.fix
+
+
+def test_ipv6_addresses_are_not_taken_for_ports(tmp_path):
+    hosts = read_hostfile(_hostfile(tmp_path, "lab-pc-1 fe80::1\nfd00::2\n"))
+    assert [(h.name, h.address) for h in hosts] == [("lab-pc-1", "fe80::1"), ("fd00::2", None)]
+
+
+@pytest.mark.parametrize("address", ["0.0.0.0", "::"])
+def test_a_wildcard_address_is_refused(tmp_path, address):
+    with pytest.raises(WildcardAddress):
+        read_hostfile(_hostfile(tmp_path, f"lab-pc-1 {address}\nlab-pc-2\n"))
+
+
+def test_a_loopback_address_beside_other_machines_is_refused():
+    lab = [Host("lab-pc-1", "192.168.1.11"), Host("lab-pc-2", "127.0.1.1")]
+    with pytest.raises(LoopbackAmongHosts) as refused:
+        refuse_loopback_among_others(lab)
+    assert refused.value.fields["host"] == "lab-pc-2"
+    assert "lab-pc-1 192.168.1.11" in refused.value.fields["others"]
+    # every host this machine (a job tried out on one computer): loopback is right
+    refuse_loopback_among_others([Host("localhost", "127.0.0.1"), Host("me", "127.0.1.1")])
