@@ -4,7 +4,9 @@ by interface (loopback left out), a free port on ADDRESS (none when ADDRESS is n
 own: binding to it succeeds only there; without ADDRESS, on the host's one address), its cores.
 
 Standard library only, and Linux's ``SIOCGIFADDR`` (ps-lite's own way to read an interface's
-address). That it runs at all says the host has the job's Python and mxlearn at the same path.
+address). That it runs at all says the host has the job's Python and mxlearn at the same path;
+it also says the folder it runs in and whether the launcher's line reached its standard input:
+what the remote shell does with a command's words and with stdin (each role's guard reads it).
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ import struct
 import sys
 
 SIOCGIFADDR = 0x8915
+STDIN_LINE = "mxlearn-stdin"  # the launcher writes it to this script's standard input
 
 
 def addresses() -> list[list[str]]:
@@ -48,7 +51,9 @@ def main(argv: list[str]) -> None:
     found = addresses()
     told = argv[0] if argv and argv[0] else (found[0][1] if len(found) == 1 else "")
     port = free_port(told) if told else None
-    print(json.dumps({"addresses": found, "port": port, "cpus": os.cpu_count() or 1}))
+    stdin = sys.stdin.readline().strip() == STDIN_LINE
+    answer = {"addresses": found, "port": port, "cpus": os.cpu_count() or 1}
+    print(json.dumps({**answer, "folder": os.getcwd(), "stdin": stdin}))
 
 
 if __name__ == "__main__":

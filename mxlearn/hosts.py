@@ -135,6 +135,27 @@ class HostAddressUnclear(InputError):
     fix_says = N_("write the address after the host in the hostfile: {host} ADDRESS")
 
 
+class WrongFolderOnHost(InputError):
+    says = N_(
+        "launch: through the remote shell '{template}', {host} ran the command in {there}, "
+        "not in the job's folder {folder}: the shell joins the command's words into one line "
+        "(as ssh does). Nothing was started."
+    )
+    fix_says = N_("put {{command}} where the remote shell takes its command: '{fixed}'")
+
+
+class NoStdinOnHost(InputError):
+    says = N_(
+        "launch: the remote shell '{template}' gives {host}'s commands no standard input; each "
+        "role's guard reads it and stops the role when it closes, so every role would stop at "
+        "its start. Nothing was started."
+    )
+    fix_says = N_(
+        "let the remote shell pass standard input on: docker exec -i, kubectl exec -i, and "
+        "ssh without -n"
+    )
+
+
 class SshWithoutCommand(InputError):
     says = N_(
         "launch: the remote shell '{template}' runs ssh without {{command}}: ssh joins the "
@@ -217,7 +238,11 @@ def _ask(shell: RemoteShell, host: Host, python: str, folder: str) -> Host:
     shown = shell.template.replace("{host}", host.name).replace(" {command}", "")
     try:
         done = subprocess.run(
-            command, capture_output=True, text=True, timeout=ASK_SECONDS, stdin=subprocess.DEVNULL
+            command,
+            input=host_answer.STDIN_LINE + "\n",
+            capture_output=True,
+            text=True,
+            timeout=ASK_SECONDS,
         )
     except subprocess.TimeoutExpired:
         ended = say("gave no answer in {seconds:g} s", seconds=ASK_SECONDS)
@@ -234,6 +259,14 @@ def _ask(shell: RemoteShell, host: Host, python: str, folder: str) -> Host:
         ended = say("exited with status {code}", code=done.returncode)
         output = output if text else ""
         raise HostNotReady(host=host.name, command=shown, ended=ended, output=output, python=python)
+    template = shell.template
+    if os.path.realpath(told["folder"]) != os.path.realpath(folder):
+        fixed = template if "{command}" in template else template + " {command}"
+        raise WrongFolderOnHost(
+            template=template, host=host.name, there=told["folder"], folder=folder, fixed=fixed
+        )
+    if not told["stdin"]:
+        raise NoStdinOnHost(template=template, host=host.name)
     return _confirmed(host, told)
 
 
