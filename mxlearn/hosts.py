@@ -135,6 +135,19 @@ class HostAddressUnclear(InputError):
     fix_says = N_("write the address after the host in the hostfile: {host} ADDRESS")
 
 
+class RemoteShellNotWords(InputError):
+    says = N_("launch: the remote shell '{template}' cannot be read as words: {reason}.")
+    fix_code = "--remote-shell 'ssh -p 2222 {{host}} {{command}}'"
+
+
+class NoRemoteShellProgram(InputError):
+    says = N_(
+        "launch: the remote shell '{template}' starts {program}, which this machine does not "
+        "have. Nothing was started."
+    )
+    fix_says = N_("install {program}, or give --remote-shell a program this machine has")
+
+
 class WrongFolderOnHost(InputError):
     says = N_(
         "launch: through the remote shell '{template}', {host} ran the command in {there}, "
@@ -212,7 +225,10 @@ class RemoteShell:
         if "{host}" not in template:
             raise RemoteShellWithoutHost(template=template)
         self.template = template
-        self.words = shlex.split(template)
+        try:
+            self.words = shlex.split(template)
+        except ValueError as error:  # an unclosed quote
+            raise RemoteShellNotWords(template=template, reason=str(error).lower()) from None
         if os.path.basename(self.words[0]) == "ssh" and "{command}" not in template:
             raise SshWithoutCommand(template=template, fixed=template + " {command}")
 
@@ -244,6 +260,8 @@ def _ask(shell: RemoteShell, host: Host, python: str, folder: str) -> Host:
             text=True,
             timeout=ASK_SECONDS,
         )
+    except FileNotFoundError:
+        raise NoRemoteShellProgram(template=shell.template, program=command[0]) from None
     except subprocess.TimeoutExpired:
         ended = say("gave no answer in {seconds:g} s", seconds=ASK_SECONDS)
         raise HostNotReady(

@@ -10,7 +10,15 @@ import sys
 
 import pytest
 
-from mxlearn.hosts import Host, NoStdinOnHost, RemoteShell, WrongFolderOnHost, ask_hosts
+from mxlearn.hosts import (
+    Host,
+    NoRemoteShellProgram,
+    NoStdinOnHost,
+    RemoteShell,
+    RemoteShellNotWords,
+    WrongFolderOnHost,
+    ask_hosts,
+)
 
 
 def _fake_shell(tmp_path, body: str) -> str:
@@ -57,3 +65,12 @@ def test_a_remote_shell_that_gives_no_stdin_is_refused(tmp_path):
     with pytest.raises(NoStdinOnHost) as refused:
         _ask(tmp_path, closed)
     assert refused.value.fields["host"] == "localhost" and "-i" in refused.value.fix
+
+
+def test_a_remote_shell_that_is_not_words_or_not_installed_is_refused(tmp_path):
+    with pytest.raises(RemoteShellNotWords) as refused:
+        RemoteShell("ssh '{host} {command}")
+    assert "quotation" in refused.value.fields["reason"]
+    with pytest.raises(NoRemoteShellProgram) as refused:
+        _ask(tmp_path, "no-such-remote-shell {host}")
+    assert refused.value.fields["program"] == "no-such-remote-shell"
