@@ -66,6 +66,20 @@ class JobTimedOut(DistributedJobError):
     )
 
 
+class WorkerLeftEarly(DistributedJobError):
+    says = N_(
+        "The distributed job stopped: {role} ended (status 0) while {running} still ran, "
+        "{seconds:g} s later. A dist_sync worker waits at its end for every other worker "
+        "(its kvstore's last barrier), so {role} never joined the job: it made no dist_sync "
+        "kvstore, or its script ended before training; the others would have waited for it "
+        "for ever. Every other process of the job was stopped too.{tail}"
+    )
+    fix_says = N_(
+        "let every worker run the same training: {role}'s script must reach its "
+        "fit(kvstore='dist_sync') as the others' do (its output is above)"
+    )
+
+
 class NoSuchScript(InputError):
     says = N_("launch(): there is no script '{script}'.")
     fix_code = "python -m mxlearn launch -n 2 path/to/train.py"
@@ -310,13 +324,18 @@ class Job:
         started = time.monotonic()
         workers = [p for p in self.processes if p.kind == "worker"]
         others = [p for p in self.processes if p.kind != "worker"]
-        servers_done_at = None
+        servers_done_at = worker_done_at = None
         while True:
             for process in self.processes:
                 if process.popen.poll() not in (None, 0):
                     self._fail(process, process.ended_text())
             if all(p.popen.poll() == 0 for p in workers):
                 break
+            done = [p for p in workers if p.popen.poll() == 0]
+            if done and worker_done_at is None:
+                worker_done_at = time.monotonic()
+            if worker_done_at and time.monotonic() - worker_done_at > FINISH_GRACE_SECONDS:
+                self._left_early(done[0], worker_done_at)
             # Servers and the scheduler end (status 0) once every worker has said goodbye,
             # sometimes a moment before the workers themselves have exited.
             if servers_done_at is None and all(p.popen.poll() == 0 for p in others):
@@ -347,10 +366,20 @@ class Job:
 
     def _fail(self, culprit: JobProcess | None, what: str, kind=DistributedJobError) -> None:
         self.stop()
-        tail = ""
-        if culprit is not None and culprit.last_lines:
-            tail = say(" Its last output:\n    {lines}", lines="\n    ".join(culprit.last_lines))
-        raise kind(what=what, tail=tail)
+        raise kind(what=what, tail=self._tail(culprit))
+
+    def _left_early(self, worker: JobProcess, ended_at: float) -> None:
+        running = ", ".join(p.role for p in self.processes if p.popen.poll() is None)
+        seconds = round(time.monotonic() - ended_at)
+        self.stop()
+        tail = self._tail(worker)
+        raise WorkerLeftEarly(role=worker.role, running=running, seconds=seconds, tail=tail)
+
+    @staticmethod
+    def _tail(culprit: JobProcess | None) -> str:
+        if culprit is None or not culprit.last_lines:
+            return ""
+        return say(" Its last output:\n    {lines}", lines="\n    ".join(culprit.last_lines))
 
     def stop(self) -> None:
         """Stop every process still running: its guard's stdin closed (for a role on another

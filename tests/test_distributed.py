@@ -20,6 +20,7 @@ from mxlearn.cpu_share import SIZED, cpu_share
 from mxlearn.distributed import (
     DistributedJobError,
     JobTimedOut,
+    WorkerLeftEarly,
     job_environment,
     launch,
     relative_to,
@@ -141,6 +142,24 @@ def test_a_killed_worker_ends_the_whole_job_with_a_clear_error(tmp_path, monkeyp
     what = info.value.fields["what"]  # the failed process, named by its role
     assert "worker 1" in what and "SIGKILL" in what and "worker 0" not in what
     assert all(_gone(pid) for pid in info.value.pids) and len(info.value.pids) == 4
+
+
+@pytest.mark.slow
+def test_a_worker_that_ends_without_joining_ends_the_job_naming_it(tmp_path, monkeypatch):
+    """A worker whose script returns before training (its host lacks the data) ends with status
+    0, and the others wait for it at their kvstore for ever: the job is stopped, naming it."""
+    monkeypatch.setattr(mxlearn.distributed, "FINISH_GRACE_SECONDS", 3.0)
+    leaves = 'if os.environ["MXLEARN_WORKER_INDEX"] == "1":\n    sys.exit(print("no data here"))\n'
+    script = _script(
+        tmp_path, WORKER_SCRIPT.replace("import mxlearn\n", leaves + "import mxlearn\n", 1)
+    )
+    started = time.monotonic()
+    with pytest.raises(WorkerLeftEarly) as info:
+        launch(script, [str(tmp_path)], timeout=120, output=io.StringIO())
+    assert time.monotonic() - started < 60
+    assert info.value.fields["role"] == "worker 1" and "worker 0" in info.value.fields["running"]
+    assert "no data here" in info.value.fields["tail"]
+    assert all(_gone(pid) for pid in info.value.pids)
 
 
 @pytest.mark.slow
