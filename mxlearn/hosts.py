@@ -314,9 +314,17 @@ def ask_hosts(hosts: list[Host], shell: RemoteShell, python: str, folder: str) -
 def refuse_loopback_among_others(hosts: list[Host]) -> None:
     """A loopback address (127.0.1.1 is what Debian's `hostname -i` gives) reaches only its own
     host: fine when every host is this machine, not beside other machines' addresses."""
-    loopback = [h for h in hosts if ipaddress.ip_address(h.address).is_loopback]
+    loopback = [h for h in hosts if _is_loopback(h.address)]
     others = [h for h in hosts if h not in loopback]
     if loopback and others:
         host = loopback[0]
         names = ", ".join(f"{h.name} {h.address}" for h in others)
         raise LoopbackAmongHosts(host=host.name, address=host.address, others=names)
+
+
+def _is_loopback(address: str) -> bool:
+    """Only an IP address is known to be one; a name is resolved by its own host, not here."""
+    try:
+        return ipaddress.ip_address(address).is_loopback
+    except ValueError:
+        return False

@@ -174,3 +174,10 @@ def test_a_loopback_address_beside_other_machines_is_refused():
     assert "lab-pc-1 192.168.1.11" in refused.value.fields["others"]
     # every host this machine (a job tried out on one computer): loopback is right
     refuse_loopback_among_others([Host("localhost", "127.0.0.1"), Host("me", "127.0.1.1")])
+
+
+def test_an_address_given_as_a_name_is_not_taken_for_an_ip_address():
+    # a hostfile may give a name the host can bind to ("lab-pc-2.lan"): not known as loopback
+    refuse_loopback_among_others(
+        [Host("lab-pc-1", "192.168.1.11"), Host("lab-pc-2", "lab-pc-2.lan")]
+    )
