@@ -308,7 +308,7 @@ class Job:
             # is on that line
             shown, ended, status = line.partition(role_guard.ENDED)
             if ended:
-                with contextlib.suppress(ValueError):
+                with contextlib.suppress(ValueError, IndexError):  # a line without a status
                     process.reported = int(status.split()[0])
                 if not shown:
                     continue

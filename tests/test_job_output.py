@@ -7,6 +7,8 @@ import io
 import os
 import sys
 
+import pytest
+
 from mxlearn import role_guard
 from mxlearn.distributed import Job, Role
 
@@ -45,3 +47,11 @@ def test_a_closed_output_does_not_stop_the_roles():
     (process,) = _run(code, _Closed()).processes
     assert process.popen.returncode == 0
     assert process.last_lines[-1].startswith("line 19999")
+
+
+@pytest.mark.filterwarnings("error::pytest.PytestUnhandledThreadExceptionWarning")
+def test_the_guards_marker_without_a_status_does_not_stop_the_relay():
+    output = io.StringIO()
+    (process,) = _run(f"print({role_guard.ENDED!r}); print('after')", output).processes
+    assert process.reported is None
+    assert output.getvalue() == "[worker 0] after\n"
