@@ -215,9 +215,7 @@ def test_the_sandbox_keeps_no_capability_and_its_tmp_counts_as_memory(temporary)
     rows = {(r[0], r[2]): r[3:5] for r in _rows(grading.csv)[1:]}
     assert rows["alice", "01.1"] == ("passed", "")
     assert rows["mounter", "01.1"] == ("passed", "")  # x = 42: the package stayed read-only
-    status, message = rows["filler", "01.1"]
-    full = "OSError: [Errno 28] No space left on device"
-    assert (status, message) in {
-        ("error", "the memory limit of 512 MB was reached in cell 3; the kernel was stopped"),
-        ("error", full),  # the tmpfs, as large as the limit, filled before the watchdog looked
-    }
+    # the tmpfs (as large as the limit) may fill before the watchdog looks; the cell then ends
+    # over the limit, and is named all the same
+    memory = "the memory limit of 512 MB was reached in cell 3; the kernel was stopped"
+    assert rows["filler", "01.1"] == ("error", memory)

@@ -41,8 +41,8 @@ DEFAULT_MEMORY_MB = 4096
 NEEDED = ("nbformat", "nbclient", "ipykernel")
 KEPT_CHARS = 2000  # of an error's value
 POLL_SECONDS = 0.1  # the memory watchdog's period
-STDERR_KEPT = 16_000
-SEAL_TYPE = "application/x-mxlearn-seal"  # grade_exercises.SEAL_TYPE (nothing imported here)  # the last characters of the kernel's stderr, for a run that failed
+STDERR_KEPT = 16_000  # the last characters of the kernel's stderr, for a run that failed
+SEAL_TYPE = "application/x-mxlearn-seal"  # grade_exercises.SEAL_TYPE (nothing imported here)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -240,7 +240,7 @@ def run(notebook_path: str, folder: str, results: str, memory_mb: int, settings:
     with client.setup_kernel():
         kernel = client.km.provisioner
         events.write(kernel=kernel.pid, pgid=kernel.pgid or kernel.pid)
-        _watch_memory(kernel.pid, memory_mb, events)
+        memory = _MemoryWatch(kernel.pid, memory_mb, events)
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type != "code":
                 continue
@@ -255,6 +255,8 @@ def run(notebook_path: str, folder: str, results: str, memory_mb: int, settings:
                 break
             else:
                 events.write(cell=index, status="ok")
+            if memory.stopped_over(index):
+                break
         else:
             events.write(done=True)
         leftovers = _descendants(kernel.pid)
@@ -262,29 +264,47 @@ def run(notebook_path: str, folder: str, results: str, memory_mb: int, settings:
         _kill_group(pid, group=False)
 
 
-def _watch_memory(kernel_pid: int, memory_mb: int, events: _Events) -> None:
-    try:
-        import psutil
-    except ImportError:
-        return  # the address-space limit set before the kernel started stands instead
-    limit = memory_mb * 2**20
+class _MemoryWatch:
+    """Kills the kernel's group past the memory limit. A thread polls; each cell's end is
+    measured once more before the next cell starts, so that a cell ending over the limit between
+    two polls (a busy machine) is the one named, not the cell after it."""
 
-    def watch() -> None:
+    def __init__(self, kernel_pid: int, memory_mb: int, events: _Events):
+        self.memory_mb, self.events = memory_mb, events
+        self.lock, self.stopped = threading.Lock(), False
         try:
-            kernel = psutil.Process(kernel_pid)
-            while True:
-                below = kernel.children(recursive=True)
-                used = kernel.memory_info().rss + _tmpfs_used(below)
-                used += sum(_rss(child) for child in below)
-                if used > limit:
-                    events.write(memory=memory_mb, cell=events.cell)
-                    _kill_group(kernel_pid)
-                    return
-                time.sleep(POLL_SECONDS)
-        except psutil.Error:
-            return  # the kernel is gone
+            import psutil
+        except ImportError:
+            self.kernel = None  # the address-space limit set before the kernel started stands
+            return
+        self.kernel, self.gone = psutil.Process(kernel_pid), psutil.Error
+        threading.Thread(target=self._poll, daemon=True).start()
 
-    threading.Thread(target=watch, daemon=True).start()
+    def _poll(self) -> None:
+        with contextlib.suppress(self.gone):  # the kernel is gone
+            while not self._stop_if_over(self.events.cell):
+                time.sleep(POLL_SECONDS)
+
+    def stopped_over(self, cell: int) -> bool:
+        """Whether the kernel is (now, or was already) stopped for its memory, named in ``cell``."""
+        if self.kernel is None:
+            return False
+        with contextlib.suppress(self.gone):
+            return self._stop_if_over(cell)
+        return self.stopped
+
+    def _stop_if_over(self, cell: int) -> bool:
+        with self.lock:
+            if not self.stopped and self._used() > self.memory_mb * 2**20:
+                self.events.write(memory=self.memory_mb, cell=cell)
+                _kill_group(self.kernel.pid)
+                self.stopped = True
+            return self.stopped
+
+    def _used(self) -> int:
+        below = self.kernel.children(recursive=True)
+        used = self.kernel.memory_info().rss + _tmpfs_used(below)
+        return used + sum(_rss(child) for child in below)
 
 
 def _tmpfs_used(processes) -> int:
