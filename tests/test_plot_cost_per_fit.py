@@ -4,6 +4,7 @@ cell runs again; a canvas lent to a later plot is drawn exactly as a new one wou
 from __future__ import annotations
 
 import io
+import json
 
 import matplotlib
 import matplotlib.style
@@ -14,6 +15,7 @@ from PIL import Image
 
 import mxlearn
 from mxlearn import mx
+from mxlearn.language import say_in
 from mxlearn.live import figure as live_figure
 from mxlearn.live import plot, renderers
 from mxlearn.live.figure import BLIT_MARGIN, TrainingFigure
@@ -193,11 +195,24 @@ def test_the_canvas_prepared_at_import_serves_the_first_plot_of_one_metric(tmp_p
 
 
 @pytest.mark.slow
-def test_a_kernel_that_draws_widgets_prepares_a_canvas_at_import():
+def test_a_kernel_that_draws_widgets_prepares_a_canvas_and_a_widget_at_import():
     pytest.importorskip("ipywidgets")
-    code = "import mxlearn; from mxlearn.live import figure; print(len(figure._spare))"
-    assert printed_by(code, in_kernel=True) == "1"
-    assert printed_by(code, in_kernel=False) == "0"  # a script draws no widgets: nothing prepared
+    code = (
+        "import json, mxlearn; from mxlearn.live import figure, renderers\n"
+        "made = renderers._spare_widget[0]\n"
+        "mxlearn.set_language('zh')\n"  # after the import: the spare's words were English
+        "first, second = mxlearn.LivePlot(), mxlearn.LivePlot()\n"
+        "print(json.dumps([len(figure._spare), first.renderer.box is made[3],\n"
+        "    second.renderer.box is made[3], first.renderer.bar.description,\n"
+        "    first.renderer.text.value, len(renderers._spare_widget)]))"
+    )
+    prepared, taken, again, description, text, left = json.loads(printed_by(code, in_kernel=True))
+    assert (prepared, taken, again, left) == (1, True, False, 0)
+    assert (description, text) == (say_in("zh", "training"), say_in("zh", "starting..."))
+    assert description != "training"
+    code = "import mxlearn; from mxlearn.live import figure, renderers\n"
+    code += "print(len(figure._spare), len(renderers._spare_widget))"
+    assert printed_by(code, in_kernel=False) == "0 0"  # a script draws no widgets: none prepared
 
 
 def test_the_images_are_encoded_from_the_canvas_as_they_were_from_its_array(tmp_path):

@@ -60,19 +60,23 @@ def choose_backend(requested: str | None = None) -> Backend:
     return Backend.WIDGET if widgets_available() else Backend.DISPLAY
 
 
+# the parts of a widget made at ``import mxlearn``, for the kernel's first plot
+_spare_widget: list[tuple] = []
+
+
 def prepare_for_kernel() -> None:
-    """In a kernel that will draw widgets, import ipywidgets (25-30 ms) and draw a canvas to
-    lend (figure.prepare_canvas) at ``import mxlearn``, where waiting is expected, not inside
-    the student's first ``fit(live=True)``."""
+    """In a kernel that will draw widgets, import ipywidgets (25-30 ms), make the first plot's
+    widget (~3 ms: each part is a message) and draw a canvas to lend (figure.prepare_canvas) at
+    ``import mxlearn``, where waiting is expected, not inside the student's first
+    ``fit(live=True)``."""
     if _kernel_shell() is None:
         return
     # a wrong $MXLEARN_LIVE_BACKEND, or a broken install, is reported when a plot is made
     with contextlib.suppress(Exception):
         if choose_backend() == "widget":
-            import ipywidgets  # noqa: F401 - imported for its cost, used by the widget renderer
-
             from .figure import prepare_canvas
 
+            _spare_widget[:] = [_widget_parts()]
             prepare_canvas()
 
 
@@ -151,23 +155,10 @@ class DisplayRenderer(Renderer):
 
 class WidgetRenderer(Renderer):
     def __init__(self) -> None:
-        # Imported here, not at the top: only a notebook's widget needs ipywidgets (a kernel
-        # that draws widgets has imported it already, in prepare_for_kernel)
-        import ipywidgets as widgets
-
-        # every widget, and every Layout, is a message when shown: the plain ones share a Layout
-        # (~1.2 ms a plot less)
-        plain = widgets.Layout()
-        self.bar = widgets.FloatProgress(
-            value=0.0, max=1.0, description=say("training"), layout=widgets.Layout(width="320px")
-        )
-        self.text = widgets.HTML(value=say("starting..."), layout=plain)
-        # flex-start: the plot keeps its own size instead of being stretched to the cell's width
-        self.image = widgets.Image(
-            format="jpeg", layout=widgets.Layout(max_width="100%", align_self="flex-start")
-        )
-        row = widgets.HBox([self.bar, self.text], layout=plain)
-        self.box = widgets.VBox([row, self.image], layout=plain)
+        parts = _spare_widget.pop() if _spare_widget else _widget_parts()
+        self.bar, self.text, self.image, self.box = parts
+        # a spare's words were said at import: in the language spoken now (no message if same)
+        self.bar.description, self.text.value = say("training"), say("starting...")
         self._handle = None
 
     def _bundle(self, png: bytes | None) -> dict:
@@ -198,6 +189,26 @@ class WidgetRenderer(Renderer):
             self.figure(png, "png")  # the last frame is the PNG the saved notebook keeps
             if self._handle is not None:
                 self._handle.update(self._bundle(png), raw=True)
+
+
+def _widget_parts() -> tuple:
+    """A progress bar, its text and the plot's image, in a box."""
+    # Imported here, not at the top: only a notebook's widget needs ipywidgets
+    import ipywidgets as widgets
+
+    # every widget, and every Layout, is a message when shown: the plain ones share a Layout
+    # (~1.2 ms a plot less)
+    plain = widgets.Layout()
+    bar = widgets.FloatProgress(
+        value=0.0, max=1.0, description=say("training"), layout=widgets.Layout(width="320px")
+    )
+    text = widgets.HTML(value=say("starting..."), layout=plain)
+    # flex-start: the plot keeps its own size instead of being stretched to the cell's width
+    image = widgets.Image(
+        format="jpeg", layout=widgets.Layout(max_width="100%", align_self="flex-start")
+    )
+    box = widgets.VBox([widgets.HBox([bar, text], layout=plain), image], layout=plain)
+    return bar, text, image, box
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
