@@ -344,6 +344,29 @@ def test_every_style_is_drawn_in_layers_as_matplotlib_draws_it(style, subplots):
                 assert any(f.contains(x + 0.5, height - y - 0.5) for f in frames), (style, x, y)
 
 
+@pytest.mark.parametrize("style", ["default", "seaborn-v0_8-poster", "ggplot"])
+def test_an_x_label_kept_in_place_is_where_matplotlib_places_it_for_other_epochs(style):
+    """The x label is placed by the canvas's first draw and kept: other epochs' tick labels
+    (here one digit, then four) are one line of one height, so matplotlib would place it there
+    too, as it does on a canvas drawn first with those epochs."""
+    with matplotlib.style.context(style):
+        first = TrainingFigure(shared_canvas=True)
+        first.update(_history("accuracy", 1, lambda x: 0.5), 10, (0.0, 1.0))
+        first.draw()
+        first.release()
+        canvas = first.fig
+        kept = TrainingFigure(shared_canvas=True)  # takes the first one's canvas
+        kept.update(_history("accuracy", 1, lambda x: 0.5), 10, (0.0, 1000.0))
+        kept.draw()
+        fresh = TrainingFigure()
+        fresh.update(_history("accuracy", 1, lambda x: 0.5), 10, (0.0, 1000.0))
+        fresh.draw()
+        assert kept.fig is canvas and kept.base_draws == 0
+        label = kept._axes["accuracy"].xaxis.label
+        assert label.get_position() == fresh._axes["accuracy"].xaxis.label.get_position()
+        assert np.array_equal(kept._rgb(), fresh._rgb())
+
+
 def test_a_mark_running_into_the_next_subplot_is_drawn_as_matplotlib_draws_it():
     history = _two_metric_history(10)
     history.mark("resumed at epoch 9", epoch=9)
