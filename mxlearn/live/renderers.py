@@ -183,8 +183,9 @@ class WidgetRenderer(Renderer):
             self.image.value = frame
 
     def finish(self, png: bytes | None, text: str) -> None:
-        self.progress(text, 1.0)
-        self.bar.bar_style = "success"
+        with self.bar.hold_sync():  # the bar's value and colour in one message
+            self.progress(text, 1.0)
+            self.bar.bar_style = "success"
         if png is not None:
             self.figure(png, "png")  # the last frame is the PNG the saved notebook keeps
             if self._handle is not None:
