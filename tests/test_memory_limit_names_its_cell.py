@@ -4,6 +4,9 @@ busy machine the next cell used to be named). A real kernel; nothing mocked."""
 
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import nbformat
 import pytest
 
@@ -36,3 +39,14 @@ def test_a_cell_that_ends_over_the_limit_is_named_before_the_next_one_runs(tmp_p
         "error",
         "the memory limit of 512 MB was reached in cell 3; the kernel was stopped",
     )
+
+
+def test_a_kernel_gone_before_its_watch_starts_is_left_to_its_first_cell(tmp_path):
+    """A kernel that died at start is the first cell's dead kernel, not the grader's crash."""
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    events = grading_run._Events(str(tmp_path / "results.jsonl"))
+    watch = grading_run._MemoryWatch(gone.pid, 512, events)
+    watch.starting(1)
+    assert watch.stopped_over() is False
+    assert grading_run.read_events(str(tmp_path / "results.jsonl")) == []

@@ -184,7 +184,6 @@ class _Events:
     def __init__(self, path: str):
         self.file = open(path, "a", encoding="utf-8")
         self.lock = threading.Lock()
-        self.cell = -1  # the cell running now
 
     def write(self, **event) -> None:
         with self.lock:
@@ -244,7 +243,7 @@ def run(notebook_path: str, folder: str, results: str, memory_mb: int, settings:
         for index, cell in enumerate(notebook.cells):
             if cell.cell_type != "code":
                 continue
-            events.cell = index
+            memory.starting(index)
             try:
                 client.execute_cell(cell, index)
             except CellExecutionError as failed:
@@ -255,7 +254,7 @@ def run(notebook_path: str, folder: str, results: str, memory_mb: int, settings:
                 break
             else:
                 events.write(cell=index, status="ok")
-            if memory.stopped_over(index):
+            if memory.stopped_over():
                 break
         else:
             events.write(done=True)
@@ -270,33 +269,42 @@ class _MemoryWatch:
     two polls (a busy machine) is the one named, not the cell after it."""
 
     def __init__(self, kernel_pid: int, memory_mb: int, events: _Events):
-        self.memory_mb, self.events = memory_mb, events
-        self.lock, self.stopped = threading.Lock(), False
+        self.memory_mb, self.events, self.cell = memory_mb, events, -1
+        self.lock, self.stopped, self.kernel = threading.Lock(), False, None
         try:
             import psutil
         except ImportError:
-            self.kernel = None  # the address-space limit set before the kernel started stands
-            return
-        self.kernel, self.gone = psutil.Process(kernel_pid), psutil.Error
+            return  # the address-space limit set before the kernel started stands instead
+        self.gone = psutil.Error
+        try:
+            self.kernel = psutil.Process(kernel_pid)
+        except psutil.Error:
+            return  # gone already: its first cell finds it dead
         threading.Thread(target=self._poll, daemon=True).start()
+
+    def starting(self, cell: int) -> None:
+        """The cell the kernel runs next. Set under the lock: a measurement taken before it
+        started is named after the cell before."""
+        with self.lock:
+            self.cell = cell
 
     def _poll(self) -> None:
         with contextlib.suppress(self.gone):  # the kernel is gone
-            while not self._stop_if_over(self.events.cell):
+            while not self._stop_if_over():
                 time.sleep(POLL_SECONDS)
 
-    def stopped_over(self, cell: int) -> bool:
-        """Whether the kernel is (now, or was already) stopped for its memory, named in ``cell``."""
+    def stopped_over(self) -> bool:
+        """At a cell's end: whether the kernel is (now, or was already) stopped for its memory."""
         if self.kernel is None:
             return False
         with contextlib.suppress(self.gone):
-            return self._stop_if_over(cell)
+            return self._stop_if_over()
         return self.stopped
 
-    def _stop_if_over(self, cell: int) -> bool:
+    def _stop_if_over(self) -> bool:
         with self.lock:
             if not self.stopped and self._used() > self.memory_mb * 2**20:
-                self.events.write(memory=self.memory_mb, cell=cell)
+                self.events.write(memory=self.memory_mb, cell=self.cell)
                 _kill_group(self.kernel.pid)
                 self.stopped = True
             return self.stopped
