@@ -367,6 +367,23 @@ def test_an_x_label_kept_in_place_is_where_matplotlib_places_it_for_other_epochs
         assert np.array_equal(kept._rgb(), fresh._rgb())
 
 
+def test_an_x_label_kept_in_place_moves_with_the_dpi_of_a_saved_picture():
+    """fig.savefig(dpi=192) (or a PDF) draws the figure at another dpi: the kept label is where
+    matplotlib places it on a figure first drawn at that dpi, not at its 96-dpi pixels."""
+    history = _history("accuracy", 3, lambda x: 0.5)
+    kept, fresh = TrainingFigure(), TrainingFigure()
+    kept.update(history, 10, (0.0, 3.0))
+    kept.draw()  # its label placed at 96 dpi
+    fresh.update(history, 10, (0.0, 3.0))
+    fresh._build()
+    fresh.fig.set_dpi(192)
+    fresh.draw()  # placed at 192 dpi by matplotlib
+    kept.fig.set_dpi(192)
+    for figure in (kept, fresh):
+        figure.fig.canvas.draw()
+    assert np.array_equal(kept._rgb(), fresh._rgb())
+
+
 def test_a_mark_running_into_the_next_subplot_is_drawn_as_matplotlib_draws_it():
     history = _two_metric_history(10)
     history.mark("resumed at epoch 9", epoch=9)

@@ -385,8 +385,11 @@ class TrainingFigure:
         if self._labels_placed:
             return
         for ax in self._axes.values():
-            label = ax.xaxis.label  # x in axes coordinates, y in pixels: set back as they are
-            ax.xaxis.set_label_coords(*label.get_position(), transform=label.get_transform())
+            # placed in pixels below the axes: kept in axes coordinates, which a picture saved
+            # at another dpi (fig.savefig(dpi=300), a PDF) scales as matplotlib would place it
+            label = ax.xaxis.label
+            at = label.get_transform().transform(label.get_position())
+            ax.xaxis.set_label_coords(*ax.transAxes.inverted().transform(at))
         self._labels_placed = True
 
     def _draw_background(self) -> None:
