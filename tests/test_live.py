@@ -300,6 +300,16 @@ def test_widget_renderer_updates_in_place_and_finishes():
     assert renderer.text.value == "done"
 
 
+def test_a_spare_widget_closed_since_the_import_is_not_taken(monkeypatch):
+    widgets = pytest.importorskip("ipywidgets")
+    spare = renderers._widget_parts()
+    monkeypatch.setattr(renderers, "_spare_widget", [spare])
+    widgets.Widget.close_all()  # as a notebook tidying up its widgets does
+    renderer = WidgetRenderer()
+    assert renderer.box is not spare[3] and renderer.box.comm is not None
+    assert "application/vnd.jupyter.widget-view+json" in renderer._bundle(None)
+
+
 class _DisplayHandle:
     """What IPython's display(..., display_id=True) returns in a kernel."""
 

@@ -155,7 +155,9 @@ class DisplayRenderer(Renderer):
 
 class WidgetRenderer(Renderer):
     def __init__(self) -> None:
-        parts = _spare_widget.pop() if _spare_widget else _widget_parts()
+        parts = _spare_widget.pop() if _spare_widget else None
+        if parts is None or any(part.comm is None for part in (*parts, *parts[3].children)):
+            parts = _widget_parts()  # none made, or closed since (Widget.close_all())
         self.bar, self.text, self.image, self.box = parts
         # a spare's words were said at import: in the language spoken now (no message if same)
         self.bar.description, self.text.value = say("training"), say("starting...")
