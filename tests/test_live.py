@@ -462,14 +462,16 @@ def test_the_first_frame_waits_no_longer_than_first_frame_by(monkeypatch):
     frame would be replaced by the end's at once); one still going at SHORT_RUN, whatever its
     prediction says."""
     live = mxlearn.LivePlot(backend="console")
-    eta, elapsed = [0.3], [0.5]
+    eta, elapsed = [0.8], [0.5]
     monkeypatch.setattr(live.recorder, "eta_seconds", lambda: eta[0])
     monkeypatch.setattr(live.recorder, "elapsed", lambda at=None: elapsed[0])
     assert live._first_frame_waits()
     elapsed[0] = plot.FIRST_FRAME_BY
-    assert not live._first_frame_waits()
+    assert not live._first_frame_waits()  # a run of 1.55 s shows a frame at 0.75 s
+    eta[0] = 0.3
+    assert live._first_frame_waits()  # a 20-epoch fit of 1.05 s: its frame is the end's
     eta[0] = plot.ALMOST_DONE / 2
-    assert live._first_frame_waits()  # a 20-epoch fit of 0.8 s: its frame is the end's
+    assert live._first_frame_waits()
     elapsed[0] = plot.SHORT_RUN
     assert not live._first_frame_waits()
 
