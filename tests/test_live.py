@@ -310,6 +310,17 @@ def test_a_spare_widget_closed_since_the_import_is_not_taken(monkeypatch):
     assert "application/vnd.jupyter.widget-view+json" in renderer._bundle(None)
 
 
+def test_a_spare_widget_with_a_closed_layout_is_not_taken(monkeypatch):
+    pytest.importorskip("ipywidgets")
+    for closed in (lambda bar, text: bar.layout, lambda bar, text: text.layout):
+        spare = renderers._widget_parts()
+        monkeypatch.setattr(renderers, "_spare_widget", [spare])
+        closed(*spare[:2]).close()  # a part's layout (the plain one is shared) closed
+        renderer = WidgetRenderer()
+        assert renderer.bar is not spare[0] and renderer.bar.layout.comm is not None
+        assert renderer.bar.get_state()["layout"]
+
+
 class _DisplayHandle:
     """What IPython's display(..., display_id=True) returns in a kernel."""
 

@@ -156,8 +156,8 @@ class DisplayRenderer(Renderer):
 class WidgetRenderer(Renderer):
     def __init__(self) -> None:
         parts = _spare_widget.pop() if _spare_widget else None
-        if parts is None or any(part.comm is None for part in (*parts, *parts[3].children)):
-            parts = _widget_parts()  # none made, or closed since (Widget.close_all())
+        if parts is None or not _all_open(parts):
+            parts = _widget_parts()  # none made, or some of it closed since (Widget.close_all())
         self.bar, self.text, self.image, self.box = parts
         # a spare's words were said at import: in the language spoken now (no message if same)
         self.bar.description, self.text.value = say("training"), say("starting...")
@@ -212,6 +212,13 @@ def _widget_parts() -> tuple:
     )
     box = widgets.VBox([widgets.HBox([bar, text], layout=plain), image], layout=plain)
     return bar, text, image, box
+
+
+def _all_open(parts: tuple) -> bool:
+    """Every widget and layout of ``_widget_parts()`` still open (a closed one has no comm)."""
+    box = parts[3]
+    shown = (*parts, *box.children)
+    return all(w.comm is not None for w in (*shown, *(w.layout for w in shown)))
 
 
 def _image_bundle(data: bytes, mimetype: str) -> dict:
